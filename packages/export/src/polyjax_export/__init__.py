@@ -1,0 +1,11 @@
+"""Exporting and serializing polyjax functions, with symbolic shapes.
+
+This package is a skeleton for now: it exists so that the layer contracts
+cover it from the first commit on.
+"""
+
+from importlib.metadata import version as _version
+
+__version__: str = _version("polyjax-export")
+
+__all__ = ["__version__"]

@@ -1,0 +1,11 @@
+"""Meshes, named shardings, shard_map and pmap for polyjax.
+
+This package is a skeleton for now: it exists so that the layer contracts
+cover it from the first commit on.
+"""
+
+from importlib.metadata import version as _version
+
+__version__: str = _version("polyjax-sharding")
+
+__all__ = ["__version__"]
