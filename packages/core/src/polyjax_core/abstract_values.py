@@ -1,0 +1,284 @@
+"""Abstract values: what tracing knows about an array without its data.
+
+A traced program never sees numbers, only *abstract values* ("avals"): a shape,
+a dtype, and whether the dtype is *weak*. A weak type comes from a Python
+scalar (`x * 2.0`): it takes part in type promotion only as far as it must, so
+`f16 * 2.0` stays `f16` (see `polyjax_core.dtypes`).
+
+    ShapedArray((3, 4), float32)          printed by str_short() as  f32[3,4]
+    ShapedArray((), int32, weak_type=True)                            i32[]
+
+Shapes may hold symbolic dimensions (`polyjax_core.symbolic_dims.DimExpr`) next
+to ints: `f32[b,2*b]`.
+
+`get_aval(x)` maps a concrete value (a NumPy array or scalar, a Python scalar,
+anything with `__jax_array__`, or a type a higher package registered with
+`register_aval_handler`) to its abstract value, canonicalizing 64-bit dtypes to
+32-bit unless `jax_enable_x64` is on, as JAX does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from polyjax_core import dtypes
+from polyjax_core import symbolic_dims as sd
+
+__all__ = [
+    "AbstractValue",
+    "ShapeDtypeStruct",
+    "ShapedArray",
+    "get_aval",
+    "register_aval_handler",
+    "shaped_abstractify",
+    "short_dtype_name",
+]
+
+
+class AbstractValue:
+    """Base class of abstract values. Subclasses say what tracing may know of a value."""
+
+    __slots__ = ()
+
+    def str_short(self, short_dtypes: bool = True) -> str:
+        return str(self)
+
+
+_SHORT_PREFIXES = (("bfloat", "bf"), ("complex", "c"), ("float", "f"), ("uint", "u"), ("int", "i"))
+
+
+def short_dtype_name(dtype: Any) -> str:
+    """The short dtype name used in printed jaxprs: `float32` -> `f32`, `bfloat16` -> `bf16`.
+
+    Example:
+      >>> short_dtype_name(np.dtype("uint8"))
+      'u8'
+    """
+    name = str(getattr(dtype, "name", dtype))
+    for long, short in _SHORT_PREFIXES:
+        if name.startswith(long):
+            return short + name[len(long) :]
+    return name
+
+
+def _as_dtype(dtype: Any) -> Any:
+    if isinstance(dtype, dtypes.ExtendedDType):
+        return dtype
+    return np.dtype(dtype)
+
+
+class ShapedArray(AbstractValue):
+    """The abstract value of an array: shape, dtype and weak type.
+
+    Args:
+      shape: a tuple of ints and/or symbolic dimensions.
+      dtype: a NumPy dtype (or dtype-like) or an extended dtype.
+      weak_type: whether the dtype is weak (the value came from a Python scalar).
+
+    Example:
+      >>> a = ShapedArray((3, 4), np.float32)
+      >>> a.str_short()
+      'f32[3,4]'
+      >>> a.update(shape=(2,))
+      ShapedArray(float32[2])
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    array_abstraction_level = 1
+
+    def __init__(self, shape: Sequence[Any], dtype: Any, weak_type: bool = False):
+        self.shape = sd.canonicalize_shape(shape, "ShapedArray")
+        self.dtype = _as_dtype(dtype)
+        self.weak_type = bool(weak_type)
+        self._hash: int | None = None
+
+    ndim = property(lambda self: len(self.shape))
+
+    @property
+    def size(self) -> Any:
+        return sd.shape_size(self.shape)
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
+        """A copy with some of shape, dtype and weak_type replaced."""
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def strip_weak_type(self) -> ShapedArray:
+        return self.update(weak_type=False) if self.weak_type else self
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(self) is type(other)
+            and self.dtype == other.dtype
+            and self.shape == other.shape
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash((self.shape, self.dtype, self.weak_type))
+        return self._hash
+
+    def _shape_str(self) -> str:
+        return ",".join(str(d) for d in self.shape)
+
+    def str_short(self, short_dtypes: bool = True) -> str:
+        """`f32[3,4]` (or `float32[3,4]` with `short_dtypes=False`)."""
+        name = short_dtype_name(self.dtype) if short_dtypes else str(self.dtype.name)
+        return f"{name}[{self._shape_str()}]"
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short(short_dtypes=False)}{weak})"
+
+    __str__ = __repr__
+
+
+class ShapeDtypeStruct:
+    """A shape and dtype standing in for an array, to trace or lower without data.
+
+    Args:
+      shape: a tuple of ints and/or symbolic dimensions.
+      dtype: the element type.
+      weak_type: whether the dtype is weak.
+      sharding: an optional sharding (used by the runtime; opaque to core).
+
+    Example:
+      >>> s = ShapeDtypeStruct((2, 3), np.float32)
+      >>> s.ndim, s.size
+      (2, 6)
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+
+    def __init__(self, shape, dtype, *, weak_type: bool = False, sharding: Any = None):
+        self.shape = sd.canonicalize_shape(shape, "ShapeDtypeStruct")
+        if dtype is None:
+            raise ValueError("ShapeDtypeStruct: dtype must be given, got None")
+        self.dtype = _as_dtype(dtype)
+        self.weak_type = bool(weak_type)
+        self.sharding = sharding
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: sd.shape_size(self.shape))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ShapeDtypeStruct) and (
+            self.shape,
+            self.dtype,
+            self.weak_type,
+            self.sharding,
+        ) == (other.shape, other.dtype, other.weak_type, other.sharding)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type, self.sharding))
+
+    def __repr__(self) -> str:
+        extra = ", weak_type=True" if self.weak_type else ""
+        if self.sharding is not None:
+            extra += f", sharding={self.sharding}"
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{extra})"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+
+# ---------------------------------------------------------------------------
+# get_aval: concrete value -> abstract value
+
+_aval_handlers: dict[type, Callable[[Any], AbstractValue]] = {}
+
+
+def register_aval_handler(typ: type, handler: Callable[[Any], AbstractValue]) -> None:
+    """Teaches `get_aval` a value type (e.g. the runtime's `Array`, or `Tracer`).
+
+    Subclasses of `typ` are found through the MRO on first use.
+    """
+    _aval_handlers[typ] = handler
+
+
+_INT32 = np.iinfo(np.int32)
+_INT64 = np.iinfo(np.int64)
+
+
+def _python_int_aval(x: int) -> ShapedArray:
+    dtype = dtypes.canonicalize_dtype(np.int64)
+    info = _INT32 if dtype == np.int32 else _INT64
+    if not info.min <= x <= info.max:
+        raise OverflowError(f"Python int {x} too large to convert to {dtype.name}")
+    return ShapedArray((), dtype, weak_type=True)
+
+
+def _python_scalar_aval(typ: type) -> Callable[[Any], ShapedArray]:
+    wide = {bool: np.bool_, float: np.float64, complex: np.complex128}[typ]
+    return lambda x: ShapedArray((), dtypes.canonicalize_dtype(wide), weak_type=True)
+
+
+def _numpy_aval(x: Any) -> ShapedArray:
+    dtypes.check_user_dtype_supported(x.dtype, "get_aval")
+    return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+
+
+register_aval_handler(np.ndarray, _numpy_aval)
+register_aval_handler(np.generic, _numpy_aval)
+register_aval_handler(int, _python_int_aval)
+for _t in (bool, float, complex):
+    register_aval_handler(_t, _python_scalar_aval(_t))
+
+
+def _find_handler(typ: type) -> Callable[[Any], AbstractValue] | None:
+    for base in typ.__mro__:
+        handler = _aval_handlers.get(base)
+        if handler is not None:
+            if base is not typ:
+                _aval_handlers[typ] = handler
+            return handler
+    return None
+
+
+def get_aval(x: Any) -> AbstractValue:
+    """The abstract value of a concrete value or tracer.
+
+    Args:
+      x: a NumPy array or scalar, a Python bool/int/float/complex, a tracer, an
+        object with `__jax_array__`, or a value of a registered type.
+
+    Returns:
+      Its abstract value, with the dtype canonicalized (64-bit becomes 32-bit
+      unless `jax_enable_x64` is on) and `weak_type=True` for Python scalars.
+
+    Raises:
+      TypeError: `x` is not a valid array value.
+      OverflowError: a Python int does not fit the default integer type.
+
+    Example:
+      >>> get_aval(1.0)
+      ShapedArray(float32[], weak_type=True)
+    """
+    typ = type(x)
+    handler = _aval_handlers.get(typ) or _find_handler(typ)
+    if handler is not None:
+        return handler(x)
+    if hasattr(x, "__jax_array__"):
+        return get_aval(x.__jax_array__())
+    raise TypeError(f"Value {x!r} of type {typ} is not a valid JAX type")
+
+
+def shaped_abstractify(x: Any) -> AbstractValue:
+    """Like `get_aval`, but also accepts stand-ins without data (`ShapeDtypeStruct`).
+
+    Used where only the type of an argument matters: tracing and lowering.
+    """
+    if isinstance(x, ShapeDtypeStruct):
+        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
+    if isinstance(x, AbstractValue):
+        return x
+    return get_aval(x)

@@ -1,0 +1,184 @@
+"""The errors polyjax raises when a traced program asks for something tracing cannot give.
+
+They mirror the classes of JAX's `jax.errors` module, with the same names and the
+same places in Python's exception hierarchy, so that code catching
+`jax.errors.ConcretizationTypeError` (or plain `TypeError`) keeps working:
+
+    JAXTypeError(TypeError)
+      ConcretizationTypeError          a concrete value was needed, a tracer was given
+        TracerBoolConversionError      ... by `bool(x)`, `if x:`, `x and y`
+      TracerArrayConversionError       ... by `numpy.asarray(x)`
+      UnexpectedTracerError            a tracer outlived the transformation that made it
+    JAXIndexError(IndexError)
+      TracerIntegerConversionError     ... by `int(x)`, `range(x)`, `lst[x]`
+    JaxprTypeError(TypeError)          `check_jaxpr` found an ill-typed jaxpr
+
+Every message says what was asked for, which function was being traced (and for
+which transformation), and the user's source line, because the Python traceback
+of a traced program is mostly frames of the tracing machinery.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from polyjax_core import source_info as si
+
+if TYPE_CHECKING:
+    from polyjax_core.tracing import Tracer
+
+__all__ = [
+    "ConcretizationTypeError",
+    "JAXIndexError",
+    "JAXTypeError",
+    "JaxprTypeError",
+    "TracerArrayConversionError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "UnexpectedTracerError",
+]
+
+
+class JAXTypeError(TypeError):
+    """A `TypeError` raised by polyjax's tracing machinery."""
+
+
+class JAXIndexError(IndexError):
+    """An `IndexError` raised by polyjax's tracing machinery."""
+
+
+class JaxprTypeError(TypeError):
+    """A jaxpr is not well typed (raised by `check_jaxpr`)."""
+
+
+def _tracer_origin(tracer: Tracer) -> str:
+    """Where the tracer's value came from and what was being traced, as prose."""
+    lines = []
+    debug = tracer._trace.debug_info
+    if debug is not None:
+        lines.append(
+            f"The error occurred while tracing the function {debug.func_src_info} "
+            f"for {debug.traced_for}."
+        )
+    created = tracer._source_info()
+    if created is not None and created.frame is not None:
+        lines.append(f"The value was created at {si.summarize(created)}.")
+    return "\n".join(lines)
+
+
+def _user_line() -> str:
+    here = si.current()
+    return f" (at {si.summarize(here)})" if here.frame is not None else ""
+
+
+class ConcretizationTypeError(JAXTypeError):
+    """A tracer was used where Python needs a concrete value.
+
+    Tracing replaces array values by abstract tracers that know only a shape and
+    a dtype. Python control flow, `float(x)`, array shapes computed from values
+    and similar need the actual number, which does not exist yet.
+
+    Fixes: mark the argument static (`jit(f, static_argnums=...)`), or express
+    the computation with traced operations (`lax.cond`, `lax.while_loop`,
+    `jnp.where`).
+    """
+
+    def __init__(self, tracer: Tracer, context: str = ""):
+        self.tracer = tracer
+        msg = (
+            "Abstract tracer value encountered where concrete value is expected: "
+            f"{tracer._short_repr()}{_user_line()}\n"
+        )
+        if context:
+            msg += f"{context}\n"
+        origin = _tracer_origin(tracer)
+        if origin:
+            msg += origin + "\n"
+        msg += (
+            "Hint: if the value is a function argument that never changes between calls, "
+            "mark it static (static_argnums / static_argnames); otherwise use traced "
+            "control flow such as lax.cond, lax.while_loop or jnp.where."
+        )
+        super().__init__(msg)
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """`bool()` of a tracer, explicit or implied by `if`, `while`, `and`, `or`, `not`."""
+
+    def __init__(self, tracer: Tracer):
+        super().__init__(
+            tracer,
+            "Attempted boolean conversion of a traced array. The problem arose with "
+            "the `bool` function (an `if`, `while`, `and`, `or` or `not` calls it): "
+            "use lax.cond or jnp.where instead of Python control flow on traced values.",
+        )
+
+
+class TracerArrayConversionError(JAXTypeError):
+    """A tracer was converted to a NumPy array (`np.asarray(x)`, `np.sin(x)`)."""
+
+    def __init__(self, tracer: Tracer):
+        self.tracer = tracer
+        msg = (
+            "The numpy.ndarray conversion method __array__() was called on a traced array "
+            f"{tracer._short_repr()}{_user_line()}.\n"
+            "A traced value has no data yet. Use polyjax.numpy instead of numpy on traced "
+            "values, or compute the NumPy value outside the transformed function."
+        )
+        origin = _tracer_origin(tracer)
+        if origin:
+            msg += "\n" + origin
+        super().__init__(msg)
+
+
+class TracerIntegerConversionError(JAXIndexError):
+    """`int()`/`__index__` of a tracer (`range(x)`, `lst[x]`, `int(x)`)."""
+
+    def __init__(self, tracer: Tracer, method: str = "__index__"):
+        self.tracer = tracer
+        msg = (
+            f"The {method}() method was called on a traced array "
+            f"{tracer._short_repr()}{_user_line()}.\n"
+            "A traced value cannot become a Python int. Hint: mark the argument static "
+            "(static_argnums / static_argnames), or index with traced operations "
+            "(lax.dynamic_slice, jnp.take)."
+        )
+        origin = _tracer_origin(tracer)
+        if origin:
+            msg += "\n" + origin
+        super().__init__(msg)
+
+
+class UnexpectedTracerError(JAXTypeError):
+    """A tracer escaped the transformation that created it.
+
+    This happens when a traced function stores an intermediate value outside
+    itself (a global, an attribute, a list defined outside) and the value is
+    used after the transformation returned, or from another thread.
+    """
+
+    def __init__(self, tracer: Tracer, detail: str = ""):
+        self.tracer = tracer
+        debug = tracer._trace.debug_info
+        where = (
+            f"the function {debug.func_src_info} traced for {debug.traced_for}"
+            if debug is not None
+            else "a transformed function"
+        )
+        msg = (
+            f"Encountered an unexpected tracer {tracer._short_repr()}{_user_line()}.\n"
+            f"It was created while tracing {where}, and it escaped that transformation "
+            "(it was stored by a side effect, such as assigning to a global or appending to "
+            "an outer list, and used after the transformation returned or from another "
+            "thread)."
+        )
+        created = tracer._source_info()
+        if created is not None and created.frame is not None:
+            msg += f"\nThe escaped value was created at {si.summarize(created)}."
+        if detail:
+            msg += "\n" + detail
+        msg += (
+            "\nReturn the value from the transformed function instead of leaking it through "
+            "a side effect."
+        )
+        super().__init__(msg)
