@@ -10,8 +10,8 @@ apply their rules. Those rules live in tables owned by each interpreter
 
 Example:
   >>> sin_p = Primitive("sin")
-  >>> sin_p.def_impl(np.sin)
-  >>> sin_p.def_abstract_eval(lambda x: x)
+  >>> impl = sin_p.def_impl(np.sin)
+  >>> rule = sin_p.def_abstract_eval(lambda x: x)
   >>> sin_p.bind(np.float32(0.0))
   np.float32(0.0)
 """
