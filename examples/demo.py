@@ -103,13 +103,15 @@ def jvp(f, primal, tangent):
         return trace.lift(out)
 
 
-f = lambda x: sin_p.bind(sin_p.bind(x) * x)  # noqa: E731
+def f(x):
+    return sin_p.bind(sin_p.bind(x) * x)
+
+
 y, dy = jvp(f, np.float32(0.7), np.float32(1.0))
 eps = 1e-3
 print(f"\nd/dx sin(sin(x) * x) at 0.7 = {dy:.5f}")
-print(
-    f"finite differences         = {(f(np.float32(0.7 + eps)) - f(np.float32(0.7 - eps))) / (2 * eps):.5f}"
-)
+fd = (f(np.float32(0.7 + eps)) - f(np.float32(0.7 - eps))) / (2 * eps)
+print(f"finite differences         = {fd:.5f}")
 
 # Transformations compose with tracing: the jaxpr of the derivative.
 print("\nThe jaxpr of the derivative:")

@@ -39,8 +39,8 @@ from polyjax_core import (
 )
 from polyjax_core.abstract_values import (
     AbstractValue,
-    ShapeDtypeStruct,
     ShapedArray,
+    ShapeDtypeStruct,
     get_aval,
     register_aval_handler,
     shaped_abstractify,
@@ -51,8 +51,8 @@ from polyjax_core.effects import Effect, no_effects
 from polyjax_core.errors import (
     ConcretizationTypeError,
     JAXIndexError,
-    JAXTypeError,
     JaxprTypeError,
+    JAXTypeError,
     TracerArrayConversionError,
     TracerBoolConversionError,
     TracerIntegerConversionError,
