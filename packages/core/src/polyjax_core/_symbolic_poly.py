@@ -59,6 +59,9 @@ class Factor:
     def __hash__(self) -> int:
         return self._hash
 
+    def __reduce__(self):  # the cached hash and key are recomputed on unpickling
+        return (Factor, (self.op, self.args))
+
     def __str__(self) -> str:
         if self.op == VAR:
             return self.args[0]

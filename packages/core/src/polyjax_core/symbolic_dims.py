@@ -174,11 +174,29 @@ class SymbolicScope:
     def __repr__(self) -> str:
         if self._is_default:
             return "SymbolicScope(<default>)"
-        return f"SymbolicScope(constraints={list(self._constraints)!r})"
+        return f"SymbolicScope(at {id(self):#x}, constraints={list(self._constraints)!r})"
+
+    # A scope is an identity: copies are the scope itself, and the default scope unpickles
+    # to the default scope (other scopes keep their identity within one pickle).
+    def __copy__(self) -> SymbolicScope:
+        return self
+
+    def __deepcopy__(self, memo) -> SymbolicScope:
+        return self
+
+    def __reduce__(self):
+        if self._is_default:
+            return (_default_scope, ())
+        return super().__reduce__()
 
 
 _DEFAULT_SCOPE = SymbolicScope()
 _DEFAULT_SCOPE._is_default = True
+
+
+def _default_scope() -> SymbolicScope:
+    return _DEFAULT_SCOPE
+
 
 _RESERVED_NAMES = frozenset(P.OPERATIONS)
 
@@ -240,6 +258,15 @@ class DimExpr:
     def scope(self) -> SymbolicScope:
         """The scope of the variables of this expression."""
         return self._scope
+
+    def __reduce__(self):  # the cached hash depends on the process: recompute it
+        return (DimExpr, (self._poly, self._scope))
+
+    def __copy__(self) -> DimExpr:
+        return self
+
+    def __deepcopy__(self, memo) -> DimExpr:
+        return self
 
     # -- printing and identity -----------------------------------------------------------------
 
