@@ -27,6 +27,8 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic, TypeVar
 
+import numpy as np
+
 __all__ = [
     "Config",
     "State",
@@ -386,9 +388,9 @@ def _type_error(state: State, expected: str, value: Any) -> TypeError:
 
 
 def _validate_bool(state: State, value: Any) -> bool:
-    # numpy.bool_ is accepted without importing numpy: it is the only other type
-    # whose bool() is exact and that the `is True/False` check below misses.
-    if isinstance(value, bool) or type(value).__name__ == "bool":
+    # Ints are refused (config.update("jax_enable_x64", 1) is more likely a mistake
+    # than a shorthand); NumPy booleans are accepted and stored as Python bools.
+    if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise _type_error(state, "a bool", value)
 
