@@ -223,8 +223,7 @@ def _python_scalar_aval(typ: type) -> Callable[[Any], ShapedArray]:
 
 
 def _numpy_aval(x: Any) -> ShapedArray:
-    dtypes.check_user_dtype_supported(x.dtype, "get_aval")
-    return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+    return ShapedArray(x.shape, dtypes.dtype(x, canonicalize=True))
 
 
 register_aval_handler(np.ndarray, _numpy_aval)
@@ -278,7 +277,8 @@ def shaped_abstractify(x: Any) -> AbstractValue:
     Used where only the type of an argument matters: tracing and lowering.
     """
     if isinstance(x, ShapeDtypeStruct):
-        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
+        dtype = dtypes.canonicalize_dtype(x.dtype, allow_extended_dtype=True)
+        return ShapedArray(x.shape, dtype, x.weak_type)
     if isinstance(x, AbstractValue):
         return x
     return get_aval(x)
