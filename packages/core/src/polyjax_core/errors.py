@@ -71,6 +71,18 @@ def _user_line() -> str:
     return f" (at {si.summarize(here)})" if here.frame is not None else ""
 
 
+def _message(tracer: Tracer, head: str, *paragraphs: str) -> str:
+    """`head`, naming the tracer and the user's line; then the paragraphs and the origin."""
+    parts = [f"{head} {tracer._short_repr()}{_user_line()}.", *paragraphs, _tracer_origin(tracer)]
+    return "\n".join(p for p in parts if p)
+
+
+_STATIC_HINT = (
+    "Hint: if the value is a function argument that never changes between calls, mark it "
+    "static (static_argnums / static_argnames)"
+)
+
+
 class ConcretizationTypeError(JAXTypeError):
     """A tracer was used where Python needs a concrete value.
 
@@ -85,21 +97,15 @@ class ConcretizationTypeError(JAXTypeError):
 
     def __init__(self, tracer: Tracer, context: str = ""):
         self.tracer = tracer
-        msg = (
-            "Abstract tracer value encountered where concrete value is expected: "
-            f"{tracer._short_repr()}{_user_line()}\n"
+        super().__init__(
+            _message(
+                tracer,
+                "Abstract tracer value encountered where concrete value is expected:",
+                context,
+                _STATIC_HINT + "; otherwise use traced control flow such as lax.cond, "
+                "lax.while_loop or jnp.where.",
+            )
         )
-        if context:
-            msg += f"{context}\n"
-        origin = _tracer_origin(tracer)
-        if origin:
-            msg += origin + "\n"
-        msg += (
-            "Hint: if the value is a function argument that never changes between calls, "
-            "mark it static (static_argnums / static_argnames); otherwise use traced "
-            "control flow such as lax.cond, lax.while_loop or jnp.where."
-        )
-        super().__init__(msg)
 
 
 class TracerBoolConversionError(ConcretizationTypeError):
@@ -119,16 +125,14 @@ class TracerArrayConversionError(JAXTypeError):
 
     def __init__(self, tracer: Tracer):
         self.tracer = tracer
-        msg = (
-            "The numpy.ndarray conversion method __array__() was called on a traced array "
-            f"{tracer._short_repr()}{_user_line()}.\n"
-            "A traced value has no data yet. Use polyjax.numpy instead of numpy on traced "
-            "values, or compute the NumPy value outside the transformed function."
+        super().__init__(
+            _message(
+                tracer,
+                "The numpy.ndarray conversion method __array__() was called on a",
+                "A traced value has no data yet. Use polyjax.numpy instead of numpy on traced "
+                "values, or compute the NumPy value outside the transformed function.",
+            )
         )
-        origin = _tracer_origin(tracer)
-        if origin:
-            msg += "\n" + origin
-        super().__init__(msg)
 
 
 class TracerIntegerConversionError(JAXIndexError):
@@ -136,17 +140,15 @@ class TracerIntegerConversionError(JAXIndexError):
 
     def __init__(self, tracer: Tracer, method: str = "__index__"):
         self.tracer = tracer
-        msg = (
-            f"The {method}() method was called on a traced array "
-            f"{tracer._short_repr()}{_user_line()}.\n"
-            "A traced value cannot become a Python int. Hint: mark the argument static "
-            "(static_argnums / static_argnames), or index with traced operations "
-            "(lax.dynamic_slice, jnp.take)."
+        super().__init__(
+            _message(
+                tracer,
+                f"The {method}() method was called on a",
+                "A traced value cannot become a Python int. "
+                + _STATIC_HINT
+                + ", or index with traced operations (lax.dynamic_slice, jnp.take).",
+            )
         )
-        origin = _tracer_origin(tracer)
-        if origin:
-            msg += "\n" + origin
-        super().__init__(msg)
 
 
 class UnexpectedTracerError(JAXTypeError):
