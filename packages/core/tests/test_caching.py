@@ -254,6 +254,31 @@ def test_cache_entries_die_with_the_users_function():
     assert trace.cache_info().currsize == 0
 
 
+def test_cache_on_unweakrefable_callable_holds_it():
+    @caching.cache
+    def trace(fun, n):
+        return object()
+
+    class Slotted:
+        __slots__ = ()
+
+        def __call__(self, x):
+            return x
+
+    c = Slotted()
+    first = trace(wrap_init(c), 1)
+    assert trace(wrap_init(c), 1) is first
+    assert trace(wrap_init(Slotted()), 1) is not first
+    size_before = trace.cache_info().currsize
+    del c
+    gc.collect()
+    # Strongly held: the entry stays until LRU eviction, and is never confused
+    # with a new object that might get the same id.
+    assert trace.cache_info().currsize == size_before
+    for _ in range(20):
+        assert trace(wrap_init(Slotted()), 1) is not first
+
+
 def test_clear_all_caches():
     f, calls = _counting()
     g, _ = _counting()

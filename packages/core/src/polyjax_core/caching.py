@@ -193,7 +193,8 @@ def weakref_lru_cache(fn: F | None = None, maxsize: int = 4096) -> F:
     The first argument (a callable, a jaxpr, any object) is keyed by identity
     and held weakly: when it is garbage-collected, its entries are dropped.
     A :class:`WrappedFun` first argument is keyed by its cache identity and
-    held through its callable ``fun.f`` (see :func:`cache`). A first argument
+    held through its callable ``fun.f`` (see :func:`cache`), weakly when
+    ``fun.f`` can be weakly referenced. A first argument
     that cannot be weakly referenced (an int, a tuple...) falls back to a
     strong key: by value when hashable, else by identity; its entries leave
     only by LRU eviction. The other arguments must be hashable. Every key also
@@ -229,7 +230,10 @@ def weakref_lru_cache(fn: F | None = None, maxsize: int = 4096) -> F:
     def cached(obj: Any, *args: Any, **kwargs: Any) -> Any:
         # The first argument's key part, and the owner whose death drops it.
         if type(obj) is WrappedFun:
-            first, owner = obj.cache_key, obj.f  # dies with the user's function
+            if type(obj.f).__weakrefoffset__:
+                first, owner = obj.cache_key, obj.f  # dies with the user's function
+            else:
+                first, owner = obj, None  # equal by cache identity, and holds `f`
         elif type(obj).__weakrefoffset__:
             first, owner = id(obj), obj
         else:

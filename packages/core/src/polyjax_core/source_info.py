@@ -141,13 +141,6 @@ class _NameStackState(threading.local):
 _name_stack = _NameStackState()
 
 
-# Recent answers of current(), by (file, line, function, name stack). Many
-# binds come from the same few lines (a loop, a function traced many times), and
-# a dict hit is several times cheaper than building two frozen dataclasses.
-_memo: dict[tuple[str, int, str, tuple[str, ...]], SourceInfo] = {}
-_MEMO_LIMIT = 1 << 16
-
-
 def current() -> SourceInfo:
     """Returns where the user's program is now, skipping polyjax's own frames.
 
@@ -173,13 +166,7 @@ def current() -> SourceInfo:
         if internal is None:
             internal = _decide(file_name)
         if not internal:
-            key = (file_name, f.f_lineno, code.co_name, stack)
-            info = _memo.get(key)
-            if info is None:
-                if len(_memo) >= _MEMO_LIMIT:
-                    _memo.clear()
-                info = _memo[key] = SourceInfo(Frame(file_name, code.co_name, key[1]), stack)
-            return info
+            return SourceInfo(Frame(file_name, code.co_name, f.f_lineno), stack)
         f = f.f_back
     return SourceInfo(None, stack)
 
