@@ -1,5 +1,6 @@
 """Tests for polyjax_core.source_info: user frames, name stacks, traceback filtering."""
 
+import contextlib
 import importlib.util
 import textwrap
 import threading
@@ -116,6 +117,26 @@ def test_current_when_everything_is_internal(internal):
     t.start()
     t.join()
     assert out == [si.SourceInfo(None, ())]
+
+
+def test_current_same_line_different_name_stacks(monkeypatch):
+    infos = []
+    for names in [(), ("a",), ()]:
+        with contextlib.ExitStack() as scopes:
+            for n in names:
+                scopes.enter_context(si.extend_name_stack(n))
+            infos.append(si.current())  # one line, three calls
+    assert [i.name_stack for i in infos] == [(), ("a",), ()]
+    assert len({i.frame for i in infos}) == 1
+    # The memo of answers stays bounded.
+    monkeypatch.setattr(si, "_MEMO_LIMIT", 1)
+    first = si.current()  # MARK-memo-1
+    second = si.current()  # MARK-memo-2
+    assert (first.frame.line, second.frame.line) == (
+        _line_of("MARK-memo-1"),
+        _line_of("MARK-memo-2"),
+    )
+    assert len(si._memo) == 1
 
 
 def test_summarize():
