@@ -273,11 +273,22 @@ def leaves_only(x: Any, leaves: list) -> None:
             leaves_only(c, leaves)
 
 
+_SEQUENCE_KEYS: list[SequenceKey] = []  # SequenceKey(i) at index i; keys are immutable
+
+
+def _sequence_keys(n: int) -> list[SequenceKey]:
+    """The first ``n`` sequence keys, shared between calls to save allocations."""
+    keys = _SEQUENCE_KEYS
+    if len(keys) < n:
+        keys.extend(SequenceKey(i) for i in range(len(keys), n))
+    return keys
+
+
 def _keyed_children(kind: _NodeKind, x: Any) -> tuple[list, Any]:
     """([(key, child), ...], data) of a container ``x``, for key-path flattening."""
     tag = kind.tag
     if tag <= _LIST:
-        return [(SequenceKey(i), c) for i, c in enumerate(x)], None
+        return list(zip(_sequence_keys(len(x)), x)), None
     if tag == _DICT:
         keys = _sorted_keys(x)
         return [(DictKey(k), x[k]) for k in keys], keys
@@ -308,8 +319,14 @@ def flatten_with_path(
         return _NONE_NODE
     pairs, data = _keyed_children(kind, x)
     start = len(out)
-    kids = tuple([flatten_with_path(c, (*path, k), out, is_leaf, takes_path) for k, c in pairs])
-    return _Node(kind, data, kids, len(out) - start)
+    kids = []
+    for k, c in pairs:
+        if is_leaf is None and _lookup_get(type(c), _MISSING) is None:  # a leaf, inline
+            out.append(((*path, k), c))
+            kids.append(_LEAF)
+        else:
+            kids.append(flatten_with_path(c, (*path, k), out, is_leaf, takes_path))
+    return _Node(kind, data, tuple(kids), len(out) - start)
 
 
 # --------------------------------------------------------------------------- rebuild
@@ -406,14 +423,21 @@ def _mismatch(node: _Node, x: Any) -> str | None:
 
 
 def _flatten_up_to(node: _Node, x: Any, out: list) -> None:
-    if node.kind is None:
+    kind = node.kind
+    if kind is None:
         out.append(x)
         return
-    err = _mismatch(node, x)
-    if err is not None:
-        raise ValueError(err)
-    children = _take_apart(node.kind, x)[0]
-    for c, sub in zip(node.children, children):
+    children = node.children
+    tag = kind.tag
+    # Fast path: an exact tuple or list of the right length needs no other check.
+    if tag <= _LIST and type(x) is kind.type and len(x) == len(children):
+        subtrees = x
+    else:
+        err = _mismatch(node, x)
+        if err is not None:
+            raise ValueError(err)
+        subtrees = _take_apart(kind, x)[0]
+    for c, sub in zip(children, subtrees):
         if c is _LEAF:
             out.append(sub)
         else:
@@ -443,7 +467,10 @@ def nodes_equal(a: _Node, b: _Node) -> bool:
         return False
     if not (a.data is b.data or a.data == b.data):
         return False
-    return all(nodes_equal(x, y) for x, y in zip(a.children, b.children))
+    for x, y in zip(a.children, b.children):
+        if x is not y and not nodes_equal(x, y):
+            return False
+    return True
 
 
 def node_repr(node: _Node) -> str:
