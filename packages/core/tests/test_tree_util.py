@@ -680,23 +680,31 @@ def test_set_backend_rejects_unknown_names():
 def test_auto_backend_follows_jaxlib():
     previous = tu._set_backend("auto")
     try:
-        expected = "jaxlib" if "jaxlib._jax" in sys.modules else "python"
+        expected = "jaxlib" if sys.modules.get("jaxlib._jax") is not None else "python"
         assert tu._active_backend() == expected
     finally:
         tu._set_backend(previous)
 
 
-def test_import_does_not_load_jaxlib():
+def test_import_does_not_load_jaxlib_and_auto_upgrades():
+    # "auto" must not import jaxlib itself, and switches to it once someone else does.
     code = (
-        "import sys, polyjax_core.tree_util as tu; "
-        "tu.tree_flatten({'a': (1, 2)}); "
-        "print('jaxlib._jax' in sys.modules, tu._active_backend())"
+        "import sys, polyjax_core.tree_util as tu\n"
+        "before = tu.tree_structure({'a': (1, 2)})\n"
+        "print('jaxlib._jax' in sys.modules, tu._active_backend())\n"
+        "try:\n"
+        "    import jaxlib._jax\n"
+        "except ImportError:\n"
+        "    print('jaxlib', True)\n"
+        "else:\n"
+        "    after = tu.tree_structure({'a': (3, 4)})\n"
+        "    print(tu._active_backend(), after == before and hash(after) == hash(before))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "POLYJAX_PYTREE_BACKEND"}
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
     ).stdout.split()
-    assert out == ["False", "python"]
+    assert out == ["False", "python", "jaxlib", "True"]
 
 
 def test_treedefs_from_both_backends_as_dict_keys(backend):

@@ -148,7 +148,7 @@ def _active_backend() -> str:
 def _check_auto() -> None:
     """In auto mode, switch to C++ once someone else has imported jaxlib."""
     global _cpp, _auto_pending
-    if "jaxlib._jax" in sys.modules:
+    if sys.modules.get("jaxlib._jax") is not None:
         _auto_pending = False
         try:
             _cpp = _pytree_cpp.create(_REGISTRY)
