@@ -388,3 +388,15 @@ def test_two_threads_trace_at_once(toy):
         t.join()
     assert [e.primitive.name for e in results["sin"].eqns] == ["sin"] * 3
     assert [e.primitive.name for e in results["cos"].eqns] == ["cos"] * 3
+
+
+def test_retraced_equations_keep_the_users_line(toy):
+    def f(x):
+        return toy.sin.bind(x)  # the line every copy must keep
+
+    line = f.__code__.co_firstlineno + 1
+    closed = make_jaxpr(f)(f32(1.0))
+    again = make_jaxpr(jaxpr_as_fun(closed))(f32(1.0))
+    (eqn,) = again.eqns
+    assert (eqn.source_info.frame.function_name, eqn.source_info.frame.line) == ("f", line)
+    assert f"test_tracing.py:{line} (f)" in again.pretty_print(source_info=True)

@@ -4,7 +4,8 @@
 function evaluates a jaxpr on concrete values, re-traces it into a new jaxpr,
 or transforms it (jvp of a jaxpr is `eval_jaxpr` under a JVP trace).
 Higher-order primitives receive their sub-jaxprs in their params and decide
-themselves how to run them.
+themselves how to run them. Each bind runs in the source context of its
+equation, so re-traced equations and errors keep the user's original line.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from polyjax_core import source_info as si
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 
 __all__ = ["eval_jaxpr", "jaxpr_as_fun"]
@@ -47,7 +49,8 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
         return x.val if type(x) is Literal else env[x]
 
     for eqn in jaxpr.eqns:
-        ans = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+        with si.user_context(eqn.source_info):
+            ans = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
         if eqn.primitive.multiple_results:
             env.update(zip(eqn.outvars, ans))
         else:

@@ -43,6 +43,7 @@ __all__ = [
     "filter_traceback",
     "register_exclusion",
     "summarize",
+    "user_context",
     "user_frame",
 ]
 
@@ -136,6 +137,10 @@ def _is_internal(file_name: str) -> bool:
 
 class _NameStackState(threading.local):
     stack: tuple[str, ...] = ()
+    # Set while an interpreter re-binds the equations of an existing jaxpr, so
+    # that the new equations keep the user's line of the originals instead of
+    # the line that started the interpreter.
+    replaying: SourceInfo | None = None
 
 
 _name_stack = _NameStackState()
@@ -164,6 +169,9 @@ def current() -> SourceInfo:
       >>> current().frame is not None
       True
     """
+    replaying = _name_stack.replaying
+    if replaying is not None:
+        return replaying
     stack = _name_stack.stack
     decisions = _decisions
     f: types.FrameType | None = sys._getframe(1)
@@ -247,6 +255,30 @@ def extend_name_stack(name: str) -> contextlib.AbstractContextManager[tuple[str,
       ('jit(f)',)
     """
     return _ExtendNameStack(name)
+
+
+class user_context:  # noqa: N801 (used like a function: `with user_context(info):`)
+    """Makes :func:`current` return ``source_info`` inside the block.
+
+    Interpreters that re-bind the equations of a jaxpr (evaluation, jvp of a
+    jaxpr, re-tracing) wrap each bind in it, so errors and new equations point
+    at the user's line that produced the original equation.
+
+    Args:
+      source_info: the source info to report, or ``None`` to look at the stack.
+    """
+
+    __slots__ = ("_info", "_saved")
+
+    def __init__(self, source_info: SourceInfo | None):
+        self._info = source_info
+
+    def __enter__(self) -> None:
+        self._saved = _name_stack.replaying
+        _name_stack.replaying = self._info
+
+    def __exit__(self, *exc_info: object) -> None:
+        _name_stack.replaying = self._saved
 
 
 def current_name_stack() -> tuple[str, ...]:
