@@ -26,8 +26,6 @@ The stable API of this package is what this module exports; modules whose
 names start with `_` are private.
 """
 
-from importlib.metadata import version as _version
-
 from polyjax_core import (
     caching,
     config,
@@ -95,8 +93,6 @@ from polyjax_core.tracing import (
     set_current_trace,
 )
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
-
-__version__: str = _version("polyjax-core")
 
 __all__ = [
     "AbstractValue",
@@ -168,3 +164,12 @@ __all__ = [
     "typematch",
     "wrap_init",
 ]
+
+
+def __getattr__(name: str) -> str:
+    # The version is looked up on first use: importlib.metadata is slow to import.
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("polyjax-core")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

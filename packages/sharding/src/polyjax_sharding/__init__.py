@@ -4,8 +4,13 @@ This package is a skeleton for now: it exists so that the layer contracts
 cover it from the first commit on.
 """
 
-from importlib.metadata import version as _version
-
-__version__: str = _version("polyjax-sharding")
-
 __all__ = ["__version__"]
+
+
+def __getattr__(name: str) -> str:
+    # The version is looked up on first use: importlib.metadata is slow to import.
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("polyjax-sharding")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
