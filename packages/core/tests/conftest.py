@@ -16,6 +16,7 @@ from polyjax_core.abstract_values import ShapedArray
 from polyjax_core.dtypes import result_type
 from polyjax_core.jaxpr_eval import eval_jaxpr
 from polyjax_core.primitive import Primitive
+from polyjax_core.symbolic_dims import broadcast_shapes
 
 
 def _unary(name, fn):
@@ -30,7 +31,7 @@ def _binary(name, fn):
     p.def_impl(lambda x, y: np.asarray(fn(x, y), result_type(x, y)))
     p.def_abstract_eval(
         lambda x, y: ShapedArray(
-            np.broadcast_shapes(x.shape, y.shape),
+            broadcast_shapes(x.shape, y.shape),
             result_type(x, y),
             weak_type=x.weak_type and y.weak_type,
         )

@@ -610,3 +610,17 @@ def test_copy_and_pickle_keep_scopes():
     assert x2.scope is y2.scope and x2.scope.constraints == ("x >= y",)
     assert str(x2 - y2) == "- y + x" and x2 - y2 >= 0
     assert hash(pickle.loads(pickle.dumps(x * y))) == hash(x2 * y2)
+
+
+def test_broadcast_shapes_with_symbolic_dims():
+    from polyjax_core.symbolic_dims import broadcast_shapes
+
+    b = symbolic_dim("b")
+    assert broadcast_shapes((3, 1), (4,)) == (3, 4)
+    assert broadcast_shapes((b, 1), (1, 3)) == (b, 3)
+    assert broadcast_shapes((b, 2 * b), (2 * b,)) == (b, 2 * b)
+    assert broadcast_shapes((), (b,)) == (b,)
+    with pytest.raises(ValueError, match=r"Incompatible shapes for broadcasting: \(b,\), \(3,\)"):
+        broadcast_shapes((b,), (3,))
+    with pytest.raises(ValueError, match=r"\(2,\), \(3,\)"):
+        broadcast_shapes((2,), (3,))

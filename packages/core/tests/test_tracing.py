@@ -400,3 +400,19 @@ def test_retraced_equations_keep_the_users_line(toy):
     (eqn,) = again.eqns
     assert (eqn.source_info.frame.function_name, eqn.source_info.frame.line) == ("f", line)
     assert f"test_tracing.py:{line} (f)" in again.pretty_print(source_info=True)
+
+
+def test_symbolic_shapes_trace_and_print(toy):
+    from polyjax_core.symbolic_dims import symbolic_dim
+
+    b = symbolic_dim("b")
+    closed = make_jaxpr(lambda x, y: (toy.sin.bind(x), y * 2.0))(
+        ShapeDtypeStruct((b, 3), f32), ShapeDtypeStruct((2 * b,), f32)
+    )
+    assert str(closed) == (
+        "{ lambda ; a:f32[b,3] b:f32[2*b]. let\n"
+        "    c:f32[b,3] = sin a\n"
+        "    d:f32[2*b] = mul b 2.0:f32[]\n"
+        "  in (c, d) }"
+    )
+    check_jaxpr(closed)

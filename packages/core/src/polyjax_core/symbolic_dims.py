@@ -71,6 +71,7 @@ __all__ = [
     "is_dim",
     "is_empty_shape",
     "is_symbolic_dim",
+    "broadcast_shapes",
     "shape_size",
     "shape_vars",
     "stride_dim",
@@ -831,6 +832,41 @@ def canonicalize_shape(shape: Any, context: str = "") -> Shape:
 def is_empty_shape(shape: Sequence[DimSize]) -> bool:
     """Whether a shape definitely has a zero dimension."""
     return any(type(d) is int and d == 0 for d in shape)
+
+
+def broadcast_shapes(*shapes: Sequence[DimSize]) -> Shape:
+    """NumPy's broadcasting of shapes, accepting symbolic dimensions.
+
+    Shapes are aligned on the right; a dimension of 1 stretches to the other,
+    and any other two dimensions must be equal (for symbolic ones: provably).
+
+    Raises:
+      ValueError: the shapes do not broadcast; the message names them all.
+
+    Example:
+      >>> broadcast_shapes((3, 1), (4,))
+      (3, 4)
+    """
+    if all(all(type(d) is int for d in s) for s in shapes):
+        try:
+            return tuple(np.broadcast_shapes(*shapes))
+        except ValueError:
+            raise ValueError(_incompatible(shapes)) from None
+    ndim = max((len(s) for s in shapes), default=0)
+    result: list[DimSize] = [1] * ndim
+    for s in shapes:
+        for i, d in enumerate(s, ndim - len(s)):
+            if definitely_equal(d, 1) or definitely_equal(d, result[i]):
+                continue
+            if not definitely_equal(result[i], 1):
+                raise ValueError(_incompatible(shapes))
+            result[i] = d
+    return tuple(result)
+
+
+def _incompatible(shapes: Sequence[Sequence[DimSize]]) -> str:
+    listed = ", ".join(str(tuple(s)) for s in shapes)
+    return f"Incompatible shapes for broadcasting: {listed}"
 
 
 def shape_size(shape: Sequence[DimSize]) -> DimSize:
