@@ -44,6 +44,8 @@ from polyjax_core.errors import (
 )
 
 __all__ = [
+    "BINARY_OPERATORS",
+    "OTHER_OPERATORS",
     "EvalTrace",
     "Trace",
     "Tracer",
@@ -297,6 +299,10 @@ _FORWARDED_BINARY = [
     for op in (base, "r" + base)
 ] + ["__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"]
 _FORWARDED_OTHER = ["__neg__", "__pos__", "__abs__", "__invert__", "__getitem__", "__round__"]
+
+# Public so that other array types (polyjax's `Array`) forward the same operator set.
+BINARY_OPERATORS: tuple[str, ...] = tuple(_FORWARDED_BINARY)
+OTHER_OPERATORS: tuple[str, ...] = tuple(_FORWARDED_OTHER)
 
 for _name in _FORWARDED_BINARY:
     setattr(Tracer, _name, _binary(_name))
