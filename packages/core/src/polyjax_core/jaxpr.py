@@ -320,8 +320,11 @@ def _param_doc(value: Any, names: _Names) -> pp.Doc:
 def _eqn_doc(eqn: JaxprEqn, names: _Names, source_info: bool) -> pp.Doc:
     lhs = " ".join(_binder(v, names) for v in eqn.outvars)
     rhs = pp.text(eqn.primitive.name)
-    if eqn.params:
-        kvs = [pp.text(f"{k}=") + _param_doc(v, names) for k, v in eqn.params.items()]
+    shown = eqn.params
+    if shown and eqn.primitive.print_params is not None:
+        shown = eqn.primitive.print_params(shown)
+    if shown:
+        kvs = [pp.text(f"{k}=") + _param_doc(v, names) for k, v in shown.items()]
         rhs += pp.group(
             pp.text("[")
             + pp.nest(2, pp.brk("") + pp.join(pp.brk(), kvs))

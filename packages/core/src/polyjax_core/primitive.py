@@ -37,6 +37,9 @@ class Primitive:
     """
 
     multiple_results = False
+    # Which params a printed jaxpr shows: `print_params(params) -> dict`. None shows them all;
+    # `jit` shows only its name and jaxpr, as JAX prints it.
+    print_params: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     def __init__(self, name: str):
         self.name = name
