@@ -175,10 +175,10 @@ def test_sub_jaxprs_print_indented_and_evaluate(toy):
 
 
 def test_print_params_chooses_the_printed_params(toy, monkeypatch):
-    monkeypatch.setattr(toy.reduce_sum, "print_params", lambda p: {"axes": p["axes"]})
-    closed = make_jaxpr(lambda x: toy.reduce_sum.bind(x, axes=(0,), hidden=1))(np.ones(3, f32))
+    closed = make_jaxpr(lambda x: toy.reduce_sum.bind(x, axes=(0,)))(np.ones(3, f32))
     assert "reduce_sum[axes=(0,)] a" in str(closed)
-    assert "hidden" not in str(closed)
+    monkeypatch.setattr(toy.reduce_sum, "print_params", lambda p: {})
+    assert "= reduce_sum a" in str(closed)
 
 
 def test_tuple_of_sub_jaxprs(toy):
