@@ -1,16 +1,245 @@
-"""polyjax: composable transformations of Python+NumPy programs, compiled by XLA. The public facade.
+"""polyjax: composable transformations of Python+NumPy programs, compiled by XLA.
 
-This package is a skeleton for now: it exists so that the layer contracts
-cover it from the first commit on.
+This is the JAX-shaped public namespace. Programs written for JAX change one
+import::
+
+    import polyjax as jax
+
+    @jax.jit
+    def f(x, y):
+        return jax.lax.sin(x) * 2.0 + y
+
+Every public name is loaded on first use. ``import polyjax`` itself imports
+nothing but the standard library: jaxlib, the XLA client and the lowering
+machinery are imported when a name that needs them (``jit``, ``devices``,
+``Array``, ``lax``, ...) is first looked up, and no backend starts before a
+device is asked for. ``polyjax.__all__`` lists every public name; ``dir(polyjax)``
+shows them without loading any.
+
+Example:
+  >>> import polyjax
+  >>> polyjax.config.update("jax_enable_checks", False)
+  >>> polyjax.config.jax_enable_checks
+  False
+  >>> "jit" in dir(polyjax)
+  True
 """
 
-__all__ = ["__version__"]
+from __future__ import annotations
+
+import importlib as _importlib
+import sys as _sys
+
+# `typing` alone costs more than the rest of this module to import, and type
+# checkers need the real names: they see them here, the interpreter never does.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from polyjax_interpreters.array import Array, block_until_ready, device_get, device_put
+    from polyjax_interpreters.backends import (
+        default_backend,
+        device_count,
+        devices,
+        local_device_count,
+        local_devices,
+        process_count,
+        process_index,
+    )
+
+    from polyjax import dlpack, dtypes, errors, lax, sharding, stages, tree, tree_util
+    from polyjax_core.abstract_values import ShapeDtypeStruct
+    from polyjax_core.abstract_values import get_aval as typeof
+    from polyjax_core.config import (
+        check_tracer_leaks,
+        config,
+        debug_infs,
+        debug_nans,
+        default_device,
+        default_matmul_precision,
+        default_prng_impl,
+        enable_checks,
+        enable_x64,
+        explain_cache_misses,
+        log_compiles,
+        numpy_dtype_promotion,
+        numpy_rank_promotion,
+        softmax_custom_jvp,
+        threefry_partitionable,
+        transfer_guard,
+    )
+    from polyjax_core.make_jaxpr import make_jaxpr
+    from polyjax_interpreters.jit import eval_shape, jit
+
+__all__ = [
+    "Array",
+    "ShapeDtypeStruct",
+    "__version__",
+    "block_until_ready",
+    "check_tracer_leaks",
+    "clear_caches",
+    "config",
+    "debug_infs",
+    "debug_nans",
+    "default_backend",
+    "default_device",
+    "default_matmul_precision",
+    "default_prng_impl",
+    "device_count",
+    "device_get",
+    "device_put",
+    "devices",
+    "disable_jit",
+    "dlpack",
+    "dtypes",
+    "enable_checks",
+    "enable_x64",
+    "errors",
+    "eval_shape",
+    "explain_cache_misses",
+    "jit",
+    "lax",
+    "local_device_count",
+    "local_devices",
+    "log_compiles",
+    "make_jaxpr",
+    "numpy_dtype_promotion",
+    "numpy_rank_promotion",
+    "process_count",
+    "process_index",
+    "sharding",
+    "softmax_custom_jvp",
+    "stages",
+    "threefry_partitionable",
+    "transfer_guard",
+    "tree",
+    "tree_util",
+    "typeof",
+]
+
+# Public name -> (module, attribute). Each is imported on first lookup and then
+# stored in this module's globals, so later lookups cost a plain dict access.
+_CORE = "polyjax_core"
+_RT = "polyjax_interpreters"
+_LAZY_ATTRS: dict[str, tuple[str, str]] = {
+    # Transformations and their stages.
+    "jit": (f"{_RT}.jit", "jit"),
+    "eval_shape": (f"{_RT}.jit", "eval_shape"),
+    "make_jaxpr": (f"{_CORE}.make_jaxpr", "make_jaxpr"),
+    # Devices and backends.
+    "devices": (f"{_RT}.backends", "devices"),
+    "local_devices": (f"{_RT}.backends", "local_devices"),
+    "device_count": (f"{_RT}.backends", "device_count"),
+    "local_device_count": (f"{_RT}.backends", "local_device_count"),
+    "default_backend": (f"{_RT}.backends", "default_backend"),
+    "process_index": (f"{_RT}.backends", "process_index"),
+    "process_count": (f"{_RT}.backends", "process_count"),
+    # Arrays and moving them.
+    "Array": (f"{_RT}.array", "Array"),
+    "device_put": (f"{_RT}.array", "device_put"),
+    "device_get": (f"{_RT}.array", "device_get"),
+    "block_until_ready": (f"{_RT}.array", "block_until_ready"),
+    # Types.
+    "ShapeDtypeStruct": (f"{_CORE}.abstract_values", "ShapeDtypeStruct"),
+    "typeof": (f"{_CORE}.abstract_values", "get_aval"),
+    # Configuration: the option registry, and JAX's top-level context managers.
+    "config": (f"{_CORE}.config", "config"),
+    "check_tracer_leaks": (f"{_CORE}.config", "check_tracer_leaks"),
+    "debug_infs": (f"{_CORE}.config", "debug_infs"),
+    "debug_nans": (f"{_CORE}.config", "debug_nans"),
+    "default_device": (f"{_CORE}.config", "default_device"),
+    "default_matmul_precision": (f"{_CORE}.config", "default_matmul_precision"),
+    "default_prng_impl": (f"{_CORE}.config", "default_prng_impl"),
+    "enable_checks": (f"{_CORE}.config", "enable_checks"),
+    "enable_x64": (f"{_CORE}.config", "enable_x64"),
+    "explain_cache_misses": (f"{_CORE}.config", "explain_cache_misses"),
+    "log_compiles": (f"{_CORE}.config", "log_compiles"),
+    "numpy_dtype_promotion": (f"{_CORE}.config", "numpy_dtype_promotion"),
+    "numpy_rank_promotion": (f"{_CORE}.config", "numpy_rank_promotion"),
+    "softmax_custom_jvp": (f"{_CORE}.config", "softmax_custom_jvp"),
+    "threefry_partitionable": (f"{_CORE}.config", "threefry_partitionable"),
+    "transfer_guard": (f"{_CORE}.config", "transfer_guard"),
+}
+
+# Submodules of this package, imported on first lookup (``polyjax.lax``) or by
+# an import statement (``import polyjax.lax``).
+_SUBMODULES = frozenset(
+    {"dlpack", "dtypes", "errors", "lax", "sharding", "stages", "tree", "tree_util"}
+)
+
+# Names whose use needs the whole runtime: operators on `Array` and on tracers
+# are registered by the lax primitives, so those are loaded first (what
+# `polyjax._runtime` imports). `make_jaxpr` is among them because a traced
+# `x + y` needs the tracer operators.
+_NEEDS_RUNTIME = frozenset(
+    name for name, (module, _) in _LAZY_ATTRS.items() if module.startswith(_RT)
+) | {"make_jaxpr", "typeof"}
 
 
-def __getattr__(name: str) -> str:
-    # The version is looked up on first use: importlib.metadata is slow to import.
-    if name == "__version__":
+def __getattr__(name: str) -> Any:
+    # Called only for names not yet in globals(): each public name once.
+    if name in _LAZY_ATTRS:
+        if name in _NEEDS_RUNTIME:
+            _importlib.import_module("polyjax._runtime")
+        module, attr = _LAZY_ATTRS[name]
+        value = getattr(_importlib.import_module(module), attr)
+    elif name in _SUBMODULES:
+        value = _importlib.import_module(f"{__name__}.{name}")
+    elif name == "__version__":
+        # importlib.metadata is slow to import; not cached, like the other packages.
         from importlib.metadata import version
 
         return version("polyjax")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+def disable_jit(disable: bool = True) -> Any:
+    """Context manager that runs jitted functions op by op (for debugging).
+
+    Inside the block, calling a function decorated with `jit` does not compile
+    it: its Python body runs with every primitive executed eagerly, so values
+    can be printed and inspected. The override holds in the current thread
+    only. ``config.update("jax_disable_jit", True)`` sets it globally.
+
+    Args:
+      disable: whether to disable jit inside the block.
+
+    Returns:
+      A context manager (also usable as a decorator).
+
+    Example:
+      >>> import polyjax
+      >>> with polyjax.disable_jit():
+      ...     polyjax.config.jax_disable_jit
+      True
+    """
+    from polyjax_core.config import disable_jit as state
+
+    return state(disable)
+
+
+def clear_caches() -> None:
+    """Empties every trace, lowering and compilation cache.
+
+    Jitted functions stay usable: their next call traces and compiles again.
+    Caches of packages that were never imported are empty already, so this
+    loads nothing.
+
+    Example:
+      >>> import polyjax
+      >>> polyjax.clear_caches()
+    """
+    caching = _sys.modules.get(f"{_CORE}.caching")
+    if caching is not None:
+        caching.clear_all_caches()
+    jit_module = _sys.modules.get(f"{_RT}.jit")
+    if jit_module is not None:
+        # The per-function call caches of live jitted functions and the eager cache.
+        jit_module.clear_jit_caches()

@@ -1,0 +1,19 @@
+"""polyjax.lax: the primitive operations of polyjax, as in ``jax.lax``.
+
+Each function binds one primitive (``lax.sin(x)`` binds ``sin_p``) and accepts
+arrays, tracers and Python scalars (weakly typed); the primitives themselves
+are exported as ``<name>_p``. They live in polyjax-numpy; this module
+re-exports its public ``lax`` namespace unchanged.
+
+Example:
+  >>> import numpy as np
+  >>> import polyjax.lax as lax
+  >>> lax.add(np.float32(1.0), 2.0)
+  Array(3., dtype=float32)
+"""
+
+from polyjax_numpy.lax import *  # noqa: F403
+
+from polyjax_numpy import lax as _lax
+
+__all__ = list(_lax.__all__)
