@@ -1,118 +1,84 @@
-"""polyjax demo: declare primitives, trace a function to a jaxpr, check it,
-evaluate it, and write a small transformation (forward-mode derivatives) on
-polyjax-core alone.
+"""polyjax demo: jit a small neural network, run it on XLA, and look inside.
+
+The same program runs under JAX by changing the first import to
+``import jax``. It shows
+
+1. a function written with `lax` operations and `Array` operators, compiled by
+   `jit` and checked against NumPy;
+2. its jaxpr (what tracing records) and its StableHLO (what XLA compiles);
+3. the compile cache: the second call of the same shapes does not recompile;
+4. eager operations, which run one primitive at a time.
 
 Run it with the README's demo command:
     python3 -m pip install uv==0.13.8 && uv run --locked python examples/demo.py
 """
 
+import time
+
 import numpy as np
 
-import polyjax_core as core
-from polyjax_core.dtypes import result_type
+import polyjax as jax
+from polyjax import lax
 
-# -- 1. Declare primitives: a name, an impl on NumPy values, a shape rule. ----
-
-
-def elementwise(name, impl, nargs):
-    prim = core.Primitive(name)
-    prim.def_impl(impl)
-
-    def shape_rule(*avals):
-        shape = np.broadcast_shapes(*(a.shape for a in avals))
-        return core.ShapedArray(shape, result_type(*avals), all(a.weak_type for a in avals))
-
-    prim.def_abstract_eval(shape_rule)
-    return prim
+# -- 1. A function: a two-layer perceptron with a softmax over classes. ------
 
 
-sin_p = elementwise("sin", np.sin, 1)
-cos_p = elementwise("cos", np.cos, 1)
-mul_p = elementwise("mul", np.multiply, 2)
-add_p = elementwise("add", np.add, 2)
-neg_p = elementwise("neg", np.negative, 1)
-
-# Operators on tracers, so user code can write `x * y`.
-core.register_tracer_method("__mul__", mul_p.bind)
-core.register_tracer_method("__rmul__", lambda x, y: mul_p.bind(y, x))
-core.register_tracer_method("__add__", add_p.bind)
-core.register_tracer_method("__radd__", lambda x, y: add_p.bind(y, x))
-
-
-# -- 2. Trace a Python function with pytree inputs to a jaxpr. ----------------
+def softmax(z):
+    z = z - z.max(axis=-1, keepdims=True)  # subtract the max: exp cannot overflow
+    e = lax.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 def predict(params, x):
-    return sin_p.bind(params["w"] * x) + params["b"] * 2.0
+    h = lax.tanh(x @ params["w1"] + params["b1"])
+    return softmax(h @ params["w2"] + params["b2"])
 
 
-params = {"w": np.float32(1.5), "b": np.ones(3, np.float32)}
-x = np.linspace(0.0, 1.0, 3, dtype=np.float32)
+rng = np.random.default_rng(0)
+params = {
+    "w1": rng.normal(size=(4, 8)).astype(np.float32),
+    "b1": np.zeros(8, np.float32),
+    "w2": rng.normal(size=(8, 3)).astype(np.float32),
+    "b2": np.zeros(3, np.float32),
+}
+x = rng.normal(size=(2, 4)).astype(np.float32)
 
-closed = core.make_jaxpr(predict)(params, x)
-print("The jaxpr of predict:")
-print(closed)
+predict_jit = jax.jit(predict)
 
-core.check_jaxpr(closed)  # every equation's types re-derived: well typed
-print("\nEvaluated:", core.jaxpr_as_fun(closed)(params["b"], params["w"], x)[0])
-print("NumPy:    ", np.sin(params["w"] * x) + params["b"] * 2.0)
-
-
-# -- 3. A transformation: forward-mode differentiation as a Trace. ------------
-
-
-class JVPTracer(core.Tracer):
-    __slots__ = ("primal", "tangent")
-
-    def __init__(self, trace, primal, tangent):
-        super().__init__(trace)
-        self.primal, self.tangent = primal, tangent
-
-    @property
-    def aval(self):
-        return core.get_aval(self.primal)
+start = time.perf_counter()
+probs = predict_jit(params, x)  # traced, lowered, compiled, run
+first = time.perf_counter() - start
+print("predict(params, x) =")
+print(probs)
 
 
-jvp_rules = core.RuleTable("jvp")
-jvp_rules[sin_p] = lambda x, dx: (sin_p.bind(x), mul_p.bind(cos_p.bind(x), dx))
-jvp_rules[cos_p] = lambda x, dx: (cos_p.bind(x), neg_p.bind(mul_p.bind(sin_p.bind(x), dx)))
-jvp_rules[add_p] = lambda x, y, dx, dy: (add_p.bind(x, y), add_p.bind(dx, dy))
-jvp_rules[mul_p] = lambda x, y, dx, dy: (
-    mul_p.bind(x, y),
-    add_p.bind(mul_p.bind(dx, y), mul_p.bind(x, dy)),
-)
+def predict_np(params, x):
+    h = np.tanh(x @ params["w1"] + params["b1"])
+    z = h @ params["w2"] + params["b2"]
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
 
 
-class JVPTrace(core.Trace):
-    def lift(self, x):
-        if isinstance(x, JVPTracer) and x._trace is self:
-            return x.primal, x.tangent
-        return x, np.zeros_like(x)  # a constant: zero tangent
+np.testing.assert_allclose(np.asarray(probs), predict_np(params, x), rtol=1e-5, atol=1e-6)
+print("matches NumPy; each row sums to", np.asarray(probs).sum(axis=-1))
 
-    def process_primitive(self, prim, args, params):
-        primals, tangents = zip(*(self.lift(x) for x in args))
-        # The rule runs under the parent trace: nested transformations compose.
-        with core.set_current_trace(self.parent):
-            out, dout = jvp_rules[prim](*primals, *tangents, **params)
-        return JVPTracer(self, out, dout)
+# -- 2. What jit sees (the jaxpr) and what XLA gets (StableHLO). --------------
 
+print("\nThe jaxpr of predict:")
+print(jax.make_jaxpr(predict)(params, x))
 
-def jvp(f, primal, tangent):
-    with JVPTrace() as trace:
-        out = f(JVPTracer(trace, primal, tangent))
-        return trace.lift(out)
+print("\nIts StableHLO module:")
+print(predict_jit.lower(params, x).as_text())
 
+# -- 3. The cache: same shapes and dtypes, no new compilation. ---------------
 
-def f(x):
-    return sin_p.bind(sin_p.bind(x) * x)
+start = time.perf_counter()
+predict_jit(params, x * 2.0).block_until_ready()
+second = time.perf_counter() - start
+print(f"first call {first * 1e3:.1f} ms (compiles), second call {second * 1e3:.3f} ms (cached)")
 
+# -- 4. Eager operations: each runs as its own small compiled program. -------
 
-y, dy = jvp(f, np.float32(0.7), np.float32(1.0))
-eps = 1e-3
-print(f"\nd/dx sin(sin(x) * x) at 0.7 = {dy:.5f}")
-fd = (f(np.float32(0.7 + eps)) - f(np.float32(0.7 - eps))) / (2 * eps)
-print(f"finite differences         = {fd:.5f}")
-
-# Transformations compose with tracing: the jaxpr of the derivative.
-print("\nThe jaxpr of the derivative:")
-print(core.make_jaxpr(lambda x: jvp(f, x, np.float32(1.0))[1])(np.float32(0.7)))
+y = jax.device_put(np.arange(4, dtype=np.float32))
+print("\neager:", y, "->", lax.sin(y) * 2 + 1)
+print("on", y.device, "| devices:", jax.devices())
