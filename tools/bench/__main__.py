@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""Measure polyjax's dispatch, import and compile costs next to JAX's figures.
+
+Usage:
+    uv run --locked python tools/bench [--quick] [--json PATH]
+
+What it measures, on the default backend (set JAX_PLATFORMS to choose another):
+
+- a jitted ``x + y`` on two small f32 arrays, per call after warm-up;
+- the same with a dict of 20 small arrays in and out;
+- an eager ``x + y`` (Array operators) and an eager ``lax.sin(x)``, per op;
+- ``import polyjax`` in a fresh interpreter (the median of several runs, timed
+  inside the child so that interpreter start-up is left out), and, for
+  information, import plus the first jitted call there (backend start-up,
+  tracing, compiling);
+- tracing, lowering and compiling a function of 100 operations, with a fresh
+  function each run so no cache helps.
+
+Per-call figures follow ``timeit``: a loop of NUMBER calls is timed REPEAT
+times; the median per call is reported (and the minimum, for reference). The
+last result of each loop is waited for, so asynchronous dispatch cannot hide
+work. The JAX column holds JAX 0.10.2's figures measured on this machine kind
+(issue 3); the target column is the issue's bound, and the last column says
+whether the measured median meets it. ``--quick`` runs few repetitions, for
+checking that the tool works, not for figures worth quoting.
+
+Exit status: 0 (also when a target is missed: this is a measuring tool), 2 on
+bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+# JAX 0.10.2 on this machine kind, and the targets: issue 3, point 13.
+JAX_TINY_JIT = 5.4e-6
+JAX_DICT_JIT = 40.7e-6
+JAX_EAGER_SIN = 5.0e-6
+JAX_IMPORT = 0.61
+TARGET_IMPORT = 0.3
+
+N_COMPILE_OPS = 100
+
+
+@dataclass
+class Result:
+    """One line of the report. Times in seconds; None where there is no figure."""
+
+    name: str
+    median: float
+    minimum: float | None = None
+    jax: float | None = None
+    target: float | None = None
+
+    @property
+    def status(self) -> str:
+        if self.target is None:
+            return ""
+        return "ok" if self.median <= self.target else "over"
+
+
+def fmt_time(seconds: float | None) -> str:
+    """``5.40 us``, ``12.3 ms``, ``0.61 s``: three significant figures."""
+    if seconds is None:
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+# ---------------------------------------------------------------------------
+# Timing helpers
+
+
+def per_call(fn: Callable[[], Any], *, number: int, repeat: int, wait: Callable[[Any], Any]):
+    """Median and minimum time per call of ``fn`` over ``repeat`` loops of ``number``."""
+    fn()  # warm-up: compile, fill caches
+    wait(fn())
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            out = fn()
+        wait(out)
+        times.append((time.perf_counter() - start) / number)
+    return statistics.median(times), min(times)
+
+
+_CHILD_IMPORT = """
+import time
+t0 = time.perf_counter()
+import polyjax
+t1 = time.perf_counter()
+print(t1 - t0)
+"""
+
+_CHILD_FIRST_CALL = """
+import time
+t0 = time.perf_counter()
+import numpy as np
+import polyjax
+f = polyjax.jit(lambda x, y: x + y)
+x = np.ones(4, np.float32)
+f(x, x).block_until_ready()
+print(time.perf_counter() - t0)
+"""
+
+
+def in_fresh_process(code: str, runs: int) -> tuple[float, float]:
+    """Median and minimum of the time that ``code`` prints, each run a new interpreter."""
+    times = []
+    for _ in range(runs):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        times.append(float(out.stdout.strip().splitlines()[-1]))
+    return statistics.median(times), min(times)
+
+
+# ---------------------------------------------------------------------------
+# The benchmarks
+
+
+def bench_dispatch(quick: bool) -> list[Result]:
+    import numpy as np
+
+    import polyjax
+    import polyjax.lax as lax
+
+    number, repeat = (200, 3) if quick else (20_000, 7)
+    wait = polyjax.block_until_ready
+    x = polyjax.device_put(np.arange(4, dtype=np.float32))
+    y = polyjax.device_put(np.ones(4, np.float32))
+
+    add = polyjax.jit(lambda a, b: a + b)
+    tiny = per_call(lambda: add(x, y), number=number, repeat=repeat, wait=wait)
+
+    tree = {f"w{i:02d}": polyjax.device_put(np.full(4, i, np.float32)) for i in range(20)}
+    bump = polyjax.jit(lambda d: {k: v + 1.0 for k, v in d.items()})
+    many = per_call(lambda: bump(tree), number=max(number // 4, 1), repeat=repeat, wait=wait)
+
+    eager_add = per_call(lambda: x + y, number=number, repeat=repeat, wait=wait)
+    eager_sin = per_call(lambda: lax.sin(x), number=number, repeat=repeat, wait=wait)
+
+    return [
+        Result("jit x + y, per call", *tiny, jax=JAX_TINY_JIT, target=JAX_TINY_JIT),
+        Result(
+            "jit dict of 20 arrays in/out, per call",
+            *many,
+            jax=JAX_DICT_JIT,
+            target=JAX_DICT_JIT,
+        ),
+        Result("eager x + y, per op", *eager_add),
+        Result("eager lax.sin(x), per op", *eager_sin, jax=JAX_EAGER_SIN, target=JAX_EAGER_SIN),
+    ]
+
+
+def bench_import(quick: bool) -> list[Result]:
+    runs = 3 if quick else 11
+    first = in_fresh_process(_CHILD_FIRST_CALL, 1 if quick else 5)
+    return [
+        Result(
+            "import polyjax (fresh process)",
+            *in_fresh_process(_CHILD_IMPORT, runs),
+            jax=JAX_IMPORT,
+            target=TARGET_IMPORT,
+        ),
+        Result("  import + first jit call (for information)", *first),
+    ]
+
+
+def _hundred_ops() -> Callable[[Any], Any]:
+    """A new function object each time (so no cache hits) of N_COMPILE_OPS operations."""
+    import polyjax.lax as lax
+
+    def f(x):
+        for _ in range(N_COMPILE_OPS // 4):  # four ops per step
+            x = lax.add(lax.mul(lax.sin(x), lax.cos(x)), x)
+        return x
+
+    return f
+
+
+def bench_compile(quick: bool) -> list[Result]:
+    import numpy as np
+
+    import polyjax
+
+    x = np.ones((8,), np.float32)
+    runs = 1 if quick else 5
+    trace, lower, compile_, total = [], [], [], []
+    for _ in range(runs):
+        jitted = polyjax.jit(_hundred_ops())
+        t0 = time.perf_counter()
+        traced = jitted.trace(x)
+        t1 = time.perf_counter()
+        lowered = traced.lower()
+        t2 = time.perf_counter()
+        lowered.compile()
+        t3 = time.perf_counter()
+        trace.append(t1 - t0)
+        lower.append(t2 - t1)
+        compile_.append(t3 - t2)
+        total.append(t3 - t0)
+    n_eqns = len(traced.jaxpr.eqns)
+    if n_eqns != N_COMPILE_OPS:
+        raise AssertionError(f"the compile benchmark traced {n_eqns} ops, not {N_COMPILE_OPS}")
+
+    def stats(ts):
+        return statistics.median(ts), min(ts)
+
+    return [
+        Result(f"jit of a {N_COMPILE_OPS}-op function: trace+lower+compile", *stats(total)),
+        Result("  trace", *stats(trace)),
+        Result("  lower to StableHLO", *stats(lower)),
+        Result("  XLA compile", *stats(compile_)),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Report
+
+
+def header() -> str:
+    import jaxlib
+    import numpy as np
+
+    import polyjax
+
+    dev = polyjax.devices()[0]
+    return (
+        f"polyjax {polyjax.__version__} on jaxlib {jaxlib.__version__}, numpy {np.__version__}, "
+        f"Python {platform.python_version()}; backend {polyjax.default_backend()} "
+        f"({polyjax.device_count()} device(s), {dev.device_kind}); {os.cpu_count()} CPU cores"
+    )
+
+
+def render(results: list[Result]) -> str:
+    cols = ("benchmark", "polyjax", "(min)", "JAX 0.10.2", "target", "")
+    rows = [
+        (
+            r.name,
+            fmt_time(r.median),
+            fmt_time(r.minimum),
+            fmt_time(r.jax),
+            "-" if r.target is None else f"<= {fmt_time(r.target)}",
+            r.status,
+        )
+        for r in results
+    ]
+    widths = [max(len(str(row[i])) for row in (cols, *rows)) for i in range(len(cols))]
+
+    def line(row):
+        first = row[0].ljust(widths[0])
+        rest = [str(c).rjust(w) for c, w in zip(row[1:-1], widths[1:-1])]
+        return "  ".join([first, *rest, row[-1]]).rstrip()
+
+    return "\n".join([line(cols), *(line(r) for r in rows)])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="tools/bench",
+        description="Measure polyjax's dispatch, import and compile costs next to JAX's.",
+    )
+    parser.add_argument("--quick", action="store_true", help="few repetitions: checks that it runs")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    args = parser.parse_args(argv)
+
+    # The import benchmark runs first, so nothing warmed by this process matters;
+    # the children are independent interpreters anyway.
+    results = bench_import(args.quick)
+    results += bench_dispatch(args.quick)
+    results += bench_compile(args.quick)
+
+    print(header())
+    if args.quick:
+        print("(--quick: few repetitions; do not quote these figures)")
+    print(render(results))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([asdict(r) | {"status": r.status} for r in results], f, indent=2)
+            f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
