@@ -9,6 +9,7 @@ with jaxlib's CPU client and run through `batched_device_put` /
 from __future__ import annotations
 
 import threading
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -570,6 +571,55 @@ def test_convert_and_compare_helpers():
     np.testing.assert_array_equal(out[4], u < x.astype(np.uint32))
 
 
+_CONVERSIONS = [
+    (np.complex64, np.bool_),
+    (np.int32, np.complex64),
+    (np.bool_, np.complex64),
+    (np.float32, np.uint8),
+    (np.complex64, np.complex128),
+    (np.complex64, np.int32),
+    (np.float32, ml_dtypes.bfloat16),
+    (np.bool_, np.float32),
+    (np.int32, np.bool_),
+    (np.uint8, np.bool_),
+    (np.float32, np.float32),
+]
+_CONVERSION_INPUTS = {
+    np.complex64: np.array([0, 1 + 2j, -1j], np.complex64),
+    np.int32: np.array([0, -3, 7], np.int32),
+    np.bool_: np.array([True, False, True]),
+    np.float32: np.array([0.0, 2.5, 200.0], np.float32),
+    np.uint8: np.array([0, 3, 255], np.uint8),
+}
+
+
+def test_convert_hlo_follows_numpy_casts():
+    def convert(ctx, x):
+        return [mlir.convert_hlo(ctx, x, ctx.avals_in[0], ctx.avals_out[0])]
+
+    prims = [
+        _prim(f"test_convert_{i}", convert, lambda x, d=dst: x.update(dtype=d))
+        for i, (_, dst) in enumerate(_CONVERSIONS)
+    ]
+    avals = [ShapedArray((3,), src) for src, _ in _CONVERSIONS]
+    result = lower(lambda *xs: [p.bind(x) for p, x in zip(prims, xs)], *avals)
+    inputs = [_CONVERSION_INPUTS[src] for src, _ in _CONVERSIONS]
+    outs = run_module(result.module, *inputs)
+    for (src, dst), x, out in zip(_CONVERSIONS, inputs, outs):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            expected = x.astype(dst)
+        assert out.dtype == expected.dtype, (src, dst)
+        np.testing.assert_array_equal(out.astype(np.complex128), expected.astype(np.complex128))
+
+
+def test_module_without_outputs_or_inputs():
+    result = lower(lambda: [])
+    text = mlir.module_to_string(result.module)
+    assert "func.func public @main() {" in text
+    assert run_module(result.module) == []
+
+
 # ---------------------------------------------------------------------------
 # Dimension variables
 
@@ -631,12 +681,22 @@ def test_dynamic_shapes_run_after_refinement():
         z = reshape_p.bind(y, shape=(2 * b * 3,))  # dynamic_reshape
         i = iota_p.bind(shape=(b, 3), dtype=np.int32, dimension=0)  # dynamic_iota
         k = full_p.bind(shape=(b + 1,), dtype=np.float32, value=2.5)
-        return [sin_p.bind(y), z, i, k]
+        (w,) = call_p.bind(y, jaxpr=inner, name="inner")  # dims passed to private funcs
+        return [w, z, i, k]
+
+    inner = trace_to_jaxpr(
+        lambda y: [sin_p.bind(reshape_p.bind(y, shape=(2, b, 3)))],
+        [ShapedArray((2, b, 3), np.float32)],
+    )
 
     result = lower(f, ShapedArray((b, 3), np.float32))
     text = mlir.module_to_string(result.module)
     for op in ("dynamic_broadcast_in_dim", "dynamic_reshape", "dynamic_iota"):
         assert f"stablehlo.{op}" in text
+    assert (
+        'func.func private @inner(%arg0: tensor<i32> {jax.global_constant = "b"}, '
+        "%arg1: tensor<2x?x3xf32>) -> tensor<2x?x3xf32>"
+    ) in text
     for n in (1, 4):
         x = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
         static = _specialize(result.module, {"b": n}, [(n, 3)])

@@ -260,14 +260,17 @@ class ModuleContext:
     keepalives: list = dataclasses.field(default_factory=list)
     dim_vars: tuple[str, ...] = ()
     _locations: dict = dataclasses.field(default_factory=dict)
+    _rules: dict = dataclasses.field(default_factory=dict)  # primitive -> rule found
 
     def location(self, source_info: Any, name: str) -> ir.Location:
         """The location of an op named `name` created at `source_info`."""
-        key = (source_info, name)
-        loc = self._locations.get(key)
-        if loc is None:
-            loc = self._locations[key] = _make_location(source_info, name)
-        return loc
+        # Keyed by identity (core memoizes SourceInfo objects, and hashing the
+        # dataclass costs more); the entry keeps `source_info` alive and checks it.
+        key = (id(source_info), name)
+        entry = self._locations.get(key)
+        if entry is None or entry[0] is not source_info:
+            entry = self._locations[key] = (source_info, _make_location(source_info, name))
+        return entry[1]
 
 
 def _make_location(source_info: Any, name: str) -> ir.Location:
@@ -704,18 +707,30 @@ def jaxpr_subcomp(
         env[v] = c if isinstance(c, ir.Value) else ir_constant(c, v.aval.dtype)
     for v, a in zip(jaxpr.invars, args, strict=True):
         env[v] = a
+    # Literals repeat (`mul x 2.0` in a loop body); emit each one once. Every
+    # equation here goes into the same block, after the first use, so reuse is
+    # valid. Keyed by bit pattern: 0.0 and -0.0 differ, NaNs match.
+    literals: dict[tuple[Any, bytes], ir.Value] = {}
 
     def read(x: Any) -> ir.Value:
         if type(x) is Literal:
-            return ir_constant(x.val, x.aval.dtype)
+            val = np.asarray(x.val, x.aval.dtype)
+            key = (val.dtype, val.tobytes())
+            out = literals.get(key)
+            if out is None:
+                out = literals[key] = hlo.constant(_dense_attr(val))
+            return out
         return env[x]
 
     platforms = ctx.platforms
     platform = platforms[0]
+    rules = ctx._rules
     for eqn in jaxpr.eqns:
         prim = eqn.primitive
         src = eqn.source_info
-        rule = _find_rule(prim, platforms, src)
+        rule = rules.get(prim)
+        if rule is None:
+            rule = rules[prim] = _find_rule(prim, platforms, src)
         rule_ctx = LoweringRuleContext(
             ctx,
             prim,
@@ -725,8 +740,8 @@ def jaxpr_subcomp(
             dim_var_values,
             src,
         )
-        in_vals = [read(x) for x in eqn.invars]
         with ctx.location(src, prim.name):
+            in_vals = [read(x) for x in eqn.invars]
             try:
                 out = rule(rule_ctx, *in_vals, **eqn.params)
             except Exception as e:
