@@ -735,6 +735,39 @@ def test_dim_expressions_are_computed_with_floor_semantics():
         assert [int(o) for o in out] == expected
 
 
+def test_eval_dynamic_shape_and_shape_tensor():
+    b = symbolic_dim("b")
+    seen = {}
+
+    def rule(ctx, x):
+        dims = mlir.eval_dynamic_shape(ctx, (2, b, 3 * b))
+        # Read the values here: they die with the module.
+        seen["dims"] = [d if isinstance(d, int) else str(d.type) for d in dims]
+        seen["static"] = str(mlir.shape_tensor(ctx, (2, 5)).type)
+        seen["dynamic"] = str(mlir.shape_tensor(ctx, (2, b)).type)
+        return [x]
+
+    p = _prim("test_shapes", rule)
+    lower(lambda x: [p.bind(x)], ShapedArray((b,), np.float32))
+    assert seen["dims"] == [2, "tensor<i32>", "tensor<i32>"]
+    assert seen["static"] == seen["dynamic"] == "tensor<2xi32>"
+
+
+def test_context_is_renewed_after_much_constant_data(monkeypatch):
+    monkeypatch.setattr(mlir, "_CONTEXT_CONSTANT_BYTES_LIMIT", 1000)
+    before = mlir.make_ir_context()
+    big = np.arange(1000, dtype=np.float32)
+    var = Var(ShapedArray(big.shape, big.dtype))
+    closed = ClosedJaxpr(Jaxpr([var], [], [var], []), [big])
+    first = mlir.lower_jaxpr_to_module(closed, module_name="a", platforms=("cpu",))
+    after = mlir.make_ir_context()
+    assert after is not before
+    second = mlir.lower_jaxpr_to_module(closed, module_name="b", platforms=("cpu",))
+    # Both modules stay usable, each in its own context.
+    np.testing.assert_array_equal(run_module(first.module)[0], big)
+    np.testing.assert_array_equal(run_module(second.module)[0], big)
+
+
 # ---------------------------------------------------------------------------
 # Threads
 
