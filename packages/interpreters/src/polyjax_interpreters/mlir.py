@@ -601,11 +601,8 @@ def full_like_aval(ctx: LoweringRuleContext, value: Any, aval: ShapedArray) -> i
 # Small op helpers
 
 
-def _is_float_like(dtype: np.dtype) -> bool:
-    return dtypes.issubdtype(dtype, np.inexact)
-
-
 def _comparison_type(dtype: np.dtype) -> str:
+    # The `compare_type` of `stablehlo.compare` for operands of `dtype`.
     if dtypes.issubdtype(dtype, np.inexact):
         return "FLOAT"
     if dtypes.issubdtype(dtype, np.signedinteger):
