@@ -1,0 +1,419 @@
+"""Tensor contractions: `dot_general`, and `dot` / `batch_matmul` built on it.
+
+`dot_general(lhs, rhs, ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)))`
+multiplies and sums over the contracting axes, and pairs up the batch axes. The
+result's axes are: the batch axes, then the remaining (free) axes of `lhs`, then
+those of `rhs`, each in their original order.
+
+    dot_general[dimension_numbers=(([1], [0]), ([], []))]   f32[2,3] x f32[3,4] -> f32[2,4]
+
+Element types follow XLA (and JAX): the two inputs may differ when one is
+"wider" than the other (more exponent range, then mantissa, then bits; signed
+over unsigned), and the result has the wider type, or `preferred_element_type`
+when given (the accumulation and result type, e.g. `int8 x int8 -> int32`).
+`precision` is None, a `Precision`, or a pair of them (one per operand).
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from polyjax_core import config, dtypes
+from polyjax_core import symbolic_dims as sd
+from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.primitive import Primitive
+from polyjax_interpreters import dispatch, mlir
+
+__all__ = [
+    "Precision",
+    "batch_matmul",
+    "dot",
+    "dot_general",
+    "dot_general_p",
+]
+
+
+class Precision(enum.Enum):
+    """How precisely a matmul or convolution computes on 32-bit float inputs.
+
+    `DEFAULT` is fastest (e.g. one bfloat16 pass on TPU), `HIGH` uses three
+    bfloat16 passes (or tensorfloat32), `HIGHEST` full float32. CPUs compute in
+    full precision whatever is asked. Names are accepted too:
+    `Precision("highest")`, `Precision("bfloat16")`, `Precision("float32")`.
+    """
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value: object) -> Precision | None:
+        if isinstance(value, str):
+            return _PRECISION_NAMES.get(value.lower())
+        return None
+
+    def __repr__(self) -> str:
+        return f"Precision.{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_PRECISION_NAMES = {
+    "default": Precision.DEFAULT,
+    "fastest": Precision.DEFAULT,
+    "bfloat16": Precision.DEFAULT,
+    "high": Precision.HIGH,
+    "bfloat16_3x": Precision.HIGH,
+    "tensorfloat32": Precision.HIGH,
+    "highest": Precision.HIGHEST,
+    "float32": Precision.HIGHEST,
+}
+
+
+def canonicalize_precision(precision: Any) -> tuple[Precision, Precision] | None:
+    """`precision` as None or a pair of `Precision`s (one per operand).
+
+    None falls back to the `jax_default_matmul_precision` option when it is set.
+
+    Raises:
+      TypeError: `precision` is not None, a `Precision` or its name, or a pair of them.
+    """
+    if precision is None:
+        default = config.default_matmul_precision.value
+        if default is None:
+            return None
+        if default.lower() not in _PRECISION_NAMES:
+            raise NotImplementedError(
+                f"jax_default_matmul_precision={default!r}: dot algorithm presets are not "
+                "supported yet; use one of " + ", ".join(sorted(_PRECISION_NAMES))
+            )
+        p = Precision(default)
+        return (p, p)
+    if isinstance(precision, str | Precision):
+        try:
+            p = Precision(precision)
+        except ValueError:
+            raise TypeError(_precision_error(precision)) from None
+        return (p, p)
+    if isinstance(precision, tuple | list) and len(precision) == 2:
+        try:
+            pair = tuple(Precision(p) for p in precision)
+        except ValueError:
+            raise TypeError(_precision_error(precision)) from None
+        return pair  # type: ignore[return-value]
+    raise TypeError(_precision_error(precision))
+
+
+def _precision_error(precision: Any) -> str:
+    return (
+        "Precision argument must be None, a string in "
+        f"{sorted(_PRECISION_NAMES)}, a lax.Precision value or a tuple of two "
+        f"lax.Precision values or strings; got {precision!r}."
+    )
+
+
+def _index_tuple(xs: Any, what: str) -> tuple[int, ...]:
+    if isinstance(xs, int | np.integer):
+        return (operator.index(xs),)
+    try:
+        return tuple(operator.index(x) for x in xs)
+    except TypeError:
+        raise TypeError(f"dot_general {what} must be a sequence of ints, got {xs!r}.") from None
+
+
+DotDimensionNumbers = tuple[
+    tuple[Sequence[int], Sequence[int]], tuple[Sequence[int], Sequence[int]]
+]
+
+dot_general_p = Primitive("dot_general")
+
+
+def dot_general(
+    lhs: Any,
+    rhs: Any,
+    dimension_numbers: DotDimensionNumbers,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
+    """General tensor contraction.
+
+    Args:
+      lhs: an array.
+      rhs: an array.
+      dimension_numbers: `((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))`,
+        each a sequence of axes; paired axes must have equal sizes.
+      precision: None, a `Precision` (or its name), or a pair of them.
+      preferred_element_type: the accumulation and result dtype, or None for the
+        wider of the input dtypes.
+      out_sharding: the result's sharding (only None is supported for now).
+
+    Returns:
+      An array whose axes are the batch axes, then the free axes of `lhs`, then those
+      of `rhs`.
+
+    Example:
+      >>> dot_general(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32),
+      ...             (((1,), (0,)), ((), ()))).shape
+      (2, 4)
+    """
+    try:
+        (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
+    except (TypeError, ValueError):
+        raise TypeError(
+            "dot_general dimension_numbers must be ((lhs_contracting, rhs_contracting), "
+            f"(lhs_batch, rhs_batch)), got {dimension_numbers!r}."
+        ) from None
+    dnums = (
+        (_index_tuple(lhs_contract, "contracting dimensions"),
+         _index_tuple(rhs_contract, "contracting dimensions")),
+        (_index_tuple(lhs_batch, "batch dimensions"),
+         _index_tuple(rhs_batch, "batch dimensions")),
+    )  # fmt: skip
+    if preferred_element_type is not None:
+        dtypes.check_user_dtype_supported(preferred_element_type, "dot_general")
+        preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
+    return dot_general_p.bind(
+        lhs,
+        rhs,
+        dimension_numbers=dnums,
+        out_sharding=out_sharding,
+        precision=canonicalize_precision(precision),
+        preferred_element_type=preferred_element_type,
+    )
+
+
+def _check_dims(side: str, aval: ShapedArray, batch: tuple, contract: tuple) -> None:
+    if not all(0 <= d < aval.ndim for d in batch + contract):
+        raise TypeError(
+            f"dot_general requires {side} dimension numbers to be nonnegative and less than the "
+            f"number of axes of the {side} value, got {side}_batch of {batch} and "
+            f"{side}_contracting of {contract} for {side} of rank {aval.ndim}"
+        )
+    if len(set(batch + contract)) != len(batch + contract):
+        raise TypeError(
+            f"dot_general requires {side} batch and contracting dimensions to be distinct, got "
+            f"{side}_batch of {batch} and {side}_contracting of {contract}"
+        )
+
+
+def _dot_general_shape(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers: Any) -> tuple:
+    (lc, rc), (lb, rb) = dimension_numbers
+    if len(lb) != len(rb):
+        raise TypeError(
+            "dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, got "
+            f"lhs_batch {lb} and rhs_batch {rb}."
+        )
+    if len(lc) != len(rc):
+        raise TypeError(
+            "dot_general requires equal numbers of lhs_contracting and rhs_contracting "
+            f"dimensions, got lhs_contracting {lc} and rhs_contracting {rc}."
+        )
+    _check_dims("lhs", lhs, lb, lc)
+    _check_dims("rhs", rhs, rb, rc)
+    lhs_batch_shape = tuple(lhs.shape[d] for d in lb)
+    rhs_batch_shape = tuple(rhs.shape[d] for d in rb)
+    if not sd.definitely_equal_shape(lhs_batch_shape, rhs_batch_shape):
+        raise TypeError(
+            "dot_general requires lhs batch dimensions and rhs batch dimensions to have the "
+            f"same shape, got {lhs_batch_shape} and {rhs_batch_shape}."
+        )
+    lhs_contract_shape = tuple(lhs.shape[d] for d in lc)
+    rhs_contract_shape = tuple(rhs.shape[d] for d in rc)
+    if not sd.definitely_equal_shape(lhs_contract_shape, rhs_contract_shape):
+        raise TypeError(
+            "dot_general requires contracting dimensions to have the same shape, got "
+            f"{lhs_contract_shape} and {rhs_contract_shape}."
+        )
+    lhs_free = tuple(d for i, d in enumerate(lhs.shape) if i not in lb and i not in lc)
+    rhs_free = tuple(d for i, d in enumerate(rhs.shape) if i not in rb and i not in rc)
+    return lhs_batch_shape + lhs_free + rhs_free
+
+
+def _width_key(dtype: np.dtype) -> tuple:
+    """Orders dtypes as XLA does to pick the result of a mixed-type dot.
+
+    Complex beats real; then floats by exponent range and mantissa; then bit width;
+    then signed beats unsigned.
+    """
+    is_complex = dtypes.issubdtype(dtype, np.complexfloating)
+    base = np.dtype(np.float64 if dtype == np.complex128 else np.float32) if is_complex else dtype
+    if dtypes.issubdtype(base, np.floating):
+        fi = dtypes.finfo(base)
+        exp_range, mantissa = int(fi.maxexp), int(fi.nmant)
+    else:
+        exp_range = mantissa = -1
+    bits = 1 if base == np.dtype(bool) else dtypes.itemsize_bits(base)
+    return (is_complex, exp_range, mantissa, bits, not dtypes.issubdtype(base, np.unsignedinteger))
+
+
+def _input_dtype(lhs: ShapedArray, rhs: ShapedArray) -> np.dtype:
+    """The wider of the two input dtypes (the result dtype without preferred_element_type)."""
+    kl, kr = _width_key(lhs.dtype), _width_key(rhs.dtype)
+    if kl > kr:
+        return lhs.dtype
+    if kr > kl:
+        return rhs.dtype
+    if lhs.dtype != rhs.dtype:
+        raise TypeError(f"lax.dot_general argument type error: {lhs.dtype}, {rhs.dtype}")
+    return lhs.dtype
+
+
+def _check_preferred(input_dtype: np.dtype, preferred: np.dtype) -> None:
+    if dtypes.issubdtype(input_dtype, np.integer) and dtypes.issubdtype(preferred, np.floating):
+        pass  # integer inputs may accumulate in floats, whatever their signedness
+    else:
+        for kind in (np.integer, np.floating, np.complexfloating):
+            if dtypes.issubdtype(input_dtype, kind) and not dtypes.issubdtype(preferred, kind):
+                raise TypeError(
+                    "Input type is incompatible with `preferred_element_type`. The compatible "
+                    "combinations of (input_type, preferred_element_type) are (integral, "
+                    "integral), (integral, floating), (floating, floating), (complex, complex)."
+                )
+        if dtypes.issubdtype(input_dtype, np.signedinteger) and not dtypes.issubdtype(
+            preferred, np.signedinteger
+        ):
+            raise TypeError(
+                "`preferred_element_type` must have the same signedness as the original type."
+            )
+    if dtypes.itemsize_bits(preferred) < dtypes.itemsize_bits(input_dtype):
+        raise TypeError(
+            "`preferred_element_type` must not be narrower than the original type, got "
+            f"preferred_element_type of {preferred.name} for inputs of {input_dtype.name}."
+        )
+
+
+def _dot_general_abstract_eval(
+    lhs: ShapedArray,
+    rhs: ShapedArray,
+    *,
+    dimension_numbers: Any,
+    out_sharding: Any,
+    precision: Any,
+    preferred_element_type: Any,
+) -> ShapedArray:
+    shape = _dot_general_shape(lhs, rhs, dimension_numbers)
+    dtype = _input_dtype(lhs, rhs)
+    if preferred_element_type is not None and preferred_element_type != dtype:
+        if dtype != np.dtype(bool):
+            _check_preferred(dtype, preferred_element_type)
+        dtype = preferred_element_type
+    if out_sharding is not None:
+        raise NotImplementedError("dot_general: out_sharding is not supported yet")
+    return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
+
+
+def _dot_general_print_params(params: dict[str, Any]) -> dict[str, Any]:
+    # As JAX prints it: None-valued params are left out, axes are shown as lists.
+    shown = {k: v for k, v in params.items() if v is not None}
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    shown["dimension_numbers"] = ((list(lc), list(rc)), (list(lb), list(rb)))
+    return shown
+
+
+dot_general_p.def_abstract_eval(_dot_general_abstract_eval)
+dot_general_p.def_impl(functools.partial(dispatch.apply_primitive, dot_general_p))
+dot_general_p.print_params = _dot_general_print_params
+
+
+def _dot_general_lowering(
+    ctx, lhs, rhs, *, dimension_numbers, out_sharding, precision, preferred_element_type
+):
+    lhs_aval, rhs_aval = ctx.avals_in
+    aval_out = ctx.avals_out[0]
+    # StableHLO wants one input element type: bring the narrower input up to the wider.
+    common = _input_dtype(lhs_aval, rhs_aval)
+    if lhs_aval.dtype != common:
+        lhs = mlir.convert_hlo(ctx, lhs, lhs_aval, lhs_aval.update(dtype=common))
+    if rhs_aval.dtype != common:
+        rhs = mlir.convert_hlo(ctx, rhs, rhs_aval, rhs_aval.update(dtype=common))
+    (lc, rc), (lb, rb) = dimension_numbers
+    dnums = hlo.DotDimensionNumbers.get(
+        lhs_batching_dimensions=list(lb),
+        rhs_batching_dimensions=list(rb),
+        lhs_contracting_dimensions=list(lc),
+        rhs_contracting_dimensions=list(rc),
+    )
+    precision_config = None
+    if precision is not None:
+        precision_config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(p.name) for p in precision])
+    out = hlo.dot_general(
+        mlir.aval_to_ir_type(aval_out), lhs, rhs, dnums, precision_config=precision_config
+    )
+    return [out]
+
+
+mlir.register_lowering(dot_general_p, _dot_general_lowering)
+
+
+def dot(
+    lhs: Any,
+    rhs: Any,
+    *,
+    dimension_numbers: DotDimensionNumbers | None = None,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    out_sharding: Any = None,
+) -> Any:
+    """Vector/matrix products, or `dot_general` when `dimension_numbers` is given.
+
+    Without `dimension_numbers`, `lhs` and `rhs` must be 1-D or 2-D and the last
+    axis of `lhs` is contracted with the first axis of `rhs` (vector-vector,
+    matrix-vector, vector-matrix or matrix-matrix product).
+
+    Raises:
+      TypeError: for other shapes ("Incompatible shapes for dot").
+
+    Example:
+      >>> dot(np.ones((2, 3), np.float32), np.ones(3, np.float32)).shape
+      (2,)
+    """
+    if dimension_numbers is None:
+        lshape, rshape = get_aval(lhs).shape, get_aval(rhs).shape
+        if not (
+            1 <= len(lshape) <= 2
+            and 1 <= len(rshape) <= 2
+            and sd.definitely_equal(lshape[-1], rshape[0])
+        ):
+            raise TypeError(f"Incompatible shapes for dot: got {lshape} and {rshape}.")
+        dimension_numbers = (((len(lshape) - 1,), (0,)), ((), ()))
+    return dot_general(
+        lhs,
+        rhs,
+        dimension_numbers,
+        precision,
+        preferred_element_type,
+        out_sharding=out_sharding,
+    )
+
+
+def batch_matmul(
+    lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None
+) -> Any:
+    """Batched matrix product of arrays of equal rank >= 2 (`[..., m, k] @ [..., k, n]`).
+
+    The leading (batch) axes must have equal sizes.
+    """
+    lshape, rshape = get_aval(lhs).shape, get_aval(rhs).shape
+    if len(lshape) < 2 or len(lshape) != len(rshape):
+        raise ValueError(
+            "Arguments to batch_matmul must be at least 2D and agree on their number of "
+            f"dimensions, got {lshape} and {rshape}."
+        )
+    if not sd.definitely_equal_shape(lshape[:-2], rshape[:-2]):
+        raise ValueError(
+            f"Arguments to batch_matmul must agree on batch dimensions, got {lshape} and {rshape}."
+        )
+    batch = tuple(range(len(lshape) - 2))
+    dnums = (((len(lshape) - 1,), (len(rshape) - 2,)), (batch, batch))
+    return dot_general(lhs, rhs, dnums, precision, preferred_element_type)

@@ -1,0 +1,253 @@
+"""Reductions over axes: `reduce_sum/max/min/prod` and `argmax/argmin`.
+
+Each reduction primitive takes the `axes` to reduce (non-negative, unique) and
+drops them from the shape:
+
+    reduce_sum[axes=(0,) out_sharding=None]   f32[3,4] -> f32[4]
+    argmax[axes=(1,) index_dtype=int32]        f32[3,4] -> i32[3]
+
+They lower to `stablehlo.reduce` with a one-op region starting from the
+operation's identity (0 for sums, -inf for max of floats, ...), so reducing an
+empty axis gives the identity. `argmax`/`argmin` reduce (value, index) pairs
+together: a NaN beats every number (NumPy returns the first NaN), and on ties
+the smaller index wins, which makes the region commutative as XLA requires.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from polyjax_core import dtypes
+from polyjax_core.abstract_values import ShapedArray
+from polyjax_core.primitive import Primitive
+from polyjax_interpreters import dispatch, mlir
+
+__all__ = [
+    "argmax",
+    "argmax_p",
+    "argmin",
+    "argmin_p",
+    "reduce_max",
+    "reduce_max_p",
+    "reduce_min",
+    "reduce_min_p",
+    "reduce_prod",
+    "reduce_prod_p",
+    "reduce_sum",
+    "reduce_sum_p",
+]
+
+
+def _axes_tuple(axes: Any) -> tuple[int, ...]:
+    try:
+        return tuple(operator.index(a) for a in axes)
+    except TypeError:
+        raise TypeError(f"reduction axes must be a sequence of integers, got {axes!r}.") from None
+
+
+def _check_axes(operand: ShapedArray, axes: tuple[int, ...]) -> None:
+    if not all(0 <= a < operand.ndim for a in axes):
+        raise ValueError(
+            f"reduction axes {axes} contains out-of-bounds indices for {operand.str_short()}."
+        )
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
+
+
+def _reduced_shape(shape: tuple, axes: tuple[int, ...]) -> tuple:
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _scalar_type(dtype: Any) -> ir.Type:
+    return ir.RankedTensorType.get([], mlir.dtype_to_ir_type(dtype))
+
+
+def _reduce_hlo(
+    operands: Sequence[ir.Value],
+    init_values: Sequence[ir.Value],
+    axes: Sequence[int],
+    out_avals: Sequence[ShapedArray],
+    body: Callable[..., Sequence[ir.Value]],
+) -> list[ir.Value]:
+    """`stablehlo.reduce` of `operands` over `axes` with the region `body(*accs, *xs)`.
+
+    `out_avals` are the types of the reduced operands, one per operand.
+    """
+    out_types = [mlir.aval_to_ir_type(a) for a in out_avals]
+    op = hlo.ReduceOp(out_types, list(operands), list(init_values), list(axes))
+    scalar_types = [_scalar_type(a.dtype) for a in out_avals]
+    block = op.regions[0].blocks.append(*scalar_types, *scalar_types)
+    with ir.InsertionPoint(block):
+        hlo.ReturnOp(list(body(*block.arguments)))
+    return list(op.results)
+
+
+# ---------------------------------------------------------------------------
+# reduce_sum / reduce_prod / reduce_max / reduce_min
+
+
+def _identity(kind: str, dtype: np.dtype) -> Any:
+    """The value that `kind` reductions start from (and return for empty axes)."""
+    if kind == "sum":
+        return 0
+    if kind == "prod":
+        return 1
+    if dtype == np.dtype(bool):
+        return kind == "min"  # max starts at False, min at True
+    if dtypes.issubdtype(dtype, np.inexact):
+        return -np.inf if kind == "max" else np.inf
+    info = dtypes.iinfo(dtype)
+    return info.min if kind == "max" else info.max
+
+
+def _make_reduction(name: str, kind: str, numbers_only: bool) -> tuple[Primitive, Callable]:
+    prim = Primitive(name)
+
+    def abstract_eval(operand: ShapedArray, *, axes: tuple, out_sharding: Any) -> ShapedArray:
+        if numbers_only and operand.dtype == np.dtype(bool):
+            raise TypeError(
+                f"{name} does not accept dtype bool. Accepted dtypes are subtypes of number."
+            )
+        _check_axes(operand, axes)
+        if out_sharding is not None:
+            raise NotImplementedError(f"{name}: out_sharding is not supported yet")
+        return ShapedArray(_reduced_shape(operand.shape, axes), operand.dtype, operand.weak_type)
+
+    prim.def_abstract_eval(abstract_eval)
+    prim.def_impl(functools.partial(dispatch.apply_primitive, prim))
+
+    def lowering(ctx, x, *, axes, out_sharding):
+        dtype = ctx.avals_in[0].dtype
+        init = mlir.ir_constant(np.asarray(_identity(kind, dtype), dtype))
+        is_bool = dtype == np.dtype(bool)
+        combine = {
+            "sum": hlo.AddOp,
+            "prod": hlo.MulOp,
+            "max": hlo.OrOp if is_bool else hlo.MaxOp,
+            "min": hlo.AndOp if is_bool else hlo.MinOp,
+        }[kind]
+        return _reduce_hlo([x], [init], axes, ctx.avals_out, lambda a, b: [combine(a, b).result])
+
+    mlir.register_lowering(prim, lowering)
+
+    def reduce(operand: Any, axes: Sequence[int], *, out_sharding: Any = None) -> Any:
+        return prim.bind(operand, axes=_axes_tuple(axes), out_sharding=out_sharding)
+
+    reduce.__name__ = reduce.__qualname__ = name
+    reduce.__doc__ = f"""The {kind} of the elements of `operand` over `axes`.
+
+    Args:
+      operand: an array{" of a numeric dtype" if numbers_only else ""}.
+      axes: the axes to reduce (unique, each in `[0, operand.ndim)`).
+      out_sharding: the result's sharding (only None is supported for now).
+
+    Returns:
+      An array of `operand`'s dtype, with the `axes` removed from its shape.
+      Unlike `jnp.{kind}`, narrow types are not widened for accumulation.
+    """
+    return prim, reduce
+
+
+reduce_sum_p, reduce_sum = _make_reduction("reduce_sum", "sum", numbers_only=True)
+reduce_prod_p, reduce_prod = _make_reduction("reduce_prod", "prod", numbers_only=True)
+reduce_max_p, reduce_max = _make_reduction("reduce_max", "max", numbers_only=False)
+reduce_min_p, reduce_min = _make_reduction("reduce_min", "min", numbers_only=False)
+
+
+# ---------------------------------------------------------------------------
+# argmax / argmin
+
+argmax_p = Primitive("argmax")
+argmin_p = Primitive("argmin")
+
+
+def argmax(operand: Any, axis: int, index_dtype: Any) -> Any:
+    """The index of the largest element of `operand` along `axis` (first one on ties).
+
+    NaN counts as larger than every number, so the index of the first NaN is returned
+    when there is one (as `np.argmax` does).
+
+    Args:
+      operand: an array.
+      axis: the axis to reduce, in `[0, operand.ndim)`; it must not be empty.
+      index_dtype: an integer dtype for the result.
+
+    Example:
+      >>> argmax(np.float32([1, 3, 3]), 0, np.int32).shape
+      ()
+    """
+    index_dtype = dtypes.canonicalize_dtype(index_dtype)
+    return argmax_p.bind(operand, axes=(operator.index(axis),), index_dtype=index_dtype)
+
+
+def argmin(operand: Any, axis: int, index_dtype: Any) -> Any:
+    """The index of the smallest element of `operand` along `axis` (first one on ties).
+
+    NaN counts as smaller than every number here (the first NaN's index is returned,
+    as `np.argmin` does).
+    """
+    index_dtype = dtypes.canonicalize_dtype(index_dtype)
+    return argmin_p.bind(operand, axes=(operator.index(axis),), index_dtype=index_dtype)
+
+
+def _argminmax_abstract_eval(
+    name: str, operand: ShapedArray, *, axes: tuple, index_dtype: Any
+) -> ShapedArray:
+    (axis,) = axes
+    if not 0 <= axis < operand.ndim:
+        raise ValueError(f"Invalid axis {axis} for operand shape {operand.shape}")
+    size = operand.shape[axis]
+    if type(size) is int and size < 1:
+        raise ValueError(
+            f"{name} requires a non-empty reduction dimension: operand.shape={operand.shape} "
+            f"axis={axis}"
+        )
+    if not dtypes.issubdtype(index_dtype, np.integer):
+        raise TypeError(
+            f"index_dtype must be an integer type, but got {np.dtype(index_dtype).name}"
+        )
+    if dtypes.issubdtype(operand.dtype, np.complexfloating):
+        raise NotImplementedError(f"{name} of complex arrays is not supported yet")
+    return ShapedArray(_reduced_shape(operand.shape, axes), index_dtype)
+
+
+def _argminmax_lowering(direction: str, ctx, x, *, axes, index_dtype):
+    aval_in = ctx.avals_in[0]
+    dtype = aval_in.dtype
+    (axis,) = axes
+    indices = mlir.iota(ctx, aval_in.update(dtype=index_dtype, weak_type=False), axis)
+    kind = "max" if direction == "GT" else "min"
+    init_val = mlir.ir_constant(np.asarray(_identity(kind, dtype), dtype))
+    init_idx = mlir.ir_constant(np.asarray(0, index_dtype))
+    is_float = dtypes.issubdtype(dtype, np.inexact)
+
+    def body(acc, acc_i, x, x_i):
+        # Pick x when it beats acc: strictly better, or a NaN against a number, or
+        # as good (equal, or both NaN) with a smaller index.
+        better = mlir.compare_hlo(x, acc, direction)
+        same = mlir.compare_hlo(x, acc, "EQ")
+        if is_float:
+            x_nan = mlir.compare_hlo(x, x, "NE")
+            acc_nan = mlir.compare_hlo(acc, acc, "NE")
+            better = hlo.or_(better, hlo.and_(x_nan, hlo.not_(acc_nan)))
+            same = hlo.or_(same, hlo.and_(x_nan, acc_nan))
+        earlier = mlir.compare_hlo(x_i, acc_i, "LT")
+        pick = hlo.or_(better, hlo.and_(same, earlier))
+        return [hlo.select(pick, x, acc), hlo.select(pick, x_i, acc_i)]
+
+    out_idx = ctx.avals_out[0]
+    out_avals = [out_idx.update(dtype=dtype), out_idx]
+    return [_reduce_hlo([x, indices], [init_val, init_idx], axes, out_avals, body)[1]]
+
+
+for _prim, _direction in ((argmax_p, "GT"), (argmin_p, "LT")):
+    _prim.def_abstract_eval(functools.partial(_argminmax_abstract_eval, _prim.name))
+    _prim.def_impl(functools.partial(dispatch.apply_primitive, _prim))
+    mlir.register_lowering(_prim, functools.partial(_argminmax_lowering, _direction))

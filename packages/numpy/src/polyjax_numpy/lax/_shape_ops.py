@@ -1,0 +1,931 @@
+"""Primitives that move data without computing on it: shape, layout and slicing ops.
+
+Each primitive here keeps its operand's element type and only changes where the
+elements sit:
+
+    broadcast_in_dim   f32[3] -> f32[2,3]          (copies along new or size-1 axes)
+    reshape            f32[2,3] -> f32[6]          (same elements, row-major order)
+    transpose          f32[2,3] -> f32[3,2]
+    squeeze            f32[1,3] -> f32[3]          (drops size-1 axes)
+    slice              f32[10] -> f32[3]           (static start/limit/stride)
+    concatenate        f32[2], f32[3] -> f32[5]
+    pad                f32[3] -> f32[7]            (edge and interior padding, negative ok)
+    rev                f32[3] -> f32[3]            (reverses axes)
+    iota               -> i32[4]                   (0, 1, 2, ... along one axis)
+
+`expand_dims`, `broadcast`, `full` and `full_like` are functions built on these.
+
+Shape rules accept symbolic dimensions (`polyjax_core.symbolic_dims`): sizes are
+compared with `definitely_equal` (equal for every value of the dimension variables),
+and lowering switches to StableHLO's dynamic ops (`dynamic_iota`,
+`real_dynamic_slice`, `dynamic_pad`, dynamic broadcast and reshape) when a shape is
+not constant.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from polyjax_core import dtypes
+from polyjax_core import symbolic_dims as sd
+from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.primitive import Primitive
+from polyjax_core.tracing import Tracer
+from polyjax_interpreters import dispatch, mlir
+from polyjax_interpreters.array import Array
+from polyjax_numpy.lax._elementwise import _convert_element_type
+
+__all__ = [
+    "broadcast",
+    "broadcast_in_dim",
+    "broadcast_in_dim_p",
+    "broadcast_to_rank",
+    "broadcasted_iota",
+    "concatenate",
+    "concatenate_p",
+    "expand_dims",
+    "full",
+    "full_like",
+    "iota",
+    "iota_p",
+    "pad",
+    "pad_p",
+    "reshape",
+    "reshape_p",
+    "rev",
+    "rev_p",
+    "slice",
+    "slice_in_dim",
+    "slice_p",
+    "squeeze",
+    "squeeze_p",
+    "transpose",
+    "transpose_p",
+]
+
+# ---------------------------------------------------------------------------
+# Shared helpers
+
+
+def _is_array(x: Any) -> bool:
+    """Whether `x` is already a polyjax array value (so an identity op may return it)."""
+    return isinstance(x, Array | Tracer)
+
+
+def _aval(x: Any) -> ShapedArray:
+    return get_aval(x)
+
+
+def canonicalize_axis(axis: Any, ndim: int) -> int:
+    """`axis` as a non-negative int, counting negative axes from the end.
+
+    Raises:
+      ValueError: if `axis` is out of range for an array of rank `ndim`.
+    """
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis + ndim if axis < 0 else axis
+
+
+def _int_tuple(xs: Any, what: str) -> tuple[int, ...]:
+    try:
+        return tuple(operator.index(x) for x in xs)
+    except TypeError:
+        raise TypeError(f"{what} must be a sequence of integers, got {xs!r}.") from None
+
+
+def _dim_tuple(xs: Any, what: str) -> tuple[Any, ...]:
+    """A tuple of ints or symbolic dimensions (may be negative, unlike shapes)."""
+    out = []
+    for x in xs:
+        if isinstance(x, sd.DimExpr):
+            out.append(x)
+        else:
+            try:
+                out.append(operator.index(x))
+            except TypeError:
+                raise TypeError(
+                    f"{what} must be a sequence of integers or symbolic dimensions, got {xs!r}."
+                ) from None
+    return tuple(out)
+
+
+def _is_static(shape: Sequence[Any]) -> bool:
+    return all(type(d) is int for d in shape)
+
+
+def _impl(prim: Primitive) -> None:
+    prim.def_impl(functools.partial(dispatch.apply_primitive, prim))
+
+
+def _result_type(ctx: Any) -> ir.Type:
+    return mlir.aval_to_ir_type(ctx.avals_out[0])
+
+
+def _dims_tensor(ctx: Any, dims: Sequence[Any]) -> ir.Value:
+    """A 1-D i64 tensor of (possibly symbolic, possibly negative) sizes or indices."""
+    return mlir.shape_tensor(ctx, dims)
+
+
+# ---------------------------------------------------------------------------
+# broadcast_in_dim
+
+broadcast_in_dim_p = Primitive("broadcast_in_dim")
+
+
+def broadcast_in_dim(
+    operand: Any,
+    shape: Sequence[Any],
+    broadcast_dimensions: Sequence[int],
+    *,
+    out_sharding: Any = None,
+) -> Any:
+    """Broadcasts `operand` to `shape`, mapping its axes to `broadcast_dimensions`.
+
+    Args:
+      operand: an array.
+      shape: the result shape (ints or symbolic dimensions).
+      broadcast_dimensions: for each axis of `operand`, the result axis it becomes
+        (strictly increasing). Each operand axis has size 1 or the size of that
+        result axis.
+      out_sharding: the result's sharding (only None is supported for now).
+
+    Returns:
+      An array of shape `shape` and the dtype of `operand`.
+
+    Example:
+      >>> broadcast_in_dim(np.float32([1, 2]), (3, 2), (1,)).shape
+      (3, 2)
+    """
+    shape = sd.canonicalize_shape(shape, "broadcast_in_dim shape")
+    dims = _int_tuple(broadcast_dimensions, "broadcast_in_dim broadcast_dimensions")
+    if (
+        _is_array(operand)
+        and out_sharding is None
+        and sd.definitely_equal_shape(operand.shape, shape)
+        and dims == tuple(range(len(shape)))
+    ):
+        return operand
+    return broadcast_in_dim_p.bind(
+        operand, broadcast_dimensions=dims, shape=shape, sharding=out_sharding
+    )
+
+
+def _broadcast_in_dim_abstract_eval(
+    operand: ShapedArray, *, shape: tuple, broadcast_dimensions: tuple, sharding: Any
+) -> ShapedArray:
+    dims = broadcast_dimensions
+    if operand.ndim != len(dims):
+        raise TypeError(
+            "broadcast_in_dim broadcast_dimensions must have length equal to operand ndim; "
+            f"got broadcast_dimensions {dims} for operand ndim {operand.ndim}."
+        )
+    if len(shape) < operand.ndim:
+        raise TypeError(
+            "broadcast_in_dim target broadcast shape must have equal or higher rank to the "
+            f"operand shape; got operand ndim {operand.ndim} and target broadcast ndim "
+            f"{len(shape)}."
+        )
+    if not all(0 <= d < len(shape) for d in dims):
+        raise TypeError(
+            "broadcast_in_dim broadcast_dimensions must be a subset of output dimensions, got "
+            f"{dims} for operand ndim {operand.ndim} and shape {shape}."
+        )
+    if any(a >= b for a, b in zip(dims, dims[1:])):
+        raise TypeError(
+            "broadcast_in_dim broadcast_dimensions must be strictly increasing; got "
+            f"broadcast_dimensions {dims}"
+        )
+    for op_d, d in zip(operand.shape, dims):
+        if not (sd.definitely_equal(op_d, 1) or sd.definitely_equal(op_d, shape[d])):
+            raise TypeError(
+                "broadcast_in_dim operand dimension sizes must either be 1, or be equal to "
+                "their corresponding dimensions in the target broadcast shape; got operand of "
+                f"shape {operand.shape}, target broadcast shape {shape}, broadcast_dimensions "
+                f"{dims} "
+            )
+    if sharding is not None:
+        raise NotImplementedError("broadcast_in_dim: out_sharding is not supported yet")
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+broadcast_in_dim_p.def_abstract_eval(_broadcast_in_dim_abstract_eval)
+_impl(broadcast_in_dim_p)
+
+
+def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions, sharding):
+    return [mlir.broadcast_in_dim(ctx, x, ctx.avals_out[0], broadcast_dimensions)]
+
+
+mlir.register_lowering(broadcast_in_dim_p, _broadcast_in_dim_lowering)
+
+
+def broadcast(operand: Any, sizes: Sequence[Any], *, out_sharding: Any = None) -> Any:
+    """Adds leading axes of sizes `sizes` to `operand` (`broadcast_in_dim` to `sizes + shape`).
+
+    Example:
+      >>> broadcast(np.float32([1, 2]), (3,)).shape
+      (3, 2)
+    """
+    sizes = sd.canonicalize_shape(sizes, "broadcast sizes")
+    if not sizes and _is_array(operand) and out_sharding is None:
+        return operand
+    shape = _aval(operand).shape
+    dims = tuple(range(len(sizes), len(sizes) + len(shape)))
+    return broadcast_in_dim(operand, sizes + shape, dims, out_sharding=out_sharding)
+
+
+def broadcast_to_rank(x: Any, rank: int) -> Any:
+    """Adds leading size-1 axes to `x` until it has rank `rank` (as NumPy broadcasting does)."""
+    ndim = len(_aval(x).shape)
+    if ndim == rank:
+        return x
+    return broadcast(x, (1,) * (rank - ndim))
+
+
+# ---------------------------------------------------------------------------
+# reshape
+
+reshape_p = Primitive("reshape")
+
+
+def reshape(
+    operand: Any,
+    new_sizes: Sequence[Any],
+    dimensions: Sequence[int] | None = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
+    """Reshapes `operand` to `new_sizes`, optionally transposing it first.
+
+    Args:
+      operand: an array.
+      new_sizes: the result shape; its size must equal the operand's.
+      dimensions: if given, a permutation of the operand's axes applied before the
+        reshape (the elements are read in this axis order).
+      out_sharding: the result's sharding (only None is supported for now).
+
+    Returns:
+      The reshaped array.
+
+    Example:
+      >>> reshape(np.arange(6, dtype=np.float32), (2, 3)).shape
+      (2, 3)
+    """
+    new_sizes = sd.canonicalize_shape(new_sizes, "reshape new_sizes")
+    shape = _aval(operand).shape
+    same_dims = dimensions is None or tuple(dimensions) == tuple(range(len(shape)))
+    dims = None if same_dims else _int_tuple(dimensions, "reshape dimensions")
+    if (
+        _is_array(operand)
+        and dims is None
+        and out_sharding is None
+        and sd.definitely_equal_shape(shape, new_sizes)
+    ):
+        return operand
+    return reshape_p.bind(operand, dimensions=dims, new_sizes=new_sizes, sharding=out_sharding)
+
+
+def _reshape_abstract_eval(
+    operand: ShapedArray, *, new_sizes: tuple, dimensions: tuple | None, sharding: Any
+) -> ShapedArray:
+    if not all(sd.is_symbolic_dim(d) or d >= 0 for d in new_sizes):
+        raise TypeError(f"reshape new_sizes must all be positive, got {new_sizes}.")
+    old_size, new_size = sd.shape_size(operand.shape), sd.shape_size(new_sizes)
+    if not sd.definitely_equal(old_size, new_size):
+        raise TypeError(
+            f"reshape total size must be unchanged, got new_sizes {new_sizes} (of total size "
+            f"{new_size}) for shape {operand.shape} (of total size {old_size})."
+        )
+    if dimensions is not None and sorted(dimensions) != list(range(operand.ndim)):
+        raise TypeError(
+            "reshape dimensions must be a permutation of operand dimensions, got dimensions "
+            f"{dimensions} for shape {operand.shape}."
+        )
+    if sharding is not None:
+        raise NotImplementedError("reshape: out_sharding is not supported yet")
+    return ShapedArray(new_sizes, operand.dtype, operand.weak_type)
+
+
+reshape_p.def_abstract_eval(_reshape_abstract_eval)
+_impl(reshape_p)
+
+
+def _reshape_lowering(ctx, x, *, new_sizes, dimensions, sharding):
+    aval_in = ctx.avals_in[0]
+    if dimensions is not None:
+        shape = tuple(aval_in.shape[d] for d in dimensions)
+        x = _transpose_hlo(x, aval_in.update(shape=shape), dimensions)
+    return [mlir.reshape(ctx, x, ctx.avals_out[0])]
+
+
+mlir.register_lowering(reshape_p, _reshape_lowering)
+
+
+def _compute_newshape(shape: Sequence[Any], newshape: Any) -> tuple[Any, ...]:
+    """`newshape` with its single -1 (if any) replaced by the size that fits `shape`.
+
+    Used by the `.reshape` method (as `jnp.reshape`), not by `lax.reshape`.
+    """
+    if sd.is_dim(newshape):
+        newshape = (newshape,)
+    newshape = tuple(d if sd.is_symbolic_dim(d) else operator.index(d) for d in newshape)
+    unknown = [i for i, d in enumerate(newshape) if type(d) is int and d == -1]
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if any(type(d) is int and d < -1 for d in newshape):
+        raise ValueError(f"Invalid shape {newshape}: negative dimensions other than -1.")
+    if unknown:
+        known = tuple(d for i, d in enumerate(newshape) if i != unknown[0])
+        try:
+            missing = sd.divide_shape_sizes(shape, known)
+        except sd.InconclusiveDimensionOperation as e:
+            if _is_static(shape) and _is_static(known):
+                raise TypeError(
+                    f"cannot reshape array of shape {tuple(shape)} (size "
+                    f"{sd.shape_size(shape)}) into shape {newshape}"
+                ) from None
+            raise e
+        newshape = newshape[: unknown[0]] + (missing,) + newshape[unknown[0] + 1 :]
+    if not sd.definitely_equal(sd.shape_size(shape), sd.shape_size(newshape)):
+        raise TypeError(
+            f"cannot reshape array of shape {tuple(shape)} (size {sd.shape_size(shape)}) into "
+            f"shape {newshape} (size {sd.shape_size(newshape)})"
+        )
+    return newshape
+
+
+# ---------------------------------------------------------------------------
+# transpose
+
+transpose_p = Primitive("transpose")
+
+
+def transpose(operand: Any, permutation: Sequence[int]) -> Any:
+    """Permutes the axes of `operand`: result axis `i` is operand axis `permutation[i]`.
+
+    Example:
+      >>> transpose(np.zeros((2, 3), np.float32), (1, 0)).shape
+      (3, 2)
+    """
+    permutation = _int_tuple(permutation, "transpose permutation")
+    if permutation == tuple(range(len(permutation))) and _is_array(operand):
+        if len(permutation) == operand.ndim:
+            return operand
+    return transpose_p.bind(operand, permutation=permutation)
+
+
+def _transpose_abstract_eval(operand: ShapedArray, *, permutation: tuple) -> ShapedArray:
+    if sorted(permutation) != list(range(operand.ndim)):
+        raise TypeError(
+            "transpose permutation isn't a permutation of operand dimensions, got "
+            f"permutation {permutation} for operand shape {operand.shape}."
+        )
+    shape = tuple(operand.shape[i] for i in permutation)
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+transpose_p.def_abstract_eval(_transpose_abstract_eval)
+_impl(transpose_p)
+
+
+def _transpose_hlo(x: ir.Value, aval_out: ShapedArray, permutation: Sequence[int]) -> ir.Value:
+    return hlo.TransposeOp(x, list(permutation), results=[mlir.aval_to_ir_type(aval_out)]).result
+
+
+def _transpose_lowering(ctx, x, *, permutation):
+    return [_transpose_hlo(x, ctx.avals_out[0], permutation)]
+
+
+mlir.register_lowering(transpose_p, _transpose_lowering)
+
+
+# ---------------------------------------------------------------------------
+# squeeze / expand_dims
+
+squeeze_p = Primitive("squeeze")
+
+
+def squeeze(array: Any, dimensions: Sequence[int]) -> Any:
+    """Removes the size-1 axes `dimensions` (negative axes count from the end).
+
+    Example:
+      >>> squeeze(np.zeros((1, 3, 1), np.float32), (0, -1)).shape
+      (3,)
+    """
+    ndim = len(_aval(array).shape)
+    dims = tuple(sorted(canonicalize_axis(d, ndim) for d in dimensions))
+    if not dims and _is_array(array):
+        return array
+    return squeeze_p.bind(array, dimensions=dims)
+
+
+def _squeeze_abstract_eval(operand: ShapedArray, *, dimensions: tuple) -> ShapedArray:
+    if len(set(dimensions)) != len(dimensions):
+        raise ValueError(f"dimensions are not unique: {dimensions}")
+    if not all(0 <= d < operand.ndim for d in dimensions):
+        raise ValueError(f"dimensions outside range [0, ndim): {dimensions}")
+    if any(not sd.definitely_equal(operand.shape[d], 1) for d in dimensions):
+        raise ValueError(
+            "cannot select an axis to squeeze out which has size not equal to one, got "
+            f"shape={operand.shape} and dimensions={dimensions}"
+        )
+    shape = tuple(d for i, d in enumerate(operand.shape) if i not in dimensions)
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+squeeze_p.def_abstract_eval(_squeeze_abstract_eval)
+_impl(squeeze_p)
+
+
+def _squeeze_lowering(ctx, x, *, dimensions):
+    return [mlir.reshape(ctx, x, ctx.avals_out[0])]
+
+
+mlir.register_lowering(squeeze_p, _squeeze_lowering)
+
+
+def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
+    """Inserts size-1 axes at `dimensions` (positions in the result; negative ok).
+
+    Example:
+      >>> expand_dims(np.zeros(3, np.float32), (0, -1)).shape
+      (1, 3, 1)
+    """
+    dimensions = _int_tuple(dimensions, "expand_dims dimensions")
+    if len(set(dimensions)) != len(dimensions):
+        raise ValueError(f"repeated axis in lax.expand_dims: {dimensions}")
+    shape = _aval(array).shape
+    ndim_out = len(shape) + len(dimensions)
+    dims = sorted(canonicalize_axis(d, ndim_out) for d in dimensions)
+    if len(set(dims)) != len(dims):  # e.g. 0 and -ndim_out
+        raise ValueError(f"repeated axis in lax.expand_dims: {dimensions}")
+    result: list[Any] = list(shape)
+    for d in dims:
+        result.insert(d, 1)
+    kept = tuple(i for i in range(ndim_out) if i not in dims)
+    return broadcast_in_dim(array, tuple(result), kept)
+
+
+# ---------------------------------------------------------------------------
+# iota / full
+
+iota_p = Primitive("iota")
+
+
+def broadcasted_iota(
+    dtype: Any, shape: Sequence[Any], dimension: int, *, out_sharding: Any = None
+) -> Any:
+    """An array of `shape` whose values count 0, 1, 2, ... along axis `dimension`.
+
+    Example:
+      >>> broadcasted_iota(np.int32, (2, 3), 1).shape
+      (2, 3)
+    """
+    dtype = dtypes.canonicalize_dtype(dtype)
+    shape = sd.canonicalize_shape(shape, "broadcasted_iota shape")
+    dimension = canonicalize_axis(dimension, len(shape))
+    return iota_p.bind(dtype=dtype, shape=shape, dimension=dimension, sharding=out_sharding)
+
+
+def iota(dtype: Any, size: Any, *, out_sharding: Any = None) -> Any:
+    """The 1-D array `[0, 1, ..., size - 1]` of `dtype` (like `np.arange(size)`).
+
+    Example:
+      >>> iota(np.int32, 4).shape
+      (4,)
+    """
+    return broadcasted_iota(dtype, (size,), 0, out_sharding=out_sharding)
+
+
+def _iota_abstract_eval(*, dtype: Any, shape: tuple, dimension: int, sharding: Any):
+    dtypes.check_user_dtype_supported(dtype, "iota")
+    if not 0 <= dimension < len(shape):
+        raise ValueError(
+            "iota dimension must be between 0 and len(shape), got "
+            f"dimension={dimension} for shape {shape}"
+        )
+    if sharding is not None:
+        raise NotImplementedError("iota: out_sharding is not supported yet")
+    return ShapedArray(shape, dtype)
+
+
+iota_p.def_abstract_eval(_iota_abstract_eval)
+_impl(iota_p)
+
+
+def _iota_lowering(ctx, *, dtype, shape, dimension, sharding):
+    aval_out = ctx.avals_out[0]
+    if aval_out.dtype == np.dtype(bool):
+        # StableHLO's iota has no i1 variant: count in i8 and compare with 0.
+        counted = mlir.iota(ctx, aval_out.update(dtype=np.int8), dimension)
+        zero = mlir.full_like_aval(ctx, 0, aval_out.update(dtype=np.int8))
+        return [mlir.compare_hlo(counted, zero, "NE", "SIGNED")]
+    return [mlir.iota(ctx, aval_out, dimension)]
+
+
+mlir.register_lowering(iota_p, _iota_lowering)
+
+
+def full(shape: Sequence[Any], fill_value: Any, dtype: Any = None, *, sharding: Any = None):
+    """An array of `shape` filled with the scalar `fill_value`.
+
+    Args:
+      shape: the result shape.
+      fill_value: a scalar; it is cast to `dtype`.
+      dtype: the element type; by default that of `fill_value` (a Python scalar gives
+        a weakly-typed result, as in JAX).
+      sharding: the result's sharding (only None is supported for now).
+
+    Example:
+      >>> full((2, 3), 1.0, np.float32).shape
+      (2, 3)
+    """
+    shape = sd.canonicalize_shape(shape, "full shape")
+    fill_shape = _aval(fill_value).shape
+    if fill_shape:
+        raise TypeError(
+            f"full must be called with scalar fill_value, got fill_value.shape {fill_shape}."
+        )
+    if dtype is not None:
+        dtypes.check_user_dtype_supported(dtype, "full")
+    weak_type = dtype is None and dtypes.is_weakly_typed(fill_value)
+    dtype = dtypes.canonicalize_dtype(dtype if dtype is not None else dtypes.dtype(fill_value))
+    value = _convert_element_type(fill_value, dtype, weak_type)
+    return broadcast(value, shape, out_sharding=sharding)
+
+
+def full_like(
+    x: Any,
+    fill_value: Any,
+    dtype: Any = None,
+    shape: Sequence[Any] | None = None,
+    sharding: Any = None,
+) -> Any:
+    """An array like `x` (its shape and dtype unless given) filled with `fill_value`.
+
+    A weakly-typed `x` gives a weakly-typed result when `dtype` is None.
+
+    Example:
+      >>> full_like(np.zeros((2,), np.int32), 7).dtype
+      dtype('int32')
+    """
+    aval = _aval(x)
+    fill_shape = aval.shape if shape is None else sd.canonicalize_shape(shape, "full_like")
+    weak_type = dtype is None and aval.weak_type
+    dtype = aval.dtype if dtype is None else dtype
+    out = full(fill_shape, fill_value, dtype, sharding=sharding)
+    if weak_type:
+        out = _convert_element_type(out, dtypes.canonicalize_dtype(dtype), True)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# slice
+
+slice_p = Primitive("slice")
+
+
+def slice(  # noqa: A001 - lax's name
+    operand: Any,
+    start_indices: Sequence[Any],
+    limit_indices: Sequence[Any],
+    strides: Sequence[Any] | None = None,
+) -> Any:
+    """The elements of `operand` from `start_indices` up to `limit_indices` by `strides`.
+
+    Args:
+      operand: an array.
+      start_indices: per axis, the first index (0 <= start).
+      limit_indices: per axis, one past the last index (start <= limit <= size).
+      strides: per axis, the step (>= 1); None means all 1.
+
+    Example:
+      >>> slice(np.arange(10, dtype=np.int32), (1,), (8,), (3,)).shape
+      (3,)
+    """
+    start = _dim_tuple(start_indices, "slice start_indices")
+    limit = _dim_tuple(limit_indices, "slice limit_indices")
+    strides_ = None if strides is None else _dim_tuple(strides, "slice strides")
+    if strides_ is not None and all(type(s) is int and s == 1 for s in strides_):
+        strides_ = None
+    shape = _aval(operand).shape
+    if (
+        _is_array(operand)
+        and strides_ is None
+        and all(type(s) is int and s == 0 for s in start)
+        and sd.definitely_equal_shape(limit, shape)
+    ):
+        return operand
+    return slice_p.bind(operand, limit_indices=limit, start_indices=start, strides=strides_)
+
+
+def slice_in_dim(
+    operand: Any,
+    start_index: int | None,
+    limit_index: int | None,
+    stride: int = 1,
+    axis: int = 0,
+) -> Any:
+    """`slice` along the single axis `axis` (negative indices count from the end)."""
+    shape = _aval(operand).shape
+    axis = canonicalize_axis(axis, len(shape))
+    d = shape[axis]
+    start = 0 if start_index is None else start_index
+    limit = d if limit_index is None else limit_index
+    if type(start) is int and start < 0:
+        start = start + d
+    if type(limit) is int and limit < 0:
+        limit = limit + d
+    starts = [0] * len(shape)
+    limits = list(shape)
+    strides = [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, limit, stride
+    return slice(operand, starts, limits, strides)
+
+
+def _ceil_div(a: Any, b: Any) -> Any:
+    return -((-a) // b)
+
+
+def _slice_abstract_eval(
+    operand: ShapedArray, *, start_indices: tuple, limit_indices: tuple, strides: tuple | None
+) -> ShapedArray:
+    ndim, shape = operand.ndim, operand.shape
+    for name, idx in (("start_indices", start_indices), ("limit_indices", limit_indices)):
+        if len(idx) != ndim:
+            raise TypeError(
+                f"slice {name} must have length equal to the number of dimensions of the "
+                f"operand, got indices {idx} for operand shape {shape}."
+            )
+    if strides is not None and len(strides) != ndim:
+        raise TypeError(
+            "slice strides must have length equal to the number of dimensions of the "
+            f"operand, got strides {strides} for operand shape {shape}."
+        )
+    if not all(_ge(d, lim) for d, lim in zip(shape, limit_indices)):
+        raise TypeError(
+            "slice limit_indices must be less than or equal to operand shape, got "
+            f"limit_indices {limit_indices} for operand shape {shape}."
+        )
+    if not all(_ge(s, 0) for s in start_indices):
+        raise TypeError(
+            "slice start_indices must be greater than or equal to zero, got start_indices "
+            f"{start_indices}."
+        )
+    if not all(_ge(lim, s) for s, lim in zip(start_indices, limit_indices)):
+        raise TypeError(
+            "slice limit_indices must be greater than or equal to start_indices, got "
+            f"start_indices {start_indices} and limit_indices {limit_indices}."
+        )
+    diff = tuple(lim - s for s, lim in zip(start_indices, limit_indices))
+    if strides is None:
+        out = diff
+    else:
+        if not all(_ge(s, 1) for s in strides):
+            raise TypeError(f"slice strides must be positive, got {strides}")
+        out = tuple(_ceil_div(d, s) for d, s in zip(diff, strides))
+    return ShapedArray(out, operand.dtype, operand.weak_type)
+
+
+def _ge(a: Any, b: Any) -> bool:
+    """`a >= b`, for ints or symbolic dimensions (inconclusive symbolic comparisons raise)."""
+    if type(a) is int and type(b) is int:
+        return a >= b
+    return bool(a >= b) if sd.is_symbolic_dim(a) else bool(b <= a)
+
+
+slice_p.def_abstract_eval(_slice_abstract_eval)
+_impl(slice_p)
+
+
+def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
+    strides = (1,) * len(start_indices) if strides is None else strides
+    if _is_static(start_indices) and _is_static(limit_indices) and _is_static(strides):
+        return [
+            hlo.SliceOp(
+                x,
+                list(start_indices),
+                list(limit_indices),
+                list(strides),
+                results=[_result_type(ctx)],
+            ).result
+        ]
+    return [
+        hlo.RealDynamicSliceOp(
+            _result_type(ctx),
+            x,
+            _dims_tensor(ctx, start_indices),
+            _dims_tensor(ctx, limit_indices),
+            _dims_tensor(ctx, strides),
+        ).result
+    ]
+
+
+mlir.register_lowering(slice_p, _slice_lowering)
+
+
+# ---------------------------------------------------------------------------
+# concatenate
+
+concatenate_p = Primitive("concatenate")
+
+
+def concatenate(operands: Sequence[Any], dimension: int) -> Any:
+    """Joins `operands` along axis `dimension` (their other axes must agree).
+
+    Example:
+      >>> concatenate([np.zeros(2, np.float32), np.ones(3, np.float32)], 0).shape
+      (5,)
+    """
+    operands = list(operands)
+    if not operands:
+        raise ValueError("concatenate requires a non-empty sequence of arrays")
+    dimension = operator.index(dimension)
+    if len(operands) == 1 and _is_array(operands[0]):
+        return operands[0]
+    return concatenate_p.bind(*operands, dimension=dimension)
+
+
+def _concatenate_abstract_eval(*operands: ShapedArray, dimension: int) -> ShapedArray:
+    if len({o.dtype for o in operands}) != 1:
+        names = ", ".join(o.dtype.name for o in operands)
+        raise TypeError(f"concatenate requires arguments to have the same dtypes, got {names}.")
+    if len({o.ndim for o in operands}) != 1:
+        shapes = ", ".join(str(o.shape) for o in operands)
+        raise TypeError(
+            f"Cannot concatenate arrays with different numbers of dimensions: got {shapes}."
+        )
+    shapes = [o.shape for o in operands]
+    if not 0 <= dimension < operands[0].ndim:
+        raise TypeError(
+            f"concatenate dimension out of bounds: dimension {dimension} for shapes "
+            f"{', '.join(map(str, shapes))}."
+        )
+    first = shapes[0]
+    for s in shapes[1:]:
+        if not all(
+            sd.definitely_equal(a, b) for i, (a, b) in enumerate(zip(first, s)) if i != dimension
+        ):
+            raise TypeError(
+                "Cannot concatenate arrays with shapes that differ in dimensions other than "
+                f"the one being concatenated: concatenating along dimension {dimension} for "
+                f"shapes {', '.join(map(str, shapes))}."
+            )
+    size = sum((s[dimension] for s in shapes[1:]), first[dimension])
+    out_shape = first[:dimension] + (size,) + first[dimension + 1 :]
+    weak = all(o.weak_type for o in operands)
+    return ShapedArray(out_shape, operands[0].dtype, weak)
+
+
+concatenate_p.def_abstract_eval(_concatenate_abstract_eval)
+_impl(concatenate_p)
+
+
+def _concatenate_lowering(ctx, *xs, dimension):
+    return [hlo.ConcatenateOp(list(xs), dimension, results=[_result_type(ctx)]).result]
+
+
+mlir.register_lowering(concatenate_p, _concatenate_lowering)
+
+
+# ---------------------------------------------------------------------------
+# pad
+
+pad_p = Primitive("pad")
+
+
+def pad(operand: Any, padding_value: Any, padding_config: Sequence[Sequence[Any]]) -> Any:
+    """Pads `operand` with the scalar `padding_value`.
+
+    Args:
+      operand: an array.
+      padding_value: a scalar of the operand's dtype.
+      padding_config: per axis, `(low, high, interior)`: elements added before, after,
+        and between neighbouring elements. `low` and `high` may be negative (cutting
+        elements off); `interior` must be non-negative.
+
+    Example:
+      >>> pad(np.float32([1, 2]), np.float32(0), [(1, 2, 1)]).shape
+      (6,)
+    """
+    config = tuple(tuple(_dim_tuple(c, "pad padding_config")) for c in padding_config)
+    if any(len(c) != 3 for c in config):
+        raise TypeError(
+            f"pad padding_config must be a sequence of (low, high, interior) triples, got "
+            f"{padding_config}."
+        )
+    return pad_p.bind(operand, padding_value, padding_config=config)
+
+
+def _pad_abstract_eval(
+    operand: ShapedArray, padding_value: ShapedArray, *, padding_config: tuple
+) -> ShapedArray:
+    if operand.dtype != padding_value.dtype:
+        raise TypeError(
+            "pad operand and padding_value must be same dtype: got "
+            f"{operand.dtype.name} and {padding_value.dtype.name}."
+        )
+    if padding_value.ndim != 0:
+        raise TypeError(f"pad padding_value must be a scalar, got shape {padding_value.shape}.")
+    if len(padding_config) != operand.ndim:
+        raise ValueError(
+            "length of padding_config must equal the number of axes of operand, got "
+            f"padding_config {padding_config} for operand shape {operand.shape}"
+        )
+    if not all(_ge(i, 0) for _, _, i in padding_config):
+        raise ValueError(
+            f"padding_config interior must be nonnegative, got padding_config {padding_config}"
+        )
+    out = tuple(
+        lo + hi + sd.dilate_dim(d, interior + 1)
+        for d, (lo, hi, interior) in zip(operand.shape, padding_config)
+    )
+    if not all(_ge(d, 0) for d in out):
+        raise ValueError(
+            f"Dimension size after padding is not at least 0, got result shape {out}, for "
+            f"padding_config {padding_config} and operand shape {operand.shape}"
+        )
+    weak = operand.weak_type and padding_value.weak_type
+    return ShapedArray(out, operand.dtype, weak)
+
+
+pad_p.def_abstract_eval(_pad_abstract_eval)
+_impl(pad_p)
+
+
+def _pad_lowering(ctx, x, padding_value, *, padding_config):
+    lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+    if all(_is_static(v) for v in (lo, hi, interior)):
+        return [
+            hlo.PadOp(
+                x,
+                padding_value,
+                list(lo),
+                list(hi),
+                list(interior),
+                results=[_result_type(ctx)],
+            ).result
+        ]
+    return [
+        hlo.DynamicPadOp(
+            _result_type(ctx),
+            x,
+            padding_value,
+            _dims_tensor(ctx, lo),
+            _dims_tensor(ctx, hi),
+            _dims_tensor(ctx, interior),
+        ).result
+    ]
+
+
+mlir.register_lowering(pad_p, _pad_lowering)
+
+
+# ---------------------------------------------------------------------------
+# rev
+
+rev_p = Primitive("rev")
+
+
+def rev(operand: Any, dimensions: Sequence[int]) -> Any:
+    """Reverses `operand` along the axes `dimensions`.
+
+    Example:
+      >>> rev(np.zeros((2, 3), np.float32), (1,)).shape
+      (2, 3)
+    """
+    dims = _int_tuple(dimensions, "rev dimensions")
+    if not dims and _is_array(operand):
+        return operand
+    return rev_p.bind(operand, dimensions=dims)
+
+
+def _rev_abstract_eval(operand: ShapedArray, *, dimensions: tuple) -> ShapedArray:
+    if len(set(dimensions)) != len(dimensions):
+        raise ValueError(f"rev dimensions must be unique, got {dimensions}")
+    if not all(0 <= d < operand.ndim for d in dimensions):
+        raise ValueError(
+            "rev dimensions must all be less than operand ndim, got dimensions "
+            f"{dimensions} for operand ndim {operand.ndim}"
+        )
+    return operand
+
+
+rev_p.def_abstract_eval(_rev_abstract_eval)
+_impl(rev_p)
+
+
+def _rev_lowering(ctx, x, *, dimensions):
+    return [hlo.ReverseOp(x, list(dimensions), results=[_result_type(ctx)]).result]
+
+
+mlir.register_lowering(rev_p, _rev_lowering)
