@@ -1,0 +1,440 @@
+"""Running programs: compiling jaxprs to executables, and eager primitives.
+
+Everything polyjax runs goes through an :class:`Executable`: a jaxpr lowered
+to StableHLO (:mod:`polyjax_interpreters.mlir`), compiled by the PJRT client of
+a backend, plus what it takes to call it with polyjax values (the input types
+it was compiled for, which inputs survived pruning, how to wrap its outputs).
+`jit` builds one per function and input signature; eager execution builds one
+per primitive, params and input signature (:func:`apply_primitive`), so that
+``lax.sin(x)`` outside any trace is compiled once and then only dispatched.
+
+Placement rule (as JAX's): an array is *committed* to a device when the user
+put it there explicitly (``device_put(x, dev)``, or it came out of a
+computation with committed inputs). A computation runs on the device its
+committed inputs share (two different ones are an error), else on the default
+device; uncommitted inputs elsewhere are moved, and outputs are committed iff
+some input was.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib import _jax, xla_client
+
+from polyjax_core import config
+from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.dce import dce_jaxpr
+from polyjax_core.jaxpr import ClosedJaxpr
+from polyjax_core.jaxpr_tracing import trace_to_jaxpr
+from polyjax_core.primitive import Primitive
+from polyjax_core.wrapped_fun import DebugInfo
+from polyjax_interpreters import backends, mlir
+from polyjax_interpreters.array import Array, put_value
+from polyjax_interpreters.sharding import SingleDeviceSharding
+
+__all__ = [
+    "Executable",
+    "LoweredModule",
+    "apply_primitive",
+    "arg_placement",
+    "compile_lowered",
+    "lower_jaxpr",
+]
+
+logger = logging.getLogger("polyjax")
+
+
+# ---------------------------------------------------------------------------
+# Placement
+
+
+def _arg_device(x: Any) -> tuple[Any, bool] | None:
+    """(device, committed) of an argument that lives on a device, else None."""
+    if type(x) is Array:
+        return x._impl._sharding._device, x._committed
+    return None
+
+
+def arg_placement(
+    args: Sequence[Any],
+    arg_names: Sequence[str] | None = None,
+    fun_name: str = "",
+    device: Any = None,
+    backend: str | None = None,
+) -> tuple[Any, bool]:
+    """The device a computation on ``args`` runs on, and whether its outputs are committed.
+
+    Args:
+      args: the flat arguments.
+      arg_names: their names, for the error message.
+      fun_name: the computation's name, for the error message.
+      device: a device the user asked for (``jit(device=...)``): it wins, committed.
+      backend: a platform name the user asked for (``jit(backend=...)``).
+
+    Raises:
+      ValueError: two committed arguments live on different devices.
+    """
+    if device is not None:
+        return device, True
+    committed_dev, committed_i = None, -1
+    for i, x in enumerate(args):
+        placed = _arg_device(x)
+        if placed is None or not placed[1]:
+            continue
+        dev = placed[0]
+        if committed_dev is None:
+            committed_dev, committed_i = dev, i
+        elif dev != committed_dev:
+            names = list(arg_names) if arg_names else [f"args[{j}]" for j in range(len(args))]
+            what = fun_name or "the computation"
+            raise ValueError(
+                "Received incompatible devices for jitted computation. Got "
+                f"{_describe_placed(names[committed_i], what, args[committed_i], committed_dev)} "
+                f"and {_describe_placed(names[i], what, x, dev)}"
+            )
+    if committed_dev is not None:
+        if backend is not None and committed_dev.platform != backends.get_backend(backend).platform:
+            raise ValueError(
+                f"Outer-jit backend specification {backend} must match explicit inner-jit "
+                f"device placement {committed_dev.platform}."
+            )
+        return committed_dev, True
+    if backend is not None:
+        return backends.get_backend(backend).local_devices()[0], False
+    return backends.default_device(), False
+
+
+def _describe_placed(name: str, fun_name: str, x: Any, device: Any) -> str:
+    return (
+        f"argument {name} of {fun_name} with shape {x.aval.str_short(short_dtypes=False)} "
+        f"and device ids [{device.id}] on platform {device.platform.upper()}"
+    )
+
+
+# ---------------------------------------------------------------------------
+# Lowering and compiling
+
+
+class LoweredModule:
+    """A jaxpr lowered to a StableHLO module for one device, not compiled yet.
+
+    Attributes:
+      module: the ``ir.Module``.
+      name: the computation's name (the module is ``jit_<name>``).
+      in_avals: the avals of *all* flat inputs (pruned ones included).
+      out_avals: the avals of the outputs.
+      kept_var_idx: the inputs the module takes (others were unused and pruned).
+      device: where it will run.
+      out_committed: whether outputs are committed to ``device``.
+      donated_invars: one bool per flat input.
+    """
+
+    def __init__(
+        self,
+        module: Any,
+        name: str,
+        in_avals: tuple[ShapedArray, ...],
+        out_avals: tuple[ShapedArray, ...],
+        kept_var_idx: tuple[int, ...],
+        device: Any,
+        out_committed: bool,
+        donated_invars: tuple[bool, ...],
+        keepalive: Any = None,
+    ):
+        self.module = module
+        self.name = name
+        self.in_avals = in_avals
+        self.out_avals = out_avals
+        self.kept_var_idx = kept_var_idx
+        self.device = device
+        self.out_committed = out_committed
+        self.donated_invars = donated_invars
+        self.keepalive = keepalive
+
+    def as_text(self, debug_info: bool = False) -> str:
+        return mlir.module_to_string(self.module, enable_debug_info=debug_info)
+
+
+def lower_jaxpr(
+    closed: ClosedJaxpr,
+    *,
+    name: str,
+    device: Any,
+    out_committed: bool,
+    donated_invars: Sequence[bool] | None = None,
+    keep_unused: bool = False,
+    arg_names: Sequence[str] | None = None,
+    result_names: Sequence[str] | None = None,
+) -> LoweredModule:
+    """Lowers a closed jaxpr to a module running on ``device``.
+
+    Unused inputs are pruned from the module unless ``keep_unused``; the
+    executable still takes every flat input and drops the pruned ones.
+    """
+    jaxpr = closed.jaxpr
+    n_in = len(jaxpr.invars)
+    donated = tuple(donated_invars) if donated_invars is not None else (False,) * n_in
+    new_jaxpr, used = dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars), instantiate=keep_unused)
+    kept = tuple(i for i, u in enumerate(used) if u)
+    if not keep_unused and len(kept) == n_in:
+        new_jaxpr = jaxpr  # nothing pruned: keep the original (and its equations' identity)
+    in_avals = tuple(v.aval for v in jaxpr.invars)
+    out_avals = tuple(closed.out_avals)
+    platform = device.platform
+    result = mlir.lower_jaxpr_to_module(
+        ClosedJaxpr(new_jaxpr, closed.consts),
+        module_name=f"jit_{name}",
+        platforms=(platform,),
+        backend_platform=platform,
+        donated_args=[donated[i] for i in kept],
+        arg_names=[arg_names[i] for i in kept] if arg_names else None,
+        result_names=list(result_names) if result_names else None,
+    )
+    return LoweredModule(
+        result.module,
+        name,
+        in_avals,
+        out_avals,
+        kept,
+        device,
+        out_committed,
+        donated,
+        keepalive=result,
+    )
+
+
+def _compile_options(device: Any) -> Any:
+    options = xla_client.CompileOptions()
+    options.device_assignment = xla_client.DeviceAssignment.create(np.array([[device.id]]))
+    build = options.executable_build_options
+    build.num_replicas = 1
+    build.num_partitions = 1
+    return options
+
+
+def compile_lowered(lowered: LoweredModule) -> Executable:
+    """Compiles a lowered module with its device's PJRT client."""
+    device = lowered.device
+    t0 = time.perf_counter()
+    code = mlir.module_to_bytecode(lowered.module)
+    host_callbacks = list(getattr(lowered.keepalive, "host_callbacks", None) or [])
+    client = device.client
+    if host_callbacks:
+        xla_exe = client.compile_and_load(
+            lowered.module,
+            _jax.DeviceList((device,)),
+            _compile_options(device),
+            host_callbacks,
+        )
+    else:
+        xla_exe = client.compile_and_load(
+            code, _jax.DeviceList((device,)), _compile_options(device)
+        )
+    if config.log_compiles.value:
+        shapes = ", ".join(a.str_short(short_dtypes=False) for a in lowered.in_avals)
+        logger.warning(
+            "Finished compiling %s with input types (%s) in %.3f s",
+            lowered.name,
+            shapes,
+            time.perf_counter() - t0,
+        )
+    return Executable(xla_exe, lowered)
+
+
+# ---------------------------------------------------------------------------
+# Executables
+
+
+def check_alive(x: Array, i: int | None = None) -> None:
+    """Raises a clear error if ``x`` was deleted (or donated to an earlier call)."""
+    if x._impl.is_deleted():
+        where = "" if i is None else f" (flat argument {i})"
+        raise RuntimeError(
+            f"Array has been deleted with shape={x.aval.str_short(short_dtypes=False)}{where}: "
+            "it was deleted with .delete() or donated to an earlier computation "
+            "(donate_argnums), so its buffer is gone."
+        )
+
+
+class Executable:
+    """A compiled computation, callable on flat polyjax values.
+
+    ``call(args)`` takes every flat input (pruned ones too), moves what must be
+    moved, runs, and wraps the outputs as :class:`Array`\\ s.
+    """
+
+    __slots__ = (
+        "xla",
+        "lowered",
+        "name",
+        "in_avals",
+        "out_avals",
+        "kept_var_idx",
+        "device",
+        "sharding",
+        "out_committed",
+        "_handlers",
+        "_donated_idx",
+        "__weakref__",
+    )
+
+    def __init__(self, xla_exe: Any, lowered: LoweredModule):
+        self.xla = xla_exe
+        self.lowered = lowered
+        self.name = lowered.name
+        self.in_avals = lowered.in_avals
+        self.out_avals = lowered.out_avals
+        self.kept_var_idx = lowered.kept_var_idx
+        self.device = lowered.device
+        self.sharding = SingleDeviceSharding(lowered.device)
+        self.out_committed = lowered.out_committed
+        self._handlers = [
+            _jax.array_result_handler(a, self.sharding, lowered.out_committed, _skip_checks=True)
+            for a in self.out_avals
+        ]
+        self._donated_idx = tuple(i for i, d in enumerate(lowered.donated_invars) if d)
+
+    def _buffer(self, x: Any, i: int) -> Any:
+        """The device buffer for flat input ``i``: ``x`` itself, moved, or transferred."""
+        if type(x) is Array:
+            impl = x._impl
+            if impl._sharding._device != self.device:
+                check_alive(x)
+                impl = put_value(x, self.in_avals[i], self.sharding, committed=False)._impl
+            return impl
+        return put_value(x, self.in_avals[i], self.sharding, committed=False)._impl
+
+    def call(self, args: Sequence[Any]) -> list[Array]:
+        """Runs on flat ``args`` (one per flat input, pruned ones included)."""
+        buffer = self._buffer
+        bufs = [buffer(args[i], i) for i in self.kept_var_idx]
+        try:
+            results = self.xla.execute_sharded(bufs)
+        except _jax.JaxRuntimeError:
+            self._explain_failure(args)
+            raise
+        outs = results.consume_with_handlers(self._handlers)
+        make, committed = Array._make, self.out_committed
+        result = [make(o, a, committed) for o, a in zip(outs, self.out_avals)]
+        for i in self._donated_idx:
+            x = args[i]
+            if type(x) is Array and not x._impl.is_deleted():
+                x._impl.delete()
+        return result
+
+    def _explain_failure(self, args: Sequence[Any]) -> None:
+        for i in self.kept_var_idx:
+            x = args[i]
+            if type(x) is Array:
+                check_alive(x, i)
+
+    def __call__(self, *args: Any) -> list[Array]:
+        return self.call(args)
+
+
+# ---------------------------------------------------------------------------
+# Eager execution of one primitive
+
+
+class _LRU:
+    """A small thread-safe LRU dict (eager executables, one per primitive signature)."""
+
+    def __init__(self, maxsize: int):
+        self.maxsize = maxsize
+        self._d: OrderedDict[Any, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        return self._d.get(key)
+
+    def put(self, key: Any, value: Any) -> Any:
+        with self._lock:
+            old = self._d.get(key)
+            if old is not None:
+                return old
+            self._d[key] = value
+            if len(self._d) > self.maxsize:
+                self._d.popitem(last=False)
+            return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._d.clear()
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+
+_eager_cache = _LRU(maxsize=4096)
+_eager_lock = threading.RLock()
+
+
+def arg_signature(x: Any) -> Any:
+    """What an argument contributes to a dispatch cache key: its type, placement and commitment."""
+    t = type(x)
+    if t is Array:
+        return (x.aval, x._impl._sharding, x._committed)
+    if t is np.ndarray:
+        return (t, x.dtype, x.shape)
+    if t in _SCALAR_TYPES:
+        return t
+    return get_aval(x)
+
+
+_SCALAR_TYPES = frozenset({bool, int, float, complex})
+
+
+def apply_primitive(prim: Primitive, *args: Any, **params: Any) -> Any:
+    """Evaluates a primitive on concrete values with a cached one-primitive executable.
+
+    This is the ``impl`` of every lax primitive: ``prim.def_impl(partial(apply_primitive,
+    prim))``. The executable is compiled once per (primitive, params, input types,
+    placement, config context) and reused.
+
+    Example:
+      >>> apply_primitive(lax.sin_p, np.float32(0.5), accuracy=None)
+      Array(0.47942555, dtype=float32)
+    """
+    try:
+        key = (prim, tuple(params.items()), config.trace_context(), *map(arg_signature, args))
+        exe = _eager_cache.get(key)
+    except TypeError:  # an unhashable param: compile without caching
+        key, exe = None, None
+    if exe is None:
+        exe = _compile_primitive(prim, params, args, key)
+    outs = exe.call(args)
+    return outs if prim.multiple_results else outs[0]
+
+
+def _compile_primitive(prim: Primitive, params: dict, args: tuple, key: Any) -> Executable:
+    with _eager_lock:  # compile each signature once, even when threads race on it
+        if key is not None:
+            exe = _eager_cache.get(key)
+            if exe is not None:
+                return exe
+        avals = [get_aval(x) for x in args]
+        device, committed = arg_placement(args, fun_name=prim.name)
+
+        def one_primitive(*xs: Any) -> list[Any]:
+            out = prim.bind(*xs, **params)
+            return list(out) if prim.multiple_results else [out]
+
+        debug = DebugInfo("eager", prim.name, tuple(f"args[{i}]" for i in range(len(args))))
+        closed = trace_to_jaxpr(one_primitive, avals, debug)
+        lowered = lower_jaxpr(
+            closed, name=prim.name, device=device, out_committed=committed, keep_unused=True
+        )
+        exe = compile_lowered(lowered)
+        return exe if key is None else _eager_cache.put(key, exe)
+
+
+def clear_eager_cache() -> None:
+    """Drops every cached one-primitive executable."""
+    _eager_cache.clear()

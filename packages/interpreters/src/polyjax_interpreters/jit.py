@@ -1,0 +1,623 @@
+"""`jit`: trace a function once per input signature, compile it with XLA, reuse it.
+
+A call of a jitted function goes through three layers, fastest first:
+
+1. **The call cache** of the jitted function (one per `jit(f)` object): its key
+   is everything that decides which executable runs — the argument pytree
+   structure, static arguments, each flat argument's aval (shape, dtype, weak
+   type), placement and commitment, and the thread's config context. A hit
+   runs the executable directly; this is the per-call overhead that
+   `tools/bench` measures.
+2. **The trace cache** (module-wide): a function, its static arguments and the
+   input avals give a `ClosedJaxpr`. It holds the function weakly, so a second
+   `jit(f)` of the same `f` reuses the trace, and dropping `f` drops it.
+3. **The compile cache** (module-wide): a jaxpr (held weakly) plus placement,
+   donation and pruning options give an `Executable`.
+
+Under a transformation (`make_jaxpr`, an outer `jit`, later `grad`/`vmap`) a
+jitted function does not run: it binds the `jit` primitive, whose params carry
+the traced jaxpr (ARCHITECTURE decision 2: higher-order primitives are
+initial-style). The `jit` primitive's impl is what runs a `jit` equation met in
+an evaluated jaxpr, and its lowering emits a call to a private function.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from polyjax_core import config, tracing
+from polyjax_core import source_info as si
+from polyjax_core.abstract_values import ShapeDtypeStruct, shaped_abstractify
+from polyjax_core.caching import weakref_lru_cache
+from polyjax_core.jaxpr import ClosedJaxpr
+from polyjax_core.jaxpr_eval import jaxpr_as_fun
+from polyjax_core.jaxpr_tracing import trace_to_jaxpr
+from polyjax_core.primitive import Primitive
+from polyjax_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
+from polyjax_interpreters import dispatch, mlir
+from polyjax_interpreters.array import Array
+from polyjax_interpreters.dispatch import Executable, arg_signature
+from polyjax_interpreters.stages import Traced, TracedCall
+
+__all__ = ["JitWrapped", "eval_shape", "jit", "jit_p"]
+
+logger = logging.getLogger("polyjax")
+
+
+# ---------------------------------------------------------------------------
+# The jit primitive
+
+jit_p = Primitive("jit")
+jit_p.multiple_results = True
+# JAX prints only the name and the jaxpr of a jit equation.
+jit_p.print_params = lambda params: {"name": params["name"], "jaxpr": params["jaxpr"]}
+
+
+@jit_p.def_effectful_abstract_eval
+def _jit_abstract_eval(*avals: Any, jaxpr: ClosedJaxpr, **_: Any) -> tuple[list, frozenset]:
+    return list(jaxpr.out_avals), jaxpr.effects
+
+
+@jit_p.def_impl
+def _jit_impl(
+    *args: Any,
+    jaxpr: ClosedJaxpr,
+    name: str,
+    donated_invars: tuple[bool, ...],
+    keep_unused: bool,
+    device: Any,
+    backend: str | None,
+    inline: bool,
+) -> list[Array]:
+    dev, committed = dispatch.arg_placement(args, None, name, device, backend)
+    exe = _compile(jaxpr, name, dev, committed, donated_invars, keep_unused)
+    return exe.call(args)
+
+
+def _jit_lowering(ctx: Any, *args: Any, jaxpr: ClosedJaxpr, name: str, inline: bool, **_: Any):
+    if inline:
+        return mlir.jaxpr_subcomp(
+            ctx.module_context, jaxpr.jaxpr, jaxpr.consts, args, ctx.dim_var_values
+        )
+    return mlir.call_jaxpr(ctx, name, jaxpr, args)
+
+
+mlir.register_lowering(jit_p, _jit_lowering)
+
+
+@weakref_lru_cache(maxsize=4096)
+def _compile(
+    jaxpr: ClosedJaxpr,
+    name: str,
+    device: Any,
+    committed: bool,
+    donated_invars: tuple[bool, ...],
+    keep_unused: bool,
+) -> Executable:
+    lowered = dispatch.lower_jaxpr(
+        jaxpr,
+        name=name,
+        device=device,
+        out_committed=committed,
+        donated_invars=donated_invars,
+        keep_unused=keep_unused,
+    )
+    return dispatch.compile_lowered(lowered)
+
+
+# ---------------------------------------------------------------------------
+# Tracing
+
+
+@weakref_lru_cache(maxsize=4096)
+def _trace(
+    fun: WrappedFun,
+    in_tree: PyTreeDef,
+    in_avals: tuple[Any, ...],
+    static: tuple[tuple[int, Any], ...],
+    static_kw: tuple[tuple[str, Any], ...],
+    n_args: int,
+    debug: _Unhashed,
+) -> tuple[ClosedJaxpr, PyTreeDef]:
+    """Traces ``fun`` for flat inputs of types ``in_avals``: (jaxpr, output structure)."""
+    out_tree_box: list[PyTreeDef] = []
+    static_pos = dict(static)
+
+    def flat_fun(*flat: Any) -> list[Any]:
+        dyn, kwargs = tree_unflatten(in_tree, flat)
+        dyn_iter = iter(dyn)
+        args = [static_pos[i] if i in static_pos else next(dyn_iter) for i in range(n_args)]
+        out = fun.call_wrapped(*args, **kwargs, **dict(static_kw))
+        out_flat, out_tree = tree_flatten(out)
+        out_tree_box.append(out_tree)
+        return out_flat
+
+    closed = trace_to_jaxpr(flat_fun, in_avals, debug.value)
+    return closed, out_tree_box[0]
+
+
+class _Unhashed:
+    """Carries a value through a cache key without being part of it (debug info)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Unhashed
+
+
+# ---------------------------------------------------------------------------
+# Argument handling
+
+
+def _resolve_argnums(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] | None,
+    argnames: str | Sequence[str] | None,
+    what: str,
+) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Completes positions from names and names from positions, as JAX does.
+
+    Args:
+      what: ``"static"`` or ``"donate"``, for messages.
+    """
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums or ())
+    names = (argnames,) if isinstance(argnames, str) else tuple(argnames or ())
+    for n in nums:
+        if not isinstance(n, int):
+            raise TypeError(f"{what}_argnums must be ints, got {n!r}")
+    for n in names:
+        if not isinstance(n, str):
+            raise TypeError(f"{what}_argnames must be strings, got {n!r}")
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        return nums, names
+    params = list(sig.parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    has_varargs = any(p.kind is p.VAR_POSITIONAL for p in params)
+    for n in nums:
+        if n >= len(positional) and not has_varargs or n < -len(positional):
+            raise ValueError(
+                f"jitted function has {what}_argnums={nums} but only accepts "
+                f"{len(positional)} positional arguments."
+            )
+    if argnums is not None and argnames is None:
+        names = tuple(
+            positional[n].name
+            for n in nums
+            if -len(positional) <= n < len(positional)
+            and positional[n].kind is not inspect.Parameter.POSITIONAL_ONLY
+        )
+    elif argnames is not None and argnums is None:
+        nums = tuple(i for i, p in enumerate(positional) if p.name in names)
+    nums = tuple(sorted({n % len(positional) if n < 0 else n for n in nums}))
+    return nums, names
+
+
+class _Signature:
+    """Names of the pieces of a call-cache key, for explaining cache misses."""
+
+    __slots__ = ("arg_names", "leaves", "in_tree", "static")
+
+    def __init__(self, arg_names: Sequence[str], leaves: Sequence[Any], in_tree: Any, static: Any):
+        self.arg_names = arg_names
+        self.leaves = leaves
+        self.in_tree = in_tree
+        self.static = static
+
+
+def _describe_leaf(sig: Any) -> str:
+    if isinstance(sig, tuple) and len(sig) == 3 and hasattr(sig[0], "str_short"):
+        aval, sharding, committed = sig
+        weak = ", weak_type=True" if aval.weak_type else ""
+        where = f" committed to {sharding._device}" if committed else ""
+        return f"{aval.str_short(short_dtypes=False)}{weak}{where}"
+    if isinstance(sig, tuple) and len(sig) == 3:  # a numpy array
+        _, dtype, shape = sig
+        return f"{dtype}[{','.join(map(str, shape))}] (a NumPy array)"
+    if isinstance(sig, type):
+        return f"Python {sig.__name__} (weakly typed)"
+    return str(sig)
+
+
+def _explain_miss(fun_name: str, seen: Sequence[_Signature], new: _Signature) -> str:
+    """Says how ``new`` differs from the closest signature already compiled."""
+    lines = [f"TRACING CACHE MISS for {fun_name}: "]
+
+    def mismatches(old: _Signature) -> list[str]:
+        out = []
+        if old.in_tree != new.in_tree:
+            out.append(f"  * the argument structure changed: was {old.in_tree}, now {new.in_tree}")
+            return out
+        if old.static != new.static:
+            for (k, a), (_, b) in zip(old.static, new.static):
+                if a != b:
+                    out.append(f"  * static argument {k}: was {a!r}, now {b!r}")
+        for name, a, b in zip(new.arg_names, old.leaves, new.leaves):
+            if a != b:
+                out.append(f"  * at {name}: was {_describe_leaf(a)}, now {_describe_leaf(b)}")
+        return out
+
+    best = min((mismatches(s) for s in seen), key=len)
+    if not best:
+        lines[0] += "the configuration context (e.g. jax_enable_x64) differs"
+    else:
+        lines[0] += f"{len(best)} difference(s) from the closest call seen before:"
+        lines.extend(best)
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# The jitted function
+
+
+class _Entry:
+    """A call-cache entry: the executable and how to rebuild the output pytree."""
+
+    __slots__ = ("exe", "out_tree")
+
+    def __init__(self, exe: Executable, out_tree: PyTreeDef):
+        self.exe = exe
+        self.out_tree = out_tree
+
+
+class JitWrapped:
+    """What :func:`jit` returns: call it, or stage it with ``trace``/``lower``."""
+
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        *,
+        static_argnums: tuple[int, ...],
+        static_argnames: tuple[str, ...],
+        donate_argnums: tuple[int, ...],
+        donate_argnames: tuple[str, ...],
+        keep_unused: bool,
+        in_shardings: Any,
+        out_shardings: Any,
+        device: Any,
+        backend: str | None,
+        inline: bool,
+        cache_size: int = 4096,
+    ):
+        self._fun = fun
+        self._static_argnums = static_argnums
+        self._static_argnames = frozenset(static_argnames)
+        self._donate_argnums = frozenset(donate_argnums)
+        self._donate_argnames = frozenset(donate_argnames)
+        self._keep_unused = keep_unused
+        self._in_shardings = in_shardings
+        self._out_shardings = out_shardings
+        self._device = device
+        self._backend = backend
+        self._inline = inline
+        self._wrapped = wrap_init(fun)  # the trace cache's key: identity by code and closure
+        self._name = getattr(fun, "__name__", type(fun).__name__)
+        self._cache: OrderedDict[Hashable, _Entry] = OrderedDict()
+        self._max_entries = cache_size
+        self._seen: list[_Signature] = []
+        self._lock = threading.RLock()
+        self._fast = not (
+            static_argnums or static_argnames or self._donate_argnums or self._donate_argnames
+        )
+        functools.update_wrapper(self, fun)
+        _live_jitted.add(self)
+
+    def __repr__(self) -> str:
+        return f"<jitted function {self._name}>"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        # `@jit` on a method: bind like a function would.
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    # -- splitting the call into static and dynamic parts ---------------------
+
+    def _split(self, args: tuple, kwargs: dict) -> tuple[tuple, dict, tuple, tuple]:
+        """(dynamic args, dynamic kwargs, static positional (i, v), static keyword (k, v))."""
+        if not self._static_argnums and not self._static_argnames:
+            return args, kwargs, (), ()
+        static_pos = tuple((i, args[i]) for i in self._static_argnums if i < len(args))
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in self._static_argnums)
+        static_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self._static_argnames))
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
+        for _, value in [*static_pos, *static_kw]:
+            try:
+                hash(value)
+            except TypeError:
+                raise ValueError(
+                    f"Non-hashable static arguments are not supported. An error occurred while "
+                    f"trying to hash an object of type {type(value)}, {value!r}. The error was:\n"
+                    f"TypeError: unhashable type: {type(value).__name__!r}"
+                ) from None
+        return dyn_args, dyn_kwargs, static_pos, static_kw
+
+    def _donated(self, dyn_args: tuple, dyn_kwargs: dict) -> tuple[bool, ...]:
+        """One bool per flat dynamic input: is it donated?"""
+        if not self._donate_argnums and not self._donate_argnames:
+            return ()
+        flags: list[bool] = []
+        # dynamic positions map back to original positions for donate_argnums
+        orig_pos = [
+            i
+            for i in range(len(dyn_args) + len(self._static_argnums))
+            if i not in self._static_argnums
+        ]
+        for pos, a in zip(orig_pos, dyn_args):
+            flags += [pos in self._donate_argnums] * len(tree_flatten(a)[0])
+        for k in sorted(dyn_kwargs):
+            flags += [k in self._donate_argnames] * len(tree_flatten(dyn_kwargs[k])[0])
+        return tuple(flags)
+
+    def _debug_info(self, args: tuple, kwargs: dict) -> DebugInfo:
+        return debug_info(
+            "jit",
+            self._fun,
+            args,
+            kwargs,
+            tuple(self._static_argnums),
+            tuple(self._static_argnames),
+        )
+
+    def _trace_call(self, args: tuple, kwargs: dict) -> TracedCall:
+        dyn_args, dyn_kwargs, static_pos, static_kw = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        in_avals = tuple(shaped_abstractify(x) for x in leaves)
+        debug = self._debug_info(args, kwargs)
+        closed, out_tree = _trace(
+            self._wrapped, in_tree, in_avals, static_pos, static_kw, len(args), _Unhashed(debug)
+        )
+        donated = self._donated(dyn_args, dyn_kwargs) or (False,) * len(leaves)
+        return TracedCall(self, leaves, in_tree, closed, out_tree, donated, debug, args, kwargs)
+
+    def _params(self, traced: TracedCall) -> dict[str, Any]:
+        return dict(
+            jaxpr=traced.jaxpr,
+            name=self._name,
+            donated_invars=traced.donated,
+            keep_unused=self._keep_unused,
+            device=self._device_from_shardings(),
+            backend=self._backend,
+            inline=self._inline,
+        )
+
+    def _device_from_shardings(self) -> Any:
+        if self._device is not None:
+            return self._device
+        for s in (self._in_shardings, self._out_shardings):
+            if s is None:
+                continue
+            leaves = [x for x in tree_flatten(s)[0] if x is not None]
+            devices = {d for x in leaves for d in x.device_set}
+            if len(devices) > 1:
+                raise NotImplementedError(
+                    "jit with shardings over several devices needs polyjax-sharding "
+                    "(not available yet); got shardings over "
+                    f"{sorted(d.id for d in devices)}"
+                )
+            if devices:
+                return devices.pop()
+        return None
+
+    # -- calling -----------------------------------------------------------------
+
+    @si.api_boundary
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if config.disable_jit.value:
+            return self._fun(*args, **kwargs)
+        if tracing._state.trace is not tracing.eval_trace:
+            return self._bind(args, kwargs)
+        if self._fast:
+            leaves, in_tree = tree_flatten((args, kwargs))
+            key = (in_tree, config.trace_context(), *map(arg_signature, leaves))
+            entry = self._cache.get(key)
+            if entry is None:
+                entry = self._miss(key, args, kwargs, leaves)
+        else:
+            dyn_args, dyn_kwargs, static_pos, static_kw = self._split(args, kwargs)
+            leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+            key = (
+                in_tree,
+                static_pos,
+                static_kw,
+                config.trace_context(),
+                *map(arg_signature, leaves),
+            )
+            entry = self._cache.get(key)
+            if entry is None:
+                entry = self._miss(key, args, kwargs, leaves)
+        return entry.out_tree.unflatten(entry.exe.call(leaves))
+
+    def _bind(self, args: tuple, kwargs: dict) -> Any:
+        traced = self._trace_call(args, kwargs)
+        if self._inline:
+            outs = jaxpr_as_fun(traced.jaxpr)(*traced.leaves)
+        else:
+            outs = jit_p.bind(*traced.leaves, **self._params(traced))
+        return tree_unflatten(traced.out_tree, outs)
+
+    def _miss(self, key: Hashable, args: tuple, kwargs: dict, leaves: list) -> _Entry:
+        with self._lock:  # one compile per signature, even when threads race
+            entry = self._cache.get(key)
+            if entry is not None:
+                return entry
+            traced = self._trace_call(args, kwargs)
+            params = self._params(traced)
+            device, committed = dispatch.arg_placement(
+                leaves,
+                traced.debug.safe_arg_names(len(leaves)),
+                self._name,
+                params["device"],
+                self._backend,
+            )
+            exe = _compile(
+                traced.jaxpr, self._name, device, committed, traced.donated, self._keep_unused
+            )
+            entry = _Entry(exe, traced.out_tree)
+            sig = _Signature(
+                traced.debug.safe_arg_names(len(leaves)),
+                key[-len(leaves) :] if leaves else (),
+                traced.in_tree,
+                (*key[1], *key[2]) if not self._fast else (),
+            )
+            if self._seen and config.explain_cache_misses.value:
+                logger.warning(_explain_miss(self._name, self._seen, sig))
+            self._seen.append(sig)
+            del self._seen[:-64]
+            self._cache[key] = entry
+            if len(self._cache) > self._max_entries:
+                self._cache.popitem(last=False)
+            return entry
+
+    # -- ahead-of-time stages ------------------------------------------------------
+
+    def trace(self, *args: Any, **kwargs: Any) -> Any:
+        """Traces for these arguments (arrays or `ShapeDtypeStruct`s): a `Traced` stage."""
+        return Traced(self._trace_call(args, kwargs))
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        """Traces and lowers for these arguments: a `Lowered` stage."""
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        """The output's shapes and dtypes (`ShapeDtypeStruct`s), without running."""
+        return self.trace(*args, **kwargs).out_info
+
+    # -- cache management ------------------------------------------------------------
+
+    def clear_cache(self) -> None:
+        """Forgets the compiled calls of this function (the module caches keep theirs)."""
+        with self._lock:
+            self._cache.clear()
+            self._seen.clear()
+
+    def _cache_size(self) -> int:
+        return len(self._cache)
+
+
+_live_jitted: weakref.WeakSet[JitWrapped] = weakref.WeakSet()
+
+
+def clear_jit_caches() -> None:
+    """Empties the call cache of every live jitted function and the eager cache."""
+    for f in list(_live_jitted):
+        f.clear_cache()
+    dispatch.clear_eager_cache()
+
+
+def jit(
+    fun: Callable[..., Any],
+    /,
+    *,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
+    static_argnums: int | Sequence[int] | None = None,
+    static_argnames: str | Sequence[str] | None = None,
+    donate_argnums: int | Sequence[int] | None = None,
+    donate_argnames: str | Sequence[str] | None = None,
+    keep_unused: bool = False,
+    device: Any = None,
+    backend: str | None = None,
+    inline: bool = False,
+) -> JitWrapped:
+    """Compiles ``fun`` with XLA: traced once per input signature, then reused.
+
+    Args:
+      fun: the function to compile. Its arguments and results are pytrees of
+        arrays and scalars (static arguments aside).
+      in_shardings: shardings of the inputs (a pytree prefix); single-device
+        shardings place the computation.
+      out_shardings: shardings of the outputs.
+      static_argnums: positions of arguments that are Python values (hashable):
+        each distinct value traces and compiles anew.
+      static_argnames: names of static keyword arguments.
+      donate_argnums: positions of arguments whose buffers the computation may
+        reuse; they are deleted by the call.
+      donate_argnames: names of donated keyword arguments.
+      keep_unused: keep unused arguments in the compiled module (by default
+        they are pruned).
+      device: the device to run on (committed outputs).
+      backend: the platform to run on, e.g. ``"cpu"``.
+      inline: under an outer trace, inline the jaxpr instead of a ``jit`` equation.
+
+    Returns:
+      A callable with ``.trace``, ``.lower`` and ``.eval_shape``.
+
+    Raises:
+      ValueError: conflicting options (``device`` and ``backend``, static and
+        donated arguments), bad argnums.
+
+    Example:
+      >>> f = jit(lambda x, y: x * 2 + y)
+      >>> f(np.float32(1.0), np.float32(2.0))
+      Array(4., dtype=float32)
+    """
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun!r}")
+    if device is not None and backend is not None:
+        raise ValueError(
+            "can't specify both a device and a backend for jit, "
+            f"got device={device} and backend={backend}"
+        )
+    if device is not None and (in_shardings is not None or out_shardings is not None):
+        raise ValueError(
+            "If backend or device is specified on jit, then in_shardings and out_shardings "
+            "should not be specified."
+        )
+    s_nums, s_names = _resolve_argnums(fun, static_argnums, static_argnames, "static")
+    d_nums, d_names = _resolve_argnums(fun, donate_argnums, donate_argnames, "donate")
+    if set(s_nums) & set(d_nums) or set(s_names) & set(d_names):
+        raise ValueError(
+            f"static_argnums {s_nums} and donate_argnums {d_nums} (or the names "
+            f"{s_names}, {d_names}) cannot overlap: a static argument has no buffer to donate."
+        )
+    return JitWrapped(
+        fun,
+        static_argnums=s_nums,
+        static_argnames=s_names,
+        donate_argnums=d_nums,
+        donate_argnames=d_names,
+        keep_unused=keep_unused,
+        in_shardings=in_shardings,
+        out_shardings=out_shardings,
+        device=device,
+        backend=backend,
+        inline=inline,
+    )
+
+
+def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """The shapes and dtypes of ``fun(*args, **kwargs)``, computed without running it.
+
+    Args:
+      fun: the function.
+      *args: arrays, scalars or `ShapeDtypeStruct`s (pytrees of them).
+      **kwargs: the same, by keyword.
+
+    Returns:
+      A pytree of `ShapeDtypeStruct` with the structure of ``fun``'s result.
+
+    Example:
+      >>> eval_shape(lambda x: x.T, ShapeDtypeStruct((2, 3), np.float32))
+      ShapeDtypeStruct(shape=(3, 2), dtype=float32)
+    """
+    traced = jit(fun)._trace_call(args, kwargs)
+    outs = [
+        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.jaxpr.out_avals
+    ]
+    return tree_unflatten(traced.out_tree, outs)

@@ -1,0 +1,220 @@
+"""Ahead-of-time stages of a jitted function: `Traced` → `Lowered` → `Compiled`.
+
+``jit(f).trace(*args)`` stops after tracing, ``.lower()`` after lowering to
+StableHLO, ``.compile()`` after XLA compilation. Each stage can be inspected
+(the jaxpr, the StableHLO text, the compiled HLO and its cost and memory
+analyses), and the last one called. The arguments given to ``trace``/``lower``
+may be arrays or `ShapeDtypeStruct`\\ s: only their types matter.
+
+A `Compiled` is called without the static arguments (they are baked in), and
+checks its arguments as JAX does: the same pytree structure, and the same
+shapes and dtypes as it was compiled for.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from polyjax_core.abstract_values import ShapeDtypeStruct, shaped_abstractify
+from polyjax_core.jaxpr import ClosedJaxpr
+from polyjax_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from polyjax_interpreters import dispatch
+
+__all__ = ["ArgInfo", "Compiled", "Lowered", "Traced", "TracedCall"]
+
+
+class TracedCall:
+    """A jitted function traced for one call: what every stage starts from.
+
+    Attributes:
+      wrapped: the `jit` object (its options: name, device, donation...).
+      leaves: the flat dynamic arguments (arrays or `ShapeDtypeStruct`s).
+      in_tree: the structure of ``(dynamic args, dynamic kwargs)``.
+      jaxpr: the traced `ClosedJaxpr`.
+      out_tree: the structure of the result.
+      donated: one bool per flat argument.
+      debug: the `DebugInfo` (argument names for messages).
+    """
+
+    __slots__ = (
+        "wrapped",
+        "leaves",
+        "in_tree",
+        "jaxpr",
+        "out_tree",
+        "donated",
+        "debug",
+        "args",
+        "kwargs",
+    )
+
+    def __init__(self, wrapped, leaves, in_tree, jaxpr, out_tree, donated, debug, args, kwargs):
+        self.wrapped = wrapped
+        self.leaves = leaves
+        self.in_tree = in_tree
+        self.jaxpr = jaxpr
+        self.out_tree = out_tree
+        self.donated = donated
+        self.debug = debug
+        self.args = args
+        self.kwargs = kwargs
+
+
+class ArgInfo(NamedTuple):
+    """What a stage knows of one flat argument: its type and whether it is donated."""
+
+    aval: Any
+    donated: bool
+
+    @property
+    def shape(self) -> tuple:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self.aval.dtype
+
+
+def _args_info(t: TracedCall) -> Any:
+    infos = [ArgInfo(shaped_abstractify(x), d) for x, d in zip(t.leaves, t.donated)]
+    return tree_unflatten(t.in_tree, infos)
+
+
+def _out_info(t: TracedCall) -> Any:
+    outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in t.jaxpr.out_avals]
+    return tree_unflatten(t.out_tree, outs)
+
+
+class _Stage:
+    """What all stages share: the traced call they come from."""
+
+    def __init__(self, traced: TracedCall):
+        self._t = traced
+
+    @property
+    def fun_name(self) -> str:
+        return self._t.wrapped._name
+
+    @property
+    def in_tree(self) -> PyTreeDef:
+        """The pytree structure of ``(args, kwargs)`` (dynamic arguments only)."""
+        return self._t.in_tree
+
+    @property
+    def out_tree(self) -> PyTreeDef:
+        return self._t.out_tree
+
+    @property
+    def args_info(self) -> Any:
+        """A pytree like ``(args, kwargs)`` of `ArgInfo` (type + donation) per argument."""
+        return _args_info(self._t)
+
+    @property
+    def out_info(self) -> Any:
+        """A pytree of `ShapeDtypeStruct` with the structure of the function's result."""
+        return _out_info(self._t)
+
+
+class Traced(_Stage):
+    """A function traced for one signature: its jaxpr, before lowering."""
+
+    @property
+    def jaxpr(self) -> ClosedJaxpr:
+        return self._t.jaxpr
+
+    def lower(self) -> Lowered:
+        """Lowers the jaxpr to a StableHLO module for this call's device."""
+        t = self._t
+        wrapped = t.wrapped
+        params = wrapped._params(t)
+        placed = [x for x in t.leaves if not isinstance(x, ShapeDtypeStruct)]
+        device, committed = dispatch.arg_placement(
+            placed, None, wrapped._name, params["device"], wrapped._backend
+        )
+        lowered = dispatch.lower_jaxpr(
+            t.jaxpr,
+            name=wrapped._name,
+            device=device,
+            out_committed=committed,
+            donated_invars=t.donated,
+            keep_unused=wrapped._keep_unused,
+            arg_names=t.debug.safe_arg_names(len(t.leaves)),
+        )
+        return Lowered(t, lowered)
+
+
+class Lowered(_Stage):
+    """A function lowered to StableHLO, ready to compile."""
+
+    def __init__(self, traced: TracedCall, lowered: dispatch.LoweredModule):
+        super().__init__(traced)
+        self._lowered = lowered
+
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        """The module as text: StableHLO (default), or ``dialect="hlo"`` for XLA HLO.
+
+        Args:
+          dialect: ``"stablehlo"`` or ``"hlo"``.
+          debug_info: include source locations.
+        """
+        if dialect in (None, "stablehlo"):
+            return self._lowered.as_text(debug_info=debug_info)
+        if dialect == "hlo":
+            from jaxlib import _jax  # noqa: PLC0415
+
+            bytecode = dispatch.mlir.module_to_bytecode(self._lowered.module)
+            return _jax.mlir.mlir_module_to_xla_computation(bytecode).as_hlo_text()
+        raise ValueError(f"unknown dialect {dialect!r}: expected 'stablehlo' or 'hlo'")
+
+    def compiler_ir(self, dialect: str | None = None) -> Any:
+        """The ``ir.Module`` (StableHLO)."""
+        if dialect not in (None, "stablehlo"):
+            raise ValueError(f"unknown dialect {dialect!r}: expected 'stablehlo'")
+        return self._lowered.module
+
+    def compile(self) -> Compiled:
+        """Compiles with XLA."""
+        return Compiled(self._t, dispatch.compile_lowered(self._lowered))
+
+
+class Compiled(_Stage):
+    """A compiled function: call it with the dynamic arguments it was compiled for."""
+
+    def __init__(self, traced: TracedCall, executable: dispatch.Executable):
+        super().__init__(traced)
+        self._exe = executable
+
+    def as_text(self) -> str:
+        """The optimized HLO that XLA compiled."""
+        return "\n\n".join(m.to_string() for m in self._exe.xla.hlo_modules())
+
+    def cost_analysis(self) -> dict[str, float]:
+        """XLA's cost estimate (``flops``, ``bytes accessed``, ...)."""
+        return dict(self._exe.xla.cost_analysis())
+
+    def memory_analysis(self) -> Any:
+        """XLA's memory statistics (argument, output, temp, generated code sizes)."""
+        return self._exe.xla.get_compiled_memory_stats()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves, in_tree = tree_flatten((args, kwargs))
+        if in_tree != self._t.in_tree:
+            raise TypeError(
+                "Function compiled with input pytree does not match the input pytree it was "
+                f"called with: compiled for {self._t.in_tree}, called with {in_tree}"
+            )
+        names = self._t.debug.safe_arg_names(len(leaves))
+        mismatches = []
+        for name, x, expected in zip(names, leaves, self._exe.in_avals):
+            got = shaped_abstractify(x)
+            if got.shape != expected.shape or got.dtype != expected.dtype:
+                mismatches.append(
+                    f"Argument {name!r} compiled with {expected.str_short(short_dtypes=False)} "
+                    f"and called with {got.str_short(short_dtypes=False)}"
+                )
+        if mismatches:
+            raise TypeError(
+                "Argument types differ from the types for which this computation was "
+                "compiled. The mismatches are:\n" + "\n".join(mismatches)
+            )
+        return tree_unflatten(self._t.out_tree, self._exe.call(leaves))
