@@ -313,8 +313,19 @@ class Executable:
 
     def call(self, args: Sequence[Any]) -> list[Array]:
         """Runs on flat ``args`` (one per flat input, pruned ones included)."""
-        buffer = self._buffer
-        bufs = [buffer(args[i], i) for i in self.kept_var_idx]
+        # The hot path of every jitted call and eager op: an Array already on
+        # our device is passed as it is; anything else goes through _buffer.
+        device, sharding = self.device, self.sharding
+        bufs = []
+        for i in self.kept_var_idx:
+            x = args[i]
+            if type(x) is Array:
+                impl = x._impl
+                s = impl._sharding
+                if s is sharding or s._device == device:
+                    bufs.append(impl)
+                    continue
+            bufs.append(self._buffer(x, i))
         try:
             results = self.xla.execute_sharded(bufs)
         except _jax.JaxRuntimeError:

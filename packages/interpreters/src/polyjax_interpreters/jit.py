@@ -265,14 +265,18 @@ def _explain_miss(fun_name: str, seen: Sequence[_Signature], new: _Signature) ->
 # The jitted function
 
 
+_ONE_LEAF = tree_flatten(0)[1]
+
+
 class _Entry:
     """A call-cache entry: the executable and how to rebuild the output pytree."""
 
-    __slots__ = ("exe", "out_tree")
+    __slots__ = ("exe", "out_tree", "single")
 
     def __init__(self, exe: Executable, out_tree: PyTreeDef):
         self.exe = exe
         self.out_tree = out_tree
+        self.single = out_tree.num_leaves == 1 and out_tree == _ONE_LEAF
 
 
 class JitWrapped:
@@ -422,6 +426,22 @@ class JitWrapped:
             return self._fun(*args, **kwargs)
         if tracing._state.trace is not tracing.eval_trace:
             return self._bind(args, kwargs)
+        if self._fast and not kwargs:
+            # The commonest call, all arguments arrays: no pytree flattening needed
+            # (the key's first item, a config tuple, never equals a PyTreeDef).
+            for a in args:
+                if type(a) is not Array:
+                    break
+            else:
+                key = (
+                    config.trace_context(),
+                    *[(a.aval, a._impl._sharding, a._committed) for a in args],
+                )
+                entry = self._cache.get(key)
+                if entry is None:
+                    entry = self._miss(key, args, kwargs, list(args))
+                outs = entry.exe.call(args)
+                return outs[0] if entry.single else entry.out_tree.unflatten(outs)
         if self._fast:
             leaves, in_tree = tree_flatten((args, kwargs))
             key = (in_tree, config.trace_context(), *map(arg_signature, leaves))
@@ -441,7 +461,8 @@ class JitWrapped:
             entry = self._cache.get(key)
             if entry is None:
                 entry = self._miss(key, args, kwargs, leaves)
-        return entry.out_tree.unflatten(entry.exe.call(leaves))
+        outs = entry.exe.call(leaves)
+        return outs[0] if entry.single else entry.out_tree.unflatten(outs)
 
     def _bind(self, args: tuple, kwargs: dict) -> Any:
         traced = self._trace_call(args, kwargs)
