@@ -493,7 +493,7 @@ def broadcasted_iota(
     dtype = dtypes.canonicalize_dtype(dtype)
     shape = sd.canonicalize_shape(shape, "broadcasted_iota shape")
     dimension = canonicalize_axis(dimension, len(shape))
-    return iota_p.bind(dtype=dtype, shape=shape, dimension=dimension, sharding=out_sharding)
+    return iota_p.bind(dimension=dimension, dtype=dtype, shape=shape, sharding=out_sharding)
 
 
 def iota(dtype: Any, size: Any, *, out_sharding: Any = None) -> Any:
