@@ -1,0 +1,277 @@
+"""Shape and dtype rules shared by the lax primitives.
+
+lax is strict where `jax.numpy` is forgiving, and these helpers say how strict:
+
+- **dtypes** must be accepted by the operation (``sin`` takes floating and complex
+  types only) and, for most n-ary operations, equal (``lax.add`` of ``int32`` and
+  ``float32`` is an error, not a promotion);
+- **shapes** of n-ary operations must have the same rank, except that rank-0
+  operands are allowed next to any shape; dimensions must agree or be 1
+  (a limited broadcasting: never a rank change);
+- **Python scalars** are the exception to dtype equality: ``lax.add(x, 1.0)``
+  takes the dtype of ``x`` when the scalar fits it on JAX's promotion lattice,
+  with a weak type so that it does not decide the result's dtype.
+
+Every check is symbolic-dimension aware: two dimensions agree when they are
+definitely equal for every value of the dimension variables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from polyjax_core import dtypes
+from polyjax_core import symbolic_dims as sd
+from polyjax_core.abstract_values import ShapedArray, register_aval_handler
+
+__all__ = [
+    "ANY",
+    "BOOL",
+    "BOOL_OR_INT",
+    "COMPLEX",
+    "FLOAT",
+    "INEXACT",
+    "INT",
+    "NUM",
+    "ORDERED",
+    "SIGNED_NUM",
+    "WeakScalar",
+    "broadcasting_shape",
+    "check_dtypes",
+    "check_same_dtypes",
+    "dtype_name",
+    "match_python_scalars",
+    "weak_scalar",
+]
+
+# Categories of accepted dtypes: tuples of NumPy abstract scalar types, checked with
+# polyjax's `issubdtype` (which knows where bfloat16 and the narrow types belong).
+BOOL: tuple[type, ...] = (np.bool_,)
+INT: tuple[type, ...] = (np.integer,)
+FLOAT: tuple[type, ...] = (np.floating,)
+COMPLEX: tuple[type, ...] = (np.complexfloating,)
+INEXACT: tuple[type, ...] = FLOAT + COMPLEX
+NUM: tuple[type, ...] = INT + FLOAT + COMPLEX
+ANY: tuple[type, ...] = NUM + BOOL
+ORDERED: tuple[type, ...] = INT + FLOAT + BOOL
+BOOL_OR_INT: tuple[type, ...] = INT + BOOL
+SIGNED_NUM: tuple[type, ...] = (np.signedinteger,) + FLOAT + COMPLEX
+
+
+def dtype_name(dtype: Any) -> str:
+    """The name of a dtype as error messages show it (``float32``, ``bfloat16``)."""
+    return str(getattr(dtype, "name", dtype))
+
+
+def _accepts(dtype: Any, accepted: Sequence[type]) -> bool:
+    return any(dtypes.issubdtype(dtype, t) for t in accepted)
+
+
+def _float0_error(name: str, position: int | None) -> TypeError:
+    where = "" if position is None else f" at position {position}"
+    return TypeError(
+        f"Called {name} with a float0{where}. float0s do not support any operations by "
+        "design: they are the tangents of integer and boolean values, not a vector "
+        "space. Convert explicitly, e.g. with np.zeros_like(x, dtype=float), if you "
+        "need a regular array of zeros."
+    )
+
+
+def check_dtypes(
+    name: str,
+    avals: Sequence[ShapedArray],
+    accepted: Sequence[Sequence[type]],
+    *,
+    require_same: bool = True,
+) -> None:
+    """Checks that each operand's dtype is accepted at its position (and that they agree).
+
+    Args:
+      name: the primitive's name, for messages.
+      avals: the operands' abstract values.
+      accepted: one category (a tuple of abstract scalar types) per operand.
+      require_same: whether all operands must also have the same dtype.
+
+    Raises:
+      TypeError: naming the operation, the dtype and the accepted categories.
+
+    Example:
+      >>> check_dtypes("sin", [ShapedArray((), np.int32)], [FLOAT])
+      Traceback (most recent call last):
+      TypeError: sin does not accept dtype int32. Accepted dtypes are subtypes of floating.
+    """
+    unary = len(avals) == 1
+    for i, (aval, ok) in enumerate(zip(avals, accepted)):
+        if isinstance(aval.dtype, dtypes.ExtendedDType):
+            continue
+        if aval.dtype == dtypes.float0:
+            raise _float0_error(name, None if unary else i)
+        if not _accepts(aval.dtype, ok):
+            names = ", ".join(t.__name__ for t in ok)
+            if unary:
+                msg = f"{name} does not accept dtype {dtype_name(aval.dtype)}. "
+                msg += f"Accepted dtypes are subtypes of {names}."
+            else:
+                msg = f"{name} does not accept dtype {dtype_name(aval.dtype)} at position {i}. "
+                msg += f"Accepted dtypes at position {i} are subtypes of {names}."
+            raise TypeError(msg)
+    if require_same:
+        check_same_dtypes(name, avals)
+
+
+def check_same_dtypes(name: str, avals: Sequence[ShapedArray]) -> None:
+    """Raises TypeError unless all operands have the same dtype (weak types do not matter).
+
+    Example:
+      >>> check_same_dtypes("add", [ShapedArray((), np.int32), ShapedArray((), np.float32)])
+      Traceback (most recent call last):
+      TypeError: lax.add requires arguments to have the same dtypes, got int32, float32.
+    """
+    if len(avals) < 2:
+        return
+    first = avals[0].dtype
+    if all(a.dtype == first for a in avals[1:]):
+        return
+    got = ", ".join(dtype_name(a.dtype) for a in avals)
+    msg = f"lax.{name} requires arguments to have the same dtypes, got {got}."
+    if name in ("lt", "le", "gt", "ge", "eq", "ne", "max", "min"):
+        msg += f" (Tip: jnp.{_JNP_NAMES.get(name, name)} is a similar function that does "
+        msg += "automatic type promotion on inputs)."
+    raise TypeError(msg)
+
+
+_JNP_NAMES = {
+    "lt": "less",
+    "le": "less_equal",
+    "gt": "greater",
+    "ge": "greater_equal",
+    "eq": "equal",
+    "ne": "not_equal",
+    "max": "maximum",
+    "min": "minimum",
+}
+
+
+def _shape_str(shape: Sequence[Any]) -> str:
+    return str(tuple(shape))
+
+
+def broadcasting_shape(name: str, *shapes: Sequence[Any]) -> tuple[Any, ...]:
+    """The result shape of an n-ary elementwise lax operation.
+
+    Rank-0 operands go with anything. The others must have the same rank, and in
+    each dimension the sizes must be definitely equal or 1: lax never adds
+    dimensions, but it does stretch size-1 ones (``(3, 1)`` with ``(1, 4)`` gives
+    ``(3, 4)``).
+
+    Args:
+      name: the primitive's name, for messages.
+      *shapes: the operands' shapes (ints and/or symbolic dimensions).
+
+    Raises:
+      TypeError: if the ranks differ or a dimension does not agree.
+
+    Example:
+      >>> broadcasting_shape("add", (3, 1), (), (1, 4))
+      (3, 4)
+    """
+    nonscalar = [tuple(s) for s in shapes if len(s)]
+    if not nonscalar:
+        return ()
+    first = nonscalar[0]
+    if len(nonscalar) == 1 or all(s == first for s in nonscalar[1:]):
+        return first  # the common case, without looking at each dimension
+    if len({len(s) for s in nonscalar}) != 1:
+        got = ", ".join(_shape_str(s) for s in nonscalar)
+        raise TypeError(f"{name}: arrays must have same number of dimensions, got {got}.")
+    out = []
+    for dims in zip(*nonscalar):
+        not_one = [d for d in dims if not sd.definitely_equal(d, 1)]
+        if not not_one:
+            out.append(1)
+        elif all(sd.definitely_equal(not_one[0], d) for d in not_one[1:]):
+            out.append(not_one[0])
+        else:
+            got = ", ".join(_shape_str(s) for s in nonscalar)
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: {got}.")
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------
+# Weakly-typed scalars of any dtype
+
+
+class WeakScalar(np.ndarray):
+    """A rank-0 host array whose abstract value is weakly typed.
+
+    A Python scalar is weak but its dtype is the default of its kind (``2.0`` is
+    ``f32``); converting it to the dtype of the other operand (``bf16``) must
+    keep it weak, which no NumPy value can say. This subclass does: tracing
+    records it as a literal (``2.0:bf16[]``), and eager dispatch transfers it as
+    a weakly-typed scalar.
+    """
+
+    weak_type = True
+
+
+register_aval_handler(WeakScalar, lambda x: ShapedArray((), x.dtype, weak_type=True))
+
+
+def weak_scalar(value: Any, dtype: Any) -> WeakScalar:
+    """``value`` as a weakly-typed rank-0 host array of ``dtype``.
+
+    Raises:
+      OverflowError: ``value`` is a Python int that ``dtype`` (an integer type) cannot hold.
+
+    Example:
+      >>> weak_scalar(2.0, dtypes.bfloat16).dtype
+      dtype(bfloat16)
+    """
+    dtype = np.dtype(dtype)
+    if type(value) is int and dtypes.issubdtype(dtype, np.integer):
+        info = dtypes.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"Python int {value} too large to convert to {dtype.name}")
+    return np.asarray(value, dtype).view(WeakScalar)
+
+
+_WEAK_PYTHON_SCALARS = frozenset({int, float, complex})
+
+
+def match_python_scalars(
+    args: Sequence[Any], like: Callable[[Any], bool] = lambda x: True
+) -> tuple[Any, ...]:
+    """Gives Python scalars among ``args`` the dtype of the first other operand.
+
+    This is how ``lax.add(x, 1.0)`` works for an ``x`` of any floating dtype: the
+    scalar becomes a weak scalar of ``x``'s dtype whenever JAX's promotion of the
+    two would give ``x``'s dtype (``bf16`` with ``1.0``, ``uint8`` with ``3``).
+    Otherwise (``int32`` with ``1.5``) it is left alone, and the operation's dtype
+    check reports the mismatch.
+
+    Args:
+      args: the operands.
+      like: which operands may give their dtype (e.g. not ``select_n``'s predicate).
+
+    Raises:
+      OverflowError: a Python int does not fit the integer dtype it should take.
+    """
+    target = None
+    for x in args:
+        if type(x) not in _WEAK_PYTHON_SCALARS and like(x):
+            target = getattr(x, "dtype", None)
+            break
+    if target is None or isinstance(target, dtypes.ExtendedDType):
+        return tuple(args)
+    out = []
+    for x in args:
+        typ = type(x)
+        if typ in _WEAK_PYTHON_SCALARS:
+            own = dtypes.canonicalize_dtype(dtypes.python_scalar_dtypes[typ])
+            if own != target and dtypes.result_type(target, typ) == target:
+                x = weak_scalar(x, target)
+        out.append(x)
+    return tuple(out)
