@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -352,3 +354,61 @@ def test_release_patch_locks(repo_copy, capsys):
     versions = {p["name"]: p.get("version") for p in lock["package"]}
     assert versions["polyjax-export"] == new
     assert versions["polyjax-core"] == _version(pkgs["core"])
+
+
+# ---------------------------------------------------------------------------
+# bench: the output format (not the timings, which depend on the machine).
+
+BENCH_ROWS = [
+    ("import polyjax (fresh process)", "610 ms", "<= 300 ms"),
+    ("  import + first jit call (for information)", None, None),
+    ("jit x + y, per call", "5.40 us", "<= 5.40 us"),
+    ("jit dict of 20 arrays in/out, per call", "40.7 us", "<= 40.7 us"),
+    ("eager x + y, per op", None, None),
+    ("eager lax.sin(x), per op", "5.00 us", "<= 5.00 us"),
+    ("jit of a 100-op function: trace+lower+compile", None, None),
+    ("  trace", None, None),
+    ("  lower to StableHLO", None, None),
+    ("  XLA compile", None, None),
+]
+_TIME = r"\d+(\.\d+)? (s|ms|us|ns)"
+
+
+def test_bench_quick_prints_every_figure_next_to_jax(tmp_path):
+    report = tmp_path / "bench.json"
+    out = subprocess.run(
+        [sys.executable, str(TOOLS / "bench"), "--quick", "--json", str(report)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("polyjax ") and "jaxlib" in lines[0] and "backend" in lines[0]
+    table = lines[next(i for i, line in enumerate(lines) if line.startswith("benchmark")) :]
+    assert table[0].split() == ["benchmark", "polyjax", "(min)", "JAX", "0.10.2", "target"]
+    assert len(table) == 1 + len(BENCH_ROWS)
+    for line, (name, jax_figure, target) in zip(table[1:], BENCH_ROWS):
+        assert line.startswith(name + "  "), line
+        rest = line[len(name) :]
+        assert re.match(rf"\s+{_TIME}\s+{_TIME}\s", rest), line  # median and minimum
+        if jax_figure is None:
+            assert rest.rstrip().endswith("-"), line
+        else:
+            assert f" {jax_figure} " in rest and target in rest, line
+            assert rest.rstrip().endswith((" ok", " over")), line
+    data = json.loads(report.read_text())
+    assert [r["name"] for r in data] == [name for name, _, _ in BENCH_ROWS]
+    assert all(r["median"] > 0 and r["minimum"] <= r["median"] for r in data)
+    assert data[0]["jax"] == 0.61 and data[0]["target"] == 0.3
+
+
+def test_bench_rejects_unknown_options():
+    out = subprocess.run(
+        [sys.executable, str(TOOLS / "bench"), "--no-such-option"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert out.returncode == 2 and "usage: tools/bench" in out.stderr

@@ -70,13 +70,15 @@ class Result:
 
 
 def fmt_time(seconds: float | None) -> str:
-    """``5.40 us``, ``12.3 ms``, ``0.61 s``: three significant figures."""
+    """Three significant figures in a readable unit: ``5.40 us``, ``12.3 ms``, ``1.25 s``."""
     if seconds is None:
         return "-"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
+        if seconds >= 0.9995 * scale or unit == "ns":  # 999.96 us reads 1.00 ms
+            value = seconds / scale
+            decimals = max(0, 3 - len(str(int(value))))
+            return f"{value:.{decimals}f} {unit}"
+    raise AssertionError("unreachable")
 
 
 # ---------------------------------------------------------------------------
