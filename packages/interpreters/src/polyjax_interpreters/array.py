@@ -1,0 +1,829 @@
+"""The ``Array``: polyjax's concrete array, backed by jaxlib device buffers.
+
+jaxlib's C++ ``ArrayImpl`` owns the device memory but has almost no Python
+surface (no shape, no operators), and it cannot be subclassed. So
+:class:`Array` is a small Python object that *wraps* one::
+
+    Array
+      _impl       jaxlib ArrayImpl: the buffer(s), its sharding, a host-copy cache
+      aval        core ShapedArray: shape, dtype and weak type
+      _committed  whether the user placed it on its device (device_put(x, dev),
+                  jit(device=...)): committed arrays pin computations to their
+                  device, uncommitted ones follow the others
+
+Computations make arrays with :meth:`Array._make` (no checks: it is on every
+dispatch); users make them with :func:`device_put` or :func:`from_dlpack`.
+
+Arithmetic and array methods are not defined here: the array library
+(polyjax-numpy) registers them with :func:`register_array_method` (operators,
+the same names core's tracers forward) and :func:`register_array_attribute`
+(``x.sum``, ``x.T``, ...). Until it does, binary operators return
+``NotImplemented`` and the others raise ``TypeError``.
+
+Example:
+  >>> x = device_put(np.arange(3.0, dtype=np.float32))
+  >>> x
+  Array([0., 1., 2.], dtype=float32)
+  >>> x.shape, x.dtype, x.weak_type, x.committed
+  ((3,), dtype('float32'), False, False)
+  >>> device_get({"x": x})["x"]
+  array([0., 1., 2.], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+from jaxlib import _jax
+
+from polyjax_core import config, dtypes, tracing
+from polyjax_core.abstract_values import ShapedArray, get_aval, register_aval_handler
+from polyjax_core.tree_util import tree_flatten, tree_leaves, tree_unflatten
+from polyjax_interpreters import backends
+from polyjax_interpreters.sharding import Sharding, SingleDeviceSharding
+
+__all__ = [
+    "Array",
+    "block_until_ready",
+    "device_get",
+    "device_put",
+    "from_dlpack",
+    "put_value",
+    "register_array_attribute",
+    "register_array_method",
+]
+
+Device = Any
+
+_BINARY = frozenset(tracing.BINARY_OPERATORS)
+_OTHER = frozenset(tracing.OTHER_OPERATORS)
+
+# What the array library registered.
+_array_methods: dict[str, Callable[..., Any]] = {}
+_array_attributes: dict[str, Callable[[Any], Any]] = {}
+
+
+def _deleted_error(x: Array) -> RuntimeError:
+    return RuntimeError(
+        f"Array has been deleted with shape={x.aval.str_short(short_dtypes=False)}: it was "
+        "deleted with .delete() or donated to a computation (donate_argnums), so its "
+        "device buffer is gone."
+    )
+
+
+class Array:
+    """An array on a device (or spread over several): the result of every computation.
+
+    Arrays are immutable. Their metadata (``shape``, ``dtype``, ``sharding``) is
+    always available; their values are copied to the host on demand
+    (``np.asarray(x)``, ``print(x)``, ``x.item()``) and that copy is kept.
+    """
+
+    __slots__ = ("_impl", "aval", "_committed", "__weakref__")
+    # Make NumPy defer to our reflected operators in `ndarray + Array`.
+    __array_priority__ = 100
+
+    _impl: Any
+    aval: ShapedArray
+    _committed: bool
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        raise TypeError(
+            "Array objects are not created directly; use device_put(x), or the array "
+            "functions of polyjax.numpy."
+        )
+
+    @staticmethod
+    def _make(impl: Any, aval: ShapedArray, committed: bool) -> Array:
+        """Wraps jaxlib ArrayImpl ``impl`` (whose type is ``aval``) without any check."""
+        self = _new(Array)
+        self._impl = impl
+        self.aval = aval
+        self._committed = committed
+        return self
+
+    # -- metadata ----------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.aval.shape)
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    @property
+    def itemsize(self) -> int:
+        return self.aval.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.aval.size * self.aval.dtype.itemsize
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    @property
+    def committed(self) -> bool:
+        """Whether the array was explicitly placed on its device(s)."""
+        return self._committed
+
+    @property
+    def sharding(self) -> Sharding:
+        """How the array is laid out over devices."""
+        return self._impl._sharding
+
+    def devices(self) -> set[Device]:
+        """The devices holding the array's data."""
+        return self._impl._sharding.device_set
+
+    @property
+    def device(self) -> Device | Sharding:
+        """The device of a single-device array (for a sharded array, its sharding)."""
+        sharding = self._impl._sharding
+        devices = sharding.device_set
+        if len(devices) == 1:
+            return next(iter(devices))
+        return sharding
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return self._impl._sharding.is_fully_addressable
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self._impl._sharding.is_fully_replicated
+
+    # -- buffer lifetime -----------------------------------------------------
+
+    def is_deleted(self) -> bool:
+        """Whether the buffer was freed (by :meth:`delete` or donation)."""
+        return self._impl.is_deleted()
+
+    def delete(self) -> None:
+        """Frees the device buffer now; any later use of the array raises."""
+        self._impl.delete()
+
+    def _check_alive(self) -> None:
+        if self._impl.is_deleted():
+            raise _deleted_error(self)
+
+    def is_ready(self) -> bool:
+        """Whether the computation producing the array has finished."""
+        self._check_alive()
+        return self._impl.is_ready()
+
+    def block_until_ready(self) -> Array:
+        """Waits until the array's value is computed; returns the array."""
+        self._check_alive()
+        self._impl.block_until_ready()
+        return self
+
+    def copy_to_host_async(self) -> None:
+        """Starts copying the value to the host, so that a later read does not wait."""
+        impl = self._impl
+        if impl._npy_value is not None:
+            return
+        self._check_alive()
+        shards = impl._arrays if not impl._sharding.is_fully_replicated else [impl]
+        for shard in shards:
+            shard._copy_single_device_array_to_host_async()
+
+    def on_device_size_in_bytes(self) -> int:
+        """The bytes the array occupies on its device(s)."""
+        self._check_alive()
+        return self._impl.on_device_size_in_bytes()
+
+    def unsafe_buffer_pointer(self) -> int:
+        """The device address of a single-device array's buffer."""
+        self._check_alive()
+        return self._impl.unsafe_buffer_pointer()
+
+    # -- the value on the host -------------------------------------------------
+
+    @property
+    def _value(self) -> np.ndarray:
+        """The value as a read-only NumPy array (fetched once, then cached)."""
+        impl = self._impl
+        if impl.is_deleted():  # the cached copy outlives the buffer: check first
+            raise _deleted_error(self)
+        value = impl._npy_value
+        return _fetch(impl, self.aval) if value is None else value
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        return np.asarray(self._value, dtype=dtype, copy=copy)
+
+    def tolist(self) -> Any:
+        """The value as nested Python lists of Python scalars."""
+        return self._value.tolist()
+
+    def item(self, *args: Any) -> Any:
+        """One element as a Python scalar (like ``numpy.ndarray.item``)."""
+        return self._value.item(*args)
+
+    def __repr__(self) -> str:
+        return _array_repr(self)
+
+    def __str__(self) -> str:
+        return str(self._value)
+
+    def __format__(self, format_spec: str) -> str:
+        value = self._value
+        return format(value[()] if value.ndim == 0 else value, format_spec)
+
+    # -- Python protocols ---------------------------------------------------
+
+    def __bool__(self) -> bool:
+        size = self.aval.size
+        if size == 0:
+            raise ValueError(
+                "The truth value of an empty array is ambiguous. Use `array.size > 0` to "
+                "check that an array is not empty."
+            )
+        if size > 1:
+            raise ValueError(
+                "The truth value of an array with more than one element is ambiguous. "
+                "Use a.any() or a.all()"
+            )
+        return bool(self._value)
+
+    def _check_scalar(self) -> None:
+        if self.aval.shape:
+            raise TypeError(
+                "Only scalar arrays can be converted to Python scalars; "
+                f"got arr.ndim={len(self.aval.shape)}"
+            )
+
+    def __int__(self) -> int:
+        self._check_scalar()
+        return int(self._value)
+
+    def __float__(self) -> float:
+        self._check_scalar()
+        return float(self._value)
+
+    def __complex__(self) -> complex:
+        self._check_scalar()
+        return complex(self._value)
+
+    def __index__(self) -> int:
+        if self.aval.shape or not np.issubdtype(self.aval.dtype, np.integer):
+            raise TypeError(
+                "Only integer scalar arrays can be converted to a scalar index; got an "
+                f"array of type {self.aval.str_short(short_dtypes=False)}"
+            )
+        return operator.index(self._value[()])
+
+    def __len__(self) -> int:
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        getitem = _array_methods.get("__getitem__")
+        if getitem is not None:
+            return (getitem(self, i) for i in range(self.aval.shape[0]))
+        # No array library: the rows of the host copy, placed where this array is.
+        row_aval = self.aval.update(shape=self.aval.shape[1:])
+        sharding, committed = self._impl._sharding, self._committed
+        return (put_value(row, row_aval, sharding, committed) for row in self._value)
+
+    def __hash__(self) -> int:
+        raise TypeError(f"unhashable type: {type(self).__name__!r}")
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise TypeError(
+            f"{type(self).__name__!r} object does not support item assignment: polyjax "
+            "arrays are immutable. Build a new array instead (x.at[index].set(value) "
+            "where available)."
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup fails: the attributes the array library adds.
+        getter = _array_attributes.get(name)
+        if getter is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getter(self)
+
+    # -- copying and pickling ------------------------------------------------
+
+    def __copy__(self) -> Array:
+        return _copy_array(self)
+
+    def __deepcopy__(self, memo: Any) -> Array:
+        return _copy_array(self)
+
+    def __reduce__(self) -> Any:
+        value = self._value
+        return (_reconstruct, (np.array(value), value.dtype, self.aval.weak_type))
+
+    # -- DLPack ------------------------------------------------------------------
+
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """Exports the array's buffer as a DLPack capsule (zero-copy where possible)."""
+        self._check_alive()
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            if copy is False:
+                raise BufferError(
+                    f"Array on {self.device} cannot be exported to DLPack device {dl_device} "
+                    "without a copy, and copy=False was given."
+                )
+            if tuple(dl_device)[0] != _DL_CPU:
+                raise BufferError(f"Cannot export an array on {self.device} to {dl_device}.")
+            return np.array(self._value).__dlpack__()
+        impl = self._impl
+        if copy:
+            impl = _copy_impl(impl, impl._sharding, _jax.ArrayCopySemantics.ALWAYS_COPY)
+        return _jax.buffer_to_dlpack_managed_tensor(impl, stream=stream)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """The DLPack (device type, device id) of a single-device array."""
+        device = self.device
+        if isinstance(device, Sharding):
+            raise BufferError("DLPack export needs an array on a single device.")
+        platform = device.platform
+        if platform == "cpu":
+            return (_DL_CPU, 0)
+        if platform in ("gpu", "cuda", "rocm"):
+            is_rocm = platform == "rocm" or "rocm" in device.client.platform_version.lower()
+            return (_DL_ROCM if is_rocm else _DL_CUDA, device.local_hardware_id)
+        raise BufferError(f"DLPack export is not supported on platform {platform!r}.")
+
+
+_new = object.__new__
+register_aval_handler(Array, lambda x: x.aval)
+
+# DLPack device types (dlpack.h).
+_DL_CPU, _DL_CUDA, _DL_ROCM = 1, 2, 10
+
+
+# ---------------------------------------------------------------------------
+# Operators: forwarded to what the array library registers
+
+
+def _binary_placeholder(name: str) -> Callable[..., Any]:
+    def method(self: Array, other: Any) -> Any:
+        return NotImplemented
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _other_placeholder(name: str) -> Callable[..., Any]:
+    def method(self: Array, *args: Any) -> Any:
+        raise TypeError(
+            f"{name} of an Array is not defined: no array library registered it "
+            "(import polyjax.numpy)."
+        )
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+# The operators before any registration (tests put them back to start clean).
+_PLACEHOLDERS: dict[str, Callable[..., Any]] = {
+    **{name: _binary_placeholder(name) for name in tracing.BINARY_OPERATORS},
+    **{name: _other_placeholder(name) for name in tracing.OTHER_OPERATORS},
+}
+for _name, _method in _PLACEHOLDERS.items():
+    setattr(Array, _name, _method)
+_OWN_NAMES = frozenset(dir(Array))
+
+
+def register_array_method(name: str, method: Callable[..., Any]) -> None:
+    """Defines an operator of :class:`Array`, e.g. ``register_array_method("__add__", add)``.
+
+    The function is installed on the class itself, so calling the operator costs
+    no extra lookup.
+
+    Args:
+      name: one of ``polyjax_core.tracing.BINARY_OPERATORS + OTHER_OPERATORS``.
+      method: called as ``method(array, *operands)``.
+
+    Raises:
+      ValueError: ``name`` is not a forwarded operator.
+    """
+    if name not in _BINARY and name not in _OTHER:
+        raise ValueError(f"{name} is not an operator Array forwards; use register_array_attribute")
+    _array_methods[name] = method
+    # (Installing __eq__ after the class exists leaves __hash__ as it is: still an error.)
+    setattr(Array, name, method)
+
+
+def register_array_attribute(name: str, getter: Callable[[Array], Any]) -> None:
+    """Defines ``array.<name>`` as ``getter(array)`` (e.g. ``sum`` -> a bound method, ``T``).
+
+    Raises:
+      ValueError: ``Array`` itself defines ``name`` (the getter would never run).
+    """
+    if name in _OWN_NAMES:
+        raise ValueError(f"Array already defines {name!r}; it cannot be registered.")
+    _array_attributes[name] = getter
+
+
+# ---------------------------------------------------------------------------
+# Printing
+
+
+def _array_repr(x: Array) -> str:
+    aval = x.aval
+    prefix = "Array("
+    dtype_str = f"dtype={aval.dtype.name}" + (", weak_type=True" if aval.weak_type else "") + ")"
+    sharding = x._impl._sharding
+    if not (sharding.is_fully_addressable or sharding.is_fully_replicated):
+        return f"{prefix}shape={aval.shape}, {dtype_str}"
+    value = x._value
+    if value.size == 0:
+        body = f"[], shape={aval.shape}"
+    else:
+        body = np.array2string(value, prefix=prefix, suffix=",", separator=", ")
+    # As JAX prints: if the dtype does not fit on the last line, it is pushed right
+    # by the prefix's width rather than wrapped.
+    last_line = len(body) - body.rfind("\n") + 1
+    width = np.get_printoptions()["linewidth"]
+    sep = " " if last_line + len(dtype_str) + 1 <= width else " " * len(prefix)
+    return f"{prefix}{body},{sep}{dtype_str}"
+
+
+# ---------------------------------------------------------------------------
+# Moving data
+
+
+def _fetch(impl: Any, aval: ShapedArray) -> np.ndarray:
+    """Copies ``impl``'s value to the host (read-only), caching real copies on ``impl``."""
+    sharding = impl._sharding
+    if sharding.is_fully_replicated:
+        value, did_copy = impl._single_device_array_to_np_array_did_copy()
+    else:
+        value, did_copy = _assemble(impl, aval, sharding), True
+    if value.flags.writeable:
+        value.flags.writeable = False
+    # A zero-copy view (CPU) is not cached: it would hold a reference to the device
+    # buffer, which blocks donating it; fetching it again costs nothing anyway.
+    if did_copy:
+        impl._npy_value = value
+    return value
+
+
+def _assemble(impl: Any, aval: ShapedArray, sharding: Any) -> np.ndarray:
+    out = np.empty(aval.shape, aval.dtype)
+    index = sharding.devices_indices_map(aval.shape)
+    for shard in impl._arrays:
+        value, _ = shard._single_device_array_to_np_array_did_copy()
+        out[index[shard._sharding._device]] = value
+    return out
+
+
+_HOST_COPY = _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
+_HOST_ALIAS = _jax.HostBufferSemantics.ZERO_COPY
+_batched_device_put = _jax.batched_device_put
+
+
+def put_value(
+    x: Any,
+    aval: ShapedArray,
+    sharding: Any,
+    committed: bool,
+    *,
+    may_alias: bool | None = None,
+) -> Array:
+    """Puts a host value (or an Array) on the devices of ``sharding``, as type ``aval``.
+
+    The internal transfer used by dispatch and jit: no pytrees, no checks beyond
+    NumPy's. The value is converted to ``aval.dtype`` first.
+
+    Args:
+      x: a NumPy array or scalar, a Python scalar, or an :class:`Array`.
+      aval: the result's type (its dtype canonical).
+      sharding: where to put it (a polyjax sharding).
+      committed: whether the result is committed to its devices.
+      may_alias: if True, a NumPy input's memory may be used in place (CPU); by
+        default the data is copied, so that mutating ``x`` later cannot change the
+        (immutable) result.
+
+    Returns:
+      The new :class:`Array`.
+    """
+    if type(x) is Array:
+        return _move(x, aval, sharding, committed, donate=False, may_alias=may_alias)
+    if type(x) is not np.ndarray or x.dtype != aval.dtype:
+        x = np.asarray(x, dtype=aval.dtype)
+    semantics = _HOST_ALIAS if may_alias else _HOST_COPY
+    if type(sharding) is SingleDeviceSharding:
+        shards, devices = [x], [sharding._device]
+    else:
+        index = sharding.addressable_devices_indices_map(aval.shape)
+        devices = list(index)
+        shards = [x[i] for i in index.values()]
+    impl = _batched_device_put(
+        aval,
+        sharding,
+        shards,
+        devices,
+        committed=committed,
+        host_buffer_semantics=semantics,
+        enable_x64=config.enable_x64.value,
+    )
+    return Array._make(impl, aval, committed)
+
+
+def _copy_impl(impl: Any, sharding: Any, semantics: Any) -> Any:
+    (out,) = _jax.batched_copy_array_to_devices_with_sharding(
+        [impl], [sharding._internal_device_list], [sharding], [semantics]
+    )
+    return out
+
+
+def _copy_array(x: Array) -> Array:
+    """A new buffer with the same value, on the same device(s)."""
+    x._check_alive()
+    impl = x._impl
+    return Array._make(
+        _copy_impl(impl, impl._sharding, _jax.ArrayCopySemantics.ALWAYS_COPY),
+        x.aval,
+        x._committed,
+    )
+
+
+def _move(
+    x: Array,
+    aval: ShapedArray,
+    sharding: Any,
+    committed: bool,
+    donate: bool,
+    may_alias: bool | None,
+) -> Array:
+    """``x`` placed as ``sharding`` says, sharing its buffer where allowed."""
+    x._check_alive()
+    impl = x._impl
+    src = impl._sharding
+    if aval.dtype != x.aval.dtype:  # a different type: convert on the host
+        return put_value(np.asarray(x._value, aval.dtype), aval, sharding, committed)
+    if src == sharding:
+        if may_alias is False:
+            impl = _copy_impl(impl, sharding, _jax.ArrayCopySemantics.ALWAYS_COPY)
+        # Donating to the same place is aliasing: the buffer stays, shared.
+        return Array._make(impl, aval, committed)
+    if type(sharding) is SingleDeviceSharding and type(src) is SingleDeviceSharding:
+        semantics = (
+            _jax.ArrayCopySemantics.ALWAYS_COPY
+            if may_alias is False
+            else _jax.ArrayCopySemantics.REUSE_INPUT
+        )
+        # (DONATE_INPUT crashes jaxlib 0.10.2 on CPU across devices: copy, then delete.)
+        out = _copy_impl(impl, sharding, semantics)
+    else:  # a layout change between shardings: through the host
+        out = put_value(x._value, aval, sharding, committed)._impl
+    if donate:
+        x.delete()
+    return Array._make(out, aval, committed)
+
+
+def _as_sharding(device: Any) -> Any:
+    """A polyjax sharding for a ``device_put`` target (a Device or a Sharding)."""
+    if isinstance(device, Sharding):
+        return device
+    if isinstance(device, _jax.Device):
+        return SingleDeviceSharding(device)
+    if isinstance(device, _jax.SingleDeviceSharding):  # jaxlib's own class
+        return SingleDeviceSharding(device._device, memory_kind=device._memory_kind)
+    raise TypeError(
+        f"device_put: expected a Device or a Sharding as the target, got {device!r} of type "
+        f"{type(device).__name__}."
+    )
+
+
+def _is_target(d: Any) -> bool:
+    return d is None or isinstance(d, (_jax.Device, Sharding, _jax.Sharding))
+
+
+def _default_sharding() -> SingleDeviceSharding:
+    device = backends.default_device()
+    cached = _default_sharding_cache.get(device)
+    if cached is None:
+        cached = _default_sharding_cache[device] = SingleDeviceSharding(device)
+    return cached
+
+
+_default_sharding_cache: dict[Device, SingleDeviceSharding] = {}
+
+
+def _put_leaf(x: Any, device: Any, donate: bool, may_alias: bool | None) -> Any:
+    if isinstance(x, Array):
+        if device is None:
+            if may_alias is False:
+                return _copy_array(x)
+            x._check_alive()
+            return x
+        return _move(x, x.aval, _as_sharding(device), True, donate, may_alias)
+    if isinstance(x, tracing.Tracer):
+        # Placement inside a traced function is not represented yet: values
+        # being traced pass through unchanged.
+        return x
+    if hasattr(type(x), "__jax_array__"):
+        return _put_leaf(x.__jax_array__(), device, donate, may_alias)
+    aval = get_aval(x)
+    if device is None:
+        return put_value(x, aval, _default_sharding(), False, may_alias=may_alias)
+    return put_value(x, aval, _as_sharding(device), True, may_alias=may_alias)
+
+
+def device_put(
+    x: Any,
+    device: Any = None,
+    *,
+    src: Any = None,
+    donate: bool = False,
+    may_alias: bool | None = None,
+) -> Any:
+    """Transfers ``x`` (a pytree of arrays and scalars) to a device.
+
+    Args:
+      x: an array, scalar, or pytree of them.
+      device: a ``Device``, a :class:`Sharding`, or a pytree of them that is a prefix
+        of ``x``. If given, the results are *committed* to it; if ``None``, values
+        not on a device yet go to the default device, uncommitted, and arrays
+        already on a device are returned as they are.
+      src: accepted for compatibility; polyjax arrays know where they are.
+      donate: if True, an input Array moved to another device is deleted.
+      may_alias: if False, the result never shares memory with the input; if True,
+        it may (a NumPy input's memory may be used in place on CPU). The default
+        shares device buffers but copies host data.
+
+    Returns:
+      ``x`` with every leaf replaced by an :class:`Array`.
+
+    Raises:
+      TypeError: a leaf is not an array or scalar, or ``device`` is not a device or
+        sharding.
+
+    Example:
+      >>> y = device_put(1.0)
+      >>> y
+      Array(1., dtype=float32, weak_type=True)
+      >>> device_put(y, backends.devices()[0]).committed
+      True
+    """
+    del src
+    if _is_target(device):
+        if type(x) is np.ndarray or type(x) is Array:  # the common call: no pytree
+            return _put_leaf(x, device, donate, may_alias)
+        leaves, treedef = tree_flatten(x)
+        return tree_unflatten(
+            treedef, [_put_leaf(leaf, device, donate, may_alias) for leaf in leaves]
+        )
+    targets, target_tree = tree_flatten(device, is_leaf=_is_target)
+    if len(targets) == 1 and targets[0] is device:
+        _as_sharding(device)  # not a device, sharding or container of them: TypeError
+    try:
+        subtrees = target_tree.flatten_up_to(x)
+    except (ValueError, TypeError) as e:
+        raise ValueError(
+            f"device_put: the device argument must be a Device, a Sharding, or a pytree "
+            f"prefix of x; got {device!r} for x of structure {tree_flatten(x)[1]}: {e}"
+        ) from None
+    return tree_unflatten(
+        target_tree,
+        [
+            device_put(sub, target, donate=donate, may_alias=may_alias)
+            for sub, target in zip(subtrees, targets)
+        ],
+    )
+
+
+def device_get(x: Any) -> Any:
+    """Copies the arrays of a pytree to the host, as (read-only) NumPy arrays.
+
+    All transfers are started before the first is waited for. Leaves that are not
+    :class:`Array`\\ s are returned unchanged.
+
+    Example:
+      >>> device_get([device_put(2)])
+      [array(2, dtype=int32)]
+    """
+    leaves, treedef = tree_flatten(x)
+    for leaf in leaves:
+        if isinstance(leaf, Array):
+            leaf.copy_to_host_async()
+    return tree_unflatten(
+        treedef, [leaf._value if isinstance(leaf, Array) else leaf for leaf in leaves]
+    )
+
+
+def block_until_ready(x: Any) -> Any:
+    """Waits until every array in the pytree ``x`` is computed; returns ``x``.
+
+    Raises:
+      RuntimeError: an array was deleted (or donated).
+    """
+    impls = []
+    for leaf in tree_leaves(x):
+        if isinstance(leaf, Array):
+            leaf._check_alive()
+            impls.append(leaf._impl)
+        elif hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+    if impls:
+        _jax.batched_block_until_ready(impls)
+    return x
+
+
+# ---------------------------------------------------------------------------
+# DLPack import and unpickling
+
+
+def _dlpack_source_device(device_type: int, device_id: int) -> Device:
+    if device_type == _DL_CPU:
+        return backends.get_backend("cpu").local_devices()[0]
+    platform = {_DL_CUDA: "cuda", _DL_ROCM: "rocm"}.get(device_type)
+    if platform is None:
+        raise BufferError(f"from_dlpack: unsupported DLPack device type {device_type}.")
+    for d in backends.get_backend(platform).local_devices():
+        if d.local_hardware_id == device_id:
+            return d
+    raise BufferError(f"from_dlpack: no local {platform} device with id {device_id}.")
+
+
+def _dtype_of_producer(x: Any) -> np.dtype:
+    try:
+        return np.dtype(x.dtype)
+    except TypeError:  # e.g. torch.float32: use its name
+        return np.dtype(str(x.dtype).rsplit(".", 1)[-1])
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
+    """Makes an :class:`Array` from any object exporting DLPack (NumPy, PyTorch, ...).
+
+    The result shares the source's memory when jaxlib can use it in place (on CPU:
+    suitably aligned data), as DLPack intends; writing to the source afterwards is
+    then visible in the result. Pass ``copy=True`` to always get a copy.
+
+    Args:
+      x: an object with ``__dlpack__`` and ``__dlpack_device__``.
+      device: a Device or Sharding to put the result on (committed); by default the
+        result stays where the data is, uncommitted.
+      copy: True to always copy; otherwise memory is shared where possible.
+
+    Raises:
+      TypeError: ``x`` does not support DLPack.
+      BufferError: the source's device is not one polyjax has.
+
+    Example:
+      >>> from_dlpack(np.arange(3, dtype=np.int32))
+      Array([0, 1, 2], dtype=int32)
+    """
+    if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
+        raise TypeError(
+            f"from_dlpack needs an object implementing __dlpack__ and __dlpack_device__, "
+            f"got {type(x).__name__}."
+        )
+    device_type, device_id = x.__dlpack_device__()
+    src_device = _dlpack_source_device(int(device_type), int(device_id))
+    shape, dtype = tuple(x.shape), _dtype_of_producer(x)
+    try:
+        capsule = x.__dlpack__(stream=None)
+    except BufferError:
+        if isinstance(x, np.ndarray) and copy is not False:  # read-only: DLPack 0.x cannot say so
+            return device_put(np.array(x), device)
+        raise
+    impl = _jax.dlpack_managed_tensor_to_buffer(capsule, src_device, None)
+    here = SingleDeviceSharding(src_device)
+    impl = impl._rewrap_with_aval_and_sharding(ShapedArray(shape, dtype), here)
+    if copy:  # the import shares memory when it can (aligned data); copy=True must not
+        impl = _copy_impl(impl, here, _jax.ArrayCopySemantics.ALWAYS_COPY)
+    out = Array._make(impl, ShapedArray(shape, dtype), False)
+    canonical = dtypes.canonicalize_dtype(dtype)
+    if canonical != dtype:  # e.g. float64 without jax_enable_x64
+        sharding = here if device is None else _as_sharding(device)
+        return put_value(out._value, ShapedArray(shape, canonical), sharding, device is not None)
+    if device is not None:
+        return _move(out, out.aval, _as_sharding(device), True, False, None)
+    return out
+
+
+def _reconstruct(value: np.ndarray, dtype: np.dtype, weak_type: bool) -> Array:
+    """Unpickles an Array: on the default device, uncommitted."""
+    canonical = dtypes.canonicalize_dtype(dtype)
+    aval = ShapedArray(value.shape, canonical, weak_type)
+    return put_value(value, aval, _default_sharding(), False)
