@@ -687,3 +687,20 @@ def test_convert_element_type_of_host_values_compiles_nothing(monkeypatch):
     np.testing.assert_array_equal(np.asarray(out), [1, -2, 0])
     out = _elementwise._convert_element_type(np.float32(2), bf16, weak_type=True)
     assert out.dtype == bf16 and out.weak_type
+
+
+def test_jit_matches_eager():
+    from polyjax_interpreters.jit import jit
+
+    def f(x, which):
+        y = lax.mul(lax.add(x, 1.5), 2.0)  # weak bf16 literals inside the jaxpr
+        z = lax.integer_pow(lax.sin(y), 3)
+        picked = lax.select_n(which, x, y, z)
+        return lax.clamp(-1.0, picked, 4.0), lax.convert_element_type(picked, np.int32)
+
+    x = np.linspace(-2, 2, 6).astype(bf16)
+    which = np.array([0, 1, 2, 2, 1, 0], np.int32)
+    compiled, eager = jit(f)(x, which), f(x, which)
+    for a, b in zip(compiled, eager):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

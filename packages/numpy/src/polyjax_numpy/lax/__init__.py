@@ -10,7 +10,7 @@ Example:
   >>> import numpy as np
   >>> from polyjax_numpy import lax
   >>> lax.add(np.float32(1.0), 2.0)
-  Array(3., dtype=float32, weak_type=False)
+  Array(3., dtype=float32)
 
 Areas (private modules):
   - `_elementwise`: arithmetic, math functions, comparisons, bitwise ops,

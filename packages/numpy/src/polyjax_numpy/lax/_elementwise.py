@@ -42,7 +42,7 @@ from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray
 from polyjax_core.primitive import Primitive
-from polyjax_core.tracing import EvalTrace, current_trace
+from polyjax_core.tracing import EvalTrace, Tracer, current_trace
 from polyjax_interpreters import array, backends, dispatch, mlir
 from polyjax_interpreters.sharding import SingleDeviceSharding
 from polyjax_numpy.lax import _shape_rules as sr
@@ -675,43 +675,54 @@ def _convert_element_type(
       returned as it is. Under a trace, a host scalar is converted on the host and
       becomes a literal, without an equation (as JAX's constant folding does).
     """
-    if hasattr(operand, "__jax_array__"):
-        operand = operand.__jax_array__()
-    old_dtype = dtypes.dtype(operand)
-    new_dtype = dtypes.canonicalize_dtype(
-        old_dtype if new_dtype is None else new_dtype, allow_extended_dtype=True
-    )
+    new_dtype = _canonical_dtype(new_dtype)
     weak_type = bool(weak_type)
-    if (
-        isinstance(new_dtype, np.dtype)
-        and dtypes.issubdtype(old_dtype, np.complexfloating)
-        and not dtypes.issubdtype(new_dtype, np.complexfloating)
-    ):
+    if isinstance(operand, array.Array | Tracer):
+        # The common case, kept cheap: nothing to do when the type is already right.
+        old_dtype = operand.dtype
+        if sharding is None and old_dtype == new_dtype and operand.weak_type == weak_type:
+            return operand
+        host = False
+    else:
+        if not _is_host_value(operand) and hasattr(operand, "__jax_array__"):
+            operand = operand.__jax_array__()
+            return _convert_element_type(operand, new_dtype, weak_type, sharding)
+        old_dtype = dtypes.dtype(operand)
+        host = _is_host_value(operand)
+    if new_dtype is None:
+        new_dtype = dtypes.canonicalize_dtype(old_dtype, allow_extended_dtype=True)
+    concrete = isinstance(new_dtype, np.dtype)
+    if concrete and getattr(old_dtype, "kind", "") == "c" and new_dtype.kind != "c":
         warnings.warn(
             "Casting complex values to real discards the imaginary part",
             np.exceptions.ComplexWarning,
             stacklevel=2,
         )
-    if type(operand) is int and isinstance(new_dtype, np.dtype):
-        # A Python int may not fit the default integer type but still fit the target
-        # (2**40 as float32): convert it on the host first.
-        operand = _host_convert(np.asarray(operand), new_dtype)
-    if sharding is None and not _is_host_value(operand):
-        same = operand.dtype == new_dtype and dtypes.is_weakly_typed(operand) == weak_type
-        if same:
-            return operand
-    if (
-        sharding is None
-        and _is_host_value(operand)
-        and np.ndim(operand) == 0
-        and isinstance(new_dtype, np.dtype)
-        and not isinstance(current_trace(), EvalTrace)
-    ):
-        value = _host_convert(operand, new_dtype)
-        return value.view(sr.WeakScalar) if weak_type else value
+    if host and concrete and sharding is None:
+        if type(operand) is int:
+            # A Python int may not fit the default integer type but still fit the
+            # target (2**40 as float32): convert it on the host first.
+            operand = _host_convert(np.asarray(operand), new_dtype)
+        if np.ndim(operand) == 0 and not isinstance(current_trace(), EvalTrace):
+            value = _host_convert(operand, new_dtype)
+            return value.view(sr.WeakScalar) if weak_type else value
     return convert_element_type_p.bind(
         operand, new_dtype=new_dtype, sharding=sharding, weak_type=weak_type
     )
+
+
+def _canonical_dtype(dtype: DTypeLike | None) -> Any:
+    if dtype is None or (isinstance(dtype, np.dtype) and dtype in _CANONICAL):
+        return dtype
+    return dtypes.canonicalize_dtype(dtype, allow_extended_dtype=True)
+
+
+# dtypes that canonicalization leaves alone whatever jax_enable_x64 says.
+_CANONICAL = frozenset(
+    np.dtype(t)
+    for t in (np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32)
+    + (np.float16, np.float32, np.complex64, dtypes.bfloat16)
+)
 
 
 def convert_element_type(operand: ArrayLike, new_dtype: DTypeLike) -> Any:

@@ -266,6 +266,7 @@ def match_python_scalars(
             break
     if target is None or isinstance(target, dtypes.ExtendedDType):
         return tuple(args)
+    target = dtypes.canonicalize_dtype(target)  # a NumPy float64 operand counts as float32
     out = []
     for x in args:
         typ = type(x)
