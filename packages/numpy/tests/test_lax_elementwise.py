@@ -109,6 +109,8 @@ def _aval(fun, *args) -> ShapedArray:
          f16, False),
         (lax.clamp, (np.float32(0), np.ones((2, 3), np.float32), np.ones((2, 3), np.float32)),
          (2, 3), f32, False),
+        (lambda x: lax.clamp(np.float32(0), x, np.float32(1)), (1.0,), (), f32, False),
+        (lambda x: lax.clamp(0.0, x, 1.0), (1.0,), (), f32, True),
     ],
 )  # fmt: skip
 def test_result_type(fun, args, shape, dtype, weak):
@@ -704,3 +706,11 @@ def test_jit_matches_eager():
     for a, b in zip(compiled, eager):
         assert a.dtype == b.dtype
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_accuracy_runs():
+    x = np.linspace(-3, 3, 7).astype(np.float32)
+    out = lax.sin(x, accuracy=lax.Tolerance(atol=1e-5, ulps=2))
+    np.testing.assert_allclose(out, np.sin(x), atol=1e-5)
+    out = lax.exp(x, accuracy=lax.AccuracyMode.HIGHEST)
+    np.testing.assert_allclose(out, np.exp(x), rtol=1e-6)

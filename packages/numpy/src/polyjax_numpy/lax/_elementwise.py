@@ -561,7 +561,8 @@ def _clamp_rule(min: ShapedArray, operand: ShapedArray, max: ShapedArray) -> Sha
                 f"clamp requires {what}.shape == operand.shape or {what}.shape == (), "
                 f"got {tuple(bound.shape)}."
             )
-    return ShapedArray(operand.shape, operand.dtype, operand.weak_type)
+    weak = min.weak_type and operand.weak_type and max.weak_type
+    return ShapedArray(operand.shape, operand.dtype, weak)
 
 
 def _clamp_lowering(ctx: mlir.LoweringRuleContext, lo: ir.Value, x: ir.Value, hi: ir.Value):
