@@ -498,6 +498,7 @@ def _assemble(impl: Any, aval: ShapedArray, sharding: Any) -> np.ndarray:
 _HOST_COPY = _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 _HOST_ALIAS = _jax.HostBufferSemantics.ZERO_COPY
 _batched_device_put = _jax.batched_device_put
+_x64_state = config.enable_x64
 
 
 def put_value(
@@ -536,16 +537,16 @@ def put_value(
         index = sharding.addressable_devices_indices_map(aval.shape)
         devices = list(index)
         shards = [x[i] for i in index.values()]
+    # Positional arguments: (aval, sharding, xs, devices, committed, force_copy,
+    # host_buffer_semantics, enable_x64); keywords cost measurably more here.
     impl = _batched_device_put(
-        aval,
-        sharding,
-        shards,
-        devices,
-        committed=committed,
-        host_buffer_semantics=semantics,
-        enable_x64=config.enable_x64.value,
+        aval, sharding, shards, devices, committed, False, semantics, _x64_state.value
     )
-    return Array._make(impl, aval, committed)
+    out = _new(Array)
+    out._impl = impl
+    out.aval = aval
+    out._committed = committed
+    return out
 
 
 def _copy_impl(impl: Any, sharding: Any, semantics: Any) -> Any:
