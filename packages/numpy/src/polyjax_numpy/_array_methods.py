@@ -283,39 +283,30 @@ def _power(x: Any, y: Any) -> Any:
 def _integer_power(x: Any, y: Any) -> Any:
     """`x ** y` for integer arrays, by binary exponentiation over the bits of `y`.
 
-    Negative exponents give 0 (except for bases 1 and -1), as in JAX.
+    A negative exponent gives 0, except for the bases 1 and -1 (whose powers are
+    1 and +-1), as in JAX.
     """
-    bits = dtypes.iinfo(_dtype(y)).bits
-    signed = _issubdtype(y, np.signedinteger)
     shape = sd.broadcast_shapes(_shape(x), _shape(y))
+    x, y = (_shape_ops.broadcast_in_dim(v, shape, _trailing_dims(v, shape)) for v in (x, y))
+    signed = _issubdtype(y, np.signedinteger)
+    exp = lax.abs(y) if signed else y
+    zero, one = _zero_like(y), _one_like(y)
     acc = _shape_ops.full(shape, 1, _dtype(x))
-    base, exp = x, y
-    one = _one_like(y)
-    for _ in range(bits - 1 if signed else bits):
-        bit = lax.ne(lax.bitwise_and(exp, one), _zero_like(exp))
-        acc = _where(bit, lax.mul(acc, base), acc)
+    base = x
+    for _ in range(dtypes.iinfo(_dtype(y)).bits - (1 if signed else 0)):
+        bit_set = lax.ne(lax.bitwise_and(exp, one), zero)
+        acc = _where(bit_set, lax.mul(acc, base), acc)
         base = lax.mul(base, base)
         exp = lax.shift_right_logical(exp, one)
     if signed:
-        # x ** -n: 1 for x == 1, +-1 for x == -1, else 0.
-        negative = lax.lt(y, _zero_like(y))
-        one_x = _one_like(x)
-        is_one = lax.eq(x, one_x)
-        is_minus_one = lax.eq(x, lax.neg(one_x))
-        odd = lax.ne(lax.bitwise_and(y, one), _zero_like(y))
-        neg_result = _where(
-            is_one,
-            _shape_ops.full(shape, 1, _dtype(x)),
-            _where(
-                is_minus_one,
-                _where(
-                    odd, _shape_ops.full(shape, -1, _dtype(x)), _shape_ops.full(shape, 1, _dtype(x))
-                ),
-                _shape_ops.full(shape, 0, _dtype(x)),
-            ),
-        )
-        acc = _where(negative, neg_result, acc)
+        vanishes = lax.bitwise_and(lax.lt(y, zero), lax.ne(lax.abs(x), _one_like(x)))
+        acc = _where(vanishes, _shape_ops.full(shape, 0, _dtype(x)), acc)
     return acc
+
+
+def _trailing_dims(x: Any, shape: tuple) -> tuple[int, ...]:
+    ndim = len(_shape(x))
+    return tuple(range(len(shape) - ndim, len(shape)))
 
 
 def _matmul(a: Any, b: Any) -> Any:
@@ -552,8 +543,6 @@ def _getitem(x: Any, idx: Any) -> Any:
         out = _shape_ops.squeeze(out, int_axes)
     if new_axes:
         out = _shape_ops.expand_dims(out, new_axes)
-    if out is x and not isinstance(x, _ARRAY_TYPES):
-        out = _convert(x, _dtype(x), _aval(x).weak_type)
     return out
 
 
