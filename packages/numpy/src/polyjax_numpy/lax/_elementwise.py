@@ -294,10 +294,19 @@ def _nary_lowering(op: Callable[..., ir.Value]) -> Callable:
     return rule
 
 
+def _comparison_type(dtype: Any) -> str:
+    """How `stablehlo.compare` orders values of `dtype` (bools compare as unsigned)."""
+    if dtypes.issubdtype(dtype, np.inexact):
+        return "FLOAT"
+    if dtypes.issubdtype(dtype, np.signedinteger):
+        return "SIGNED"
+    return "UNSIGNED"
+
+
 def _compare_lowering(direction: str) -> Callable:
     def rule(ctx: mlir.LoweringRuleContext, x: ir.Value, y: ir.Value) -> list[ir.Value]:
         x, y = _broadcast_operands(ctx, (x, y))
-        kind = mlir._comparison_type(ctx.avals_in[0].dtype)
+        kind = _comparison_type(ctx.avals_in[0].dtype)
         return [mlir.compare_hlo(x, y, direction, kind)]
 
     return rule
@@ -522,7 +531,7 @@ def _select_n_rule(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
             f"shape {tuple(which.shape)} but case shape {tuple(first.shape)}."
         )
     sr.check_same_dtypes("select_n", cases)
-    if not sr._accepts(which.dtype, sr.BOOL_OR_INT):
+    if not sr.accepts(which.dtype, sr.BOOL_OR_INT):
         raise TypeError(
             f"select `which` must be boolean or integer type, got {sr.dtype_name(which.dtype)}."
         )
@@ -537,7 +546,7 @@ def _select_n_lowering(ctx: mlir.LoweringRuleContext, which: ir.Value, *cases: i
         return [cases[0]]
     if which_aval.dtype == np.bool_:
         return [hlo.select(which, cases[1], cases[0])]
-    kind = mlir._comparison_type(which_aval.dtype)
+    kind = _comparison_type(which_aval.dtype)
 
     # A balanced tree of selects: cases [lo, hi) split at mid by `which < mid`.
     def tree(lo: int, hi: int) -> ir.Value:

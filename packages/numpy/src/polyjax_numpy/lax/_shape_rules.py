@@ -39,6 +39,7 @@ __all__ = [
     "ORDERED",
     "SIGNED_NUM",
     "WeakScalar",
+    "accepts",
     "broadcasting_shape",
     "check_dtypes",
     "check_same_dtypes",
@@ -66,7 +67,8 @@ def dtype_name(dtype: Any) -> str:
     return str(getattr(dtype, "name", dtype))
 
 
-def _accepts(dtype: Any, accepted: Sequence[type]) -> bool:
+def accepts(dtype: Any, accepted: Sequence[type]) -> bool:
+    """Whether `dtype` belongs to one of the `accepted` categories."""
     return any(dtypes.issubdtype(dtype, t) for t in accepted)
 
 
@@ -109,7 +111,7 @@ def check_dtypes(
             continue
         if aval.dtype == dtypes.float0:
             raise _float0_error(name, None if unary else i)
-        if not _accepts(aval.dtype, ok):
+        if not accepts(aval.dtype, ok):
             names = ", ".join(t.__name__ for t in ok)
             if unary:
                 msg = f"{name} does not accept dtype {dtype_name(aval.dtype)}. "
