@@ -5,7 +5,7 @@ import operator
 import numpy as np
 import pytest
 
-from polyjax_core import config
+from polyjax_core import config, tracing
 from polyjax_core.errors import (
     ConcretizationTypeError,
     JAXIndexError,
@@ -132,7 +132,11 @@ def test_tracers_are_unhashable_and_sized():
     make_jaxpr(g)(f32(1.0))
 
 
-def test_unregistered_operators_fail_clearly():
+def test_unregistered_operators_fail_clearly(monkeypatch):
+    # Another package (polyjax-numpy) may have filled the registries in this process.
+    monkeypatch.setattr(tracing, "_tracer_methods", {})
+    monkeypatch.setattr(tracing, "_tracer_attributes", {})
+
     def f(x):
         with pytest.raises(TypeError, match="unsupported operand"):
             x @ x  # noqa: B018

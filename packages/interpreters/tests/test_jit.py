@@ -369,3 +369,15 @@ def test_jit_method_binding(toy):
     # `self` becomes an argument, and it is not an array: JAX rejects it the same way.
     with pytest.raises(TypeError, match="not a valid JAX type"):
         M().apply(arr(3))
+
+
+def test_call_cache_is_lru(toy):
+    g = jit(lambda x: toy.sin(x))
+    g._max_entries = 2
+    a, b, c = (device_put(arr(n)) for n in (1, 2, 3))
+    g(a)
+    g(b)
+    g(a)  # a is now the most recently used
+    g(c)  # so b is evicted
+    # a key ends with (aval, sharding, committed) per argument
+    assert [key[-1][0].shape for key in g._cache] == [(1,), (3,)]

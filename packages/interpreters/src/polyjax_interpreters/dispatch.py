@@ -363,7 +363,13 @@ class _LRU:
         self._lock = threading.Lock()
 
     def get(self, key: Any) -> Any:
-        return self._d.get(key)
+        value = self._d.get(key)
+        if value is not None:
+            try:
+                self._d.move_to_end(key)  # least recently *used* goes first
+            except KeyError:  # evicted by another thread meanwhile
+                pass
+        return value
 
     def put(self, key: Any, value: Any) -> Any:
         with self._lock:

@@ -47,7 +47,7 @@ from polyjax_interpreters.array import Array
 from polyjax_interpreters.dispatch import Executable, arg_signature
 from polyjax_interpreters.stages import Traced, TracedCall
 
-__all__ = ["JitWrapped", "eval_shape", "jit", "jit_p"]
+__all__ = ["JitWrapped", "clear_jit_caches", "eval_shape", "jit", "jit_p"]
 
 logger = logging.getLogger("polyjax")
 
@@ -437,17 +437,12 @@ class JitWrapped:
                     config.trace_context(),
                     *[(a.aval, a._impl._sharding, a._committed) for a in args],
                 )
-                entry = self._cache.get(key)
-                if entry is None:
-                    entry = self._miss(key, args, kwargs, list(args))
+                entry = self._lookup(key, args, kwargs, args)
                 outs = entry.exe.call(args)
                 return outs[0] if entry.single else entry.out_tree.unflatten(outs)
         if self._fast:
             leaves, in_tree = tree_flatten((args, kwargs))
             key = (in_tree, config.trace_context(), *map(arg_signature, leaves))
-            entry = self._cache.get(key)
-            if entry is None:
-                entry = self._miss(key, args, kwargs, leaves)
         else:
             dyn_args, dyn_kwargs, static_pos, static_kw = self._split(args, kwargs)
             leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
@@ -458,11 +453,21 @@ class JitWrapped:
                 config.trace_context(),
                 *map(arg_signature, leaves),
             )
-            entry = self._cache.get(key)
-            if entry is None:
-                entry = self._miss(key, args, kwargs, leaves)
+        entry = self._lookup(key, args, kwargs, leaves)
         outs = entry.exe.call(leaves)
         return outs[0] if entry.single else entry.out_tree.unflatten(outs)
+
+    def _lookup(self, key: Hashable, args: tuple, kwargs: dict, leaves: Sequence[Any]) -> _Entry:
+        """The call-cache entry for ``key``, made on a miss; a hit becomes most recent."""
+        cache = self._cache
+        entry = cache.get(key)
+        if entry is None:
+            return self._miss(key, args, kwargs, list(leaves))
+        try:
+            cache.move_to_end(key)
+        except KeyError:  # evicted by another thread meanwhile: the entry is still good
+            pass
+        return entry
 
     def _bind(self, args: tuple, kwargs: dict) -> Any:
         traced = self._trace_call(args, kwargs)

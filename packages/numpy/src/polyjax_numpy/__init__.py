@@ -1,10 +1,22 @@
-"""lax primitives, the NumPy API, random, nn and scipy for polyjax.
+"""polyjax-numpy: the lax primitives (the NumPy API, random, nn and scipy come next).
 
-This package is a skeleton for now: it exists so that the layer contracts
-cover it from the first commit on.
+Modules:
+  lax: every primitive, with its shape rule and lowering, and JAX's `lax` functions.
+
+Importing this package also defines the operators and methods of `Array` and
+of tracers (``x + y``, ``x[0]``, ``x.sum()``), with JAX's type promotion.
 """
 
-__all__ = ["__version__"]
+import os as _os
+
+from polyjax_core import source_info as _source_info
+
+# Frames of this package are internal (tracebacks, user source lines).
+_source_info.register_exclusion(_os.path.dirname(_os.path.abspath(__file__)))
+
+from polyjax_numpy import _array_methods, lax  # noqa: E402,F401 (operators register on import)
+
+__all__ = ["__version__", "lax"]
 
 
 def __getattr__(name: str) -> str:
