@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import operator
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -63,7 +63,8 @@ def _is_operand(x: Any) -> bool:
 
 
 def _aval(x: Any) -> Any:
-    return get_aval(x)
+    aval = getattr(x, "aval", None)  # arrays and tracers carry theirs
+    return get_aval(x) if aval is None else aval
 
 
 def _shape(x: Any) -> tuple:
@@ -80,27 +81,41 @@ def _convert(x: Any, dtype: Any, weak_type: bool = False) -> Any:
     Host values (Python and NumPy scalars, NumPy arrays) are converted on the host:
     they stay literals or constants under a trace, and cost no device op when eager.
     """
-    if isinstance(x, _HOST_TYPES):
-        if weak_type:
-            if np.ndim(x) == 0:
-                return _shape_rules.weak_scalar(x, dtype)
-        else:
-            if type(x) in _PY_SCALARS or isinstance(x, np.generic):
-                if dtypes.dtype(x) == dtype and not dtypes.is_weakly_typed(x):
-                    return x
-                if type(x) is int and dtypes.issubdtype(dtype, np.integer):
-                    _shape_rules.weak_scalar(x, dtype)  # raises OverflowError if it does not fit
-                return np.asarray(x, dtype)[()]
-            if isinstance(x, np.ndarray) and type(x) is np.ndarray:
-                return x if x.dtype == dtype else x.astype(dtype)
+    typ = type(x)
+    if typ in _WEAK_PY_SCALARS:
+        # Kept weak even where the result is strong: a strong operand beside it
+        # decides that, and weak host scalars are what lax passes on cheapest.
+        return _shape_rules.weak_scalar(x, dtype)
+    if typ is bool or isinstance(x, np.generic):
+        if dtypes.dtype(x) == dtype and not weak_type:
+            return x
+        return np.asarray(x, dtype)[()]
+    if typ is np.ndarray and not weak_type:
+        return x if x.dtype == dtype else x.astype(dtype)
     aval = _aval(x)
     if aval.dtype == dtype and aval.weak_type == weak_type:
         return x
     return lax._convert_element_type(x, dtype, weak_type)
 
 
-_PY_SCALARS = (bool, int, float, complex)
-_HOST_TYPES = (*_PY_SCALARS, np.generic, np.ndarray)
+_WEAK_PY_SCALARS = frozenset({int, float, complex})
+
+
+def _same_types(args: Sequence[Any]) -> bool:
+    """Whether `args` are arrays of one dtype and weak type that need no rank promotion."""
+    first = getattr(args[0], "aval", None)
+    if first is None:
+        return False
+    for x in args[1:]:
+        aval = getattr(x, "aval", None)
+        if (
+            aval is None
+            or aval.dtype != first.dtype
+            or aval.weak_type != first.weak_type
+            or (aval.shape and first.shape and len(aval.shape) != len(first.shape))
+        ):
+            return False
+    return True
 
 
 def _promote_dtypes(*args: Any) -> list[Any]:
@@ -157,15 +172,24 @@ def _promote_shapes(name: str, *args: Any) -> list[Any]:
 
 
 def _promote_args(name: str, *args: Any) -> list[Any]:
+    if _same_types(args):  # the common case, without computing a promotion
+        return list(args)
     return _promote_shapes(name, *_promote_dtypes(*args))
 
 
 def _promote_args_numeric(name: str, *args: Any) -> list[Any]:
+    if _same_types(args) and args[0].aval.dtype != _BOOL:
+        return list(args)
     return _promote_shapes(name, *_promote_dtypes_numeric(*args))
 
 
 def _promote_args_inexact(name: str, *args: Any) -> list[Any]:
+    if _same_types(args) and dtypes.issubdtype(args[0].aval.dtype, np.inexact):
+        return list(args)
     return _promote_shapes(name, *_promote_dtypes_inexact(*args))
+
+
+_BOOL = np.dtype(bool)
 
 
 def _is_bool(x: Any) -> bool:
