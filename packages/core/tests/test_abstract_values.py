@@ -72,7 +72,7 @@ def test_symbolic_shapes():
 @pytest.mark.parametrize(
     "value, expected",
     [
-        (True, ShapedArray((), np.bool_, weak_type=True)),
+        (True, ShapedArray((), np.bool_)),  # bool has one width: never weak, as in JAX
         (3, ShapedArray((), np.int32, weak_type=True)),
         (3.0, ShapedArray((), np.float32, weak_type=True)),
         (3j, ShapedArray((), np.complex64, weak_type=True)),

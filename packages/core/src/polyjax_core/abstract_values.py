@@ -219,7 +219,9 @@ def _python_int_aval(x: int) -> ShapedArray:
 
 def _python_scalar_aval(typ: type) -> Callable[[Any], ShapedArray]:
     wide = {bool: np.bool_, float: np.float64, complex: np.complex128}[typ]
-    return lambda x: ShapedArray((), dtypes.canonicalize_dtype(wide), weak_type=True)
+    # A Python bool is not weakly typed (JAX's rule): there is only one bool width.
+    weak = typ is not bool
+    return lambda x: ShapedArray((), dtypes.canonicalize_dtype(wide), weak_type=weak)
 
 
 def _numpy_aval(x: Any) -> ShapedArray:
