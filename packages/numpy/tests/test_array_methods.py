@@ -11,11 +11,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-import polyjax_numpy._array_methods  # noqa: F401  (registers the operators)
 from polyjax_core import config, make_jaxpr, symbolic_dim
 from polyjax_core.abstract_values import ShapeDtypeStruct
 from polyjax_interpreters.array import Array, device_put
 from polyjax_interpreters.jit import jit
+from polyjax_numpy import lax  # noqa: F401  (importing polyjax_numpy registers the operators)
 
 bf16 = np.dtype(ml_dtypes.bfloat16)
 f16, f32, c64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64)

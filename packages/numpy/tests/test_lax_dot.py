@@ -9,7 +9,7 @@ import pytest
 from polyjax_core import config, make_jaxpr, symbolic_dim
 from polyjax_core.abstract_values import ShapeDtypeStruct
 from polyjax_interpreters import mlir
-from polyjax_numpy.lax import _dot as lax
+from polyjax_numpy import lax
 
 bf16 = np.dtype(ml_dtypes.bfloat16)
 f16, f32 = np.dtype(np.float16), np.dtype(np.float32)

@@ -9,7 +9,7 @@ import pytest
 from polyjax_core import make_jaxpr, symbolic_dim
 from polyjax_core.abstract_values import ShapeDtypeStruct
 from polyjax_interpreters import mlir
-from polyjax_numpy.lax import _reductions as lax
+from polyjax_numpy import lax
 
 bf16 = np.dtype(ml_dtypes.bfloat16)
 f32, i32, u8, boolean = (np.dtype(t) for t in (np.float32, np.int32, np.uint8, np.bool_))
