@@ -580,12 +580,18 @@ def full_like(
     """
     aval = _aval(x)
     fill_shape = aval.shape if shape is None else sd.canonicalize_shape(shape, "full_like")
+    value_shape = _aval(fill_value).shape
+    if value_shape:
+        raise TypeError(
+            f"full must be called with scalar fill_value, got fill_value.shape {value_shape}."
+        )
+    if dtype is not None:
+        dtypes.check_user_dtype_supported(dtype, "full_like")
     weak_type = dtype is None and aval.weak_type
-    dtype = aval.dtype if dtype is None else dtype
-    out = full(fill_shape, fill_value, dtype, sharding=sharding)
-    if weak_type:
-        out = _convert_element_type(out, dtypes.canonicalize_dtype(dtype), True)
-    return out
+    dtype = dtypes.canonicalize_dtype(aval.dtype if dtype is None else dtype)
+    # Converting the scalar (not the filled array) keeps the weak type without an op.
+    value = _convert_element_type(fill_value, dtype, weak_type)
+    return broadcast(value, fill_shape, out_sharding=sharding)
 
 
 # ---------------------------------------------------------------------------
