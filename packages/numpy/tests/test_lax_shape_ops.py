@@ -115,6 +115,7 @@ def test_identity_ops_record_nothing():
         (lambda x: lax.slice(x, (1,), (10,), (4,)), (np.zeros(10, i32),), (3,), i32, False),
         (lambda x: lax.slice(x, (2,), (2,)), (np.zeros(10, i32),), (0,), i32, False),
         (lambda x: lax.pad(x, False, [(2, 3, 4)]), (np.zeros(0, boolean),), (5,), boolean, False),
+        (lambda x: lax.pad(x, 0, [(1, 1, 0)]), (np.zeros(2, bf16),), (4,), bf16, False),
         (lambda x: lax.pad(x, np.float32(0), [(-1, -1, 2)]), (np.zeros(3, f32),), (5,), f32,
          False),
         (lambda x: lax.concatenate([x, x * 0], 0), (np.zeros((0, 2), bf16),), (0, 2), bf16,

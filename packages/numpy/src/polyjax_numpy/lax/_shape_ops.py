@@ -41,6 +41,7 @@ from polyjax_core.tracing import Tracer
 from polyjax_interpreters import dispatch, mlir
 from polyjax_interpreters.array import Array
 from polyjax_numpy.lax._elementwise import _convert_element_type
+from polyjax_numpy.lax._shape_rules import match_python_scalars
 
 __all__ = [
     "broadcast",
@@ -814,7 +815,7 @@ def pad(operand: Any, padding_value: Any, padding_config: Sequence[Sequence[Any]
 
     Args:
       operand: an array.
-      padding_value: a scalar of the operand's dtype.
+      padding_value: a scalar of the operand's dtype (or a Python scalar).
       padding_config: per axis, `(low, high, interior)`: elements added before, after,
         and between neighbouring elements. `low` and `high` may be negative (cutting
         elements off); `interior` must be non-negative.
@@ -829,6 +830,8 @@ def pad(operand: Any, padding_value: Any, padding_config: Sequence[Sequence[Any]
             f"pad padding_config must be a sequence of (low, high, interior) triples, got "
             f"{padding_config}."
         )
+    # A Python scalar padding value takes the operand's dtype (weakly), as in lax.add.
+    operand, padding_value = match_python_scalars((operand, padding_value))
     return pad_p.bind(operand, padding_value, padding_config=config)
 
 
