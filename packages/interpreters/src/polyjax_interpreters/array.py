@@ -813,6 +813,8 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
     impl = impl._rewrap_with_aval_and_sharding(ShapedArray(shape, dtype), here)
     if copy:  # the import shares memory when it can (aligned data); copy=True must not
         impl = _copy_impl(impl, here, _jax.ArrayCopySemantics.ALWAYS_COPY)
+        # The copy runs asynchronously: finish it before the caller may write to the source.
+        impl.block_until_ready()
     out = Array._make(impl, ShapedArray(shape, dtype), False)
     canonical = dtypes.canonicalize_dtype(dtype)
     if canonical != dtype:  # e.g. float64 without jax_enable_x64
