@@ -381,3 +381,21 @@ def test_call_cache_is_lru(toy):
     g(c)  # so b is evicted
     # a key ends with (aval, sharding, committed) per argument
     assert [key[-1][0].shape for key in g._cache] == [(1,), (3,)]
+
+
+def test_single_device_shardings_place_the_computation(toy):
+    from polyjax_interpreters.sharding import SingleDeviceSharding
+
+    dev = backends.local_devices()[0]
+    s = SingleDeviceSharding(dev)
+    f = jit(lambda x: toy.sin(x), in_shardings=s, out_shardings=s)
+    out = f(arr(3))
+    assert out._committed and out.sharding == s
+    np.testing.assert_allclose(np.asarray(out), np.sin(arr(3)), rtol=1e-6)
+
+
+def test_backend_argument(toy):
+    out = jit(lambda x: toy.sin(x), backend="cpu")(arr(3))
+    assert out.sharding.device_set == {backends.local_devices()[0]}
+    with pytest.raises(RuntimeError, match="cpu"):
+        jit(lambda x: toy.sin(x), backend="tpu")(arr(3))
