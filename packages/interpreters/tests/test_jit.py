@@ -399,3 +399,48 @@ def test_backend_argument(toy):
     assert out.sharding.device_set == {backends.local_devices()[0]}
     with pytest.raises(RuntimeError, match="cpu"):
         jit(lambda x: toy.sin(x), backend="tpu")(arr(3))
+
+
+_TWO_DEVICES = """
+import numpy as np, sys
+sys.path.insert(0, {tests!r})
+from conftest import TOY as toy
+from polyjax_core.config import config
+config.update("jax_num_cpu_devices", 2)
+from polyjax_interpreters import backends
+from polyjax_interpreters.array import device_put
+from polyjax_interpreters.jit import jit
+d0, d1 = backends.local_devices()
+f = jit(lambda x, y: toy.add(x, y))
+x = np.arange(3, dtype=np.float32)
+out = f(device_put(x, d1), x)
+assert out.sharding.device_set == {{d1}} and out._committed, out.sharding
+# an uncommitted array on d1 moves to where the committed one is
+moved = f(device_put(x, d0), out.__class__._make(out._impl, out.aval, False))
+assert moved.sharding.device_set == {{d0}}
+np.testing.assert_array_equal(np.asarray(moved), 3 * x)
+try:
+    f(device_put(x, d0), device_put(x, d1))
+except ValueError as e:
+    assert "incompatible devices" in str(e) and "argument y" in str(e), e
+else:
+    raise AssertionError("expected a ValueError")
+eager = toy.sin(device_put(x, d1))
+assert eager.sharding.device_set == {{d1}}
+print("ok")
+"""
+
+
+def test_placement_over_two_devices():
+    import os
+    import subprocess
+    import sys
+
+    tests = os.path.dirname(os.path.abspath(__file__))
+    proc = subprocess.run(
+        [sys.executable, "-c", _TWO_DEVICES.format(tests=tests)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
