@@ -267,6 +267,12 @@ def _explain_miss(fun_name: str, seen: Sequence[_Signature], new: _Signature) ->
 
 _ONE_LEAF = tree_flatten(0)[1]
 
+# Read on every call: bound once here to spare the attribute lookups.
+_disable_jit = config.disable_jit
+_trace_state = tracing._state
+_eval_trace = tracing.eval_trace
+_trace_context = config.trace_context
+
 
 class _Entry:
     """A call-cache entry: the executable and how to rebuild the output pytree."""
@@ -422,9 +428,9 @@ class JitWrapped:
 
     @si.api_boundary
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if config.disable_jit.value:
+        if _disable_jit.value:
             return self._fun(*args, **kwargs)
-        if tracing._state.trace is not tracing.eval_trace:
+        if _trace_state.trace is not _eval_trace:
             return self._bind(args, kwargs)
         if self._fast and not kwargs:
             # The commonest call, all arguments arrays: no pytree flattening needed
@@ -433,10 +439,7 @@ class JitWrapped:
                 if type(a) is not Array:
                     break
             else:
-                key = (
-                    config.trace_context(),
-                    *[(a.aval, a._impl._sharding, a._committed) for a in args],
-                )
+                key = (_trace_context(), *[(a.aval, a._impl._sharding, a._committed) for a in args])
                 entry = self._lookup(key, args, kwargs, args)
                 outs = entry.exe.call(args)
                 return outs[0] if entry.single else entry.out_tree.unflatten(outs)
