@@ -119,9 +119,8 @@ def test_unknown_name_raises_attribute_error():
 
 
 def test_lax_reexports_polyjax_numpy_lax():
-    import polyjax_numpy.lax as impl
-
     import polyjax.lax as lax
+    import polyjax_numpy.lax as impl
 
     assert lax.__all__ == impl.__all__
     for name in impl.__all__:

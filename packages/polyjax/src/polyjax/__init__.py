@@ -36,17 +36,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from polyjax_interpreters.array import Array, block_until_ready, device_get, device_put
-    from polyjax_interpreters.backends import (
-        default_backend,
-        device_count,
-        devices,
-        local_device_count,
-        local_devices,
-        process_count,
-        process_index,
-    )
-
     from polyjax import dlpack, dtypes, errors, lax, sharding, stages, tree, tree_util
     from polyjax_core.abstract_values import ShapeDtypeStruct
     from polyjax_core.abstract_values import get_aval as typeof
@@ -69,6 +58,16 @@ if TYPE_CHECKING:
         transfer_guard,
     )
     from polyjax_core.make_jaxpr import make_jaxpr
+    from polyjax_interpreters.array import Array, block_until_ready, device_get, device_put
+    from polyjax_interpreters.backends import (
+        default_backend,
+        device_count,
+        devices,
+        local_device_count,
+        local_devices,
+        process_count,
+        process_index,
+    )
     from polyjax_interpreters.jit import eval_shape, jit
 
 __all__ = [

@@ -10,8 +10,7 @@ Example:
   Array([0., 1., 2.], dtype=float32)
 """
 
-from polyjax_interpreters.array import from_dlpack
-
 from polyjax import _runtime  # noqa: F401  (operators on the arrays it returns)
+from polyjax_interpreters.array import from_dlpack
 
 __all__ = ["from_dlpack"]

@@ -12,8 +12,7 @@ Example:
   Array(3., dtype=float32)
 """
 
-from polyjax_numpy.lax import *  # noqa: F403
-
 from polyjax_numpy import lax as _lax
+from polyjax_numpy.lax import *  # noqa: F403
 
 __all__ = list(_lax.__all__)

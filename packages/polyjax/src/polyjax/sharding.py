@@ -12,8 +12,7 @@ Example:
   (True, 1)
 """
 
-from polyjax_interpreters.sharding import Sharding, SingleDeviceSharding
-
 from polyjax import _runtime  # noqa: F401  (operators on the arrays these shardings place)
+from polyjax_interpreters.sharding import Sharding, SingleDeviceSharding
 
 __all__ = ["Sharding", "SingleDeviceSharding"]
