@@ -282,6 +282,7 @@ class Executable:
         "out_committed",
         "_handlers",
         "_donated_idx",
+        "_all_kept",
         "__weakref__",
     )
 
@@ -300,6 +301,7 @@ class Executable:
             for a in self.out_avals
         ]
         self._donated_idx = tuple(i for i, d in enumerate(lowered.donated_invars) if d)
+        self._all_kept = self.kept_var_idx == tuple(range(len(self.in_avals)))
 
     def _buffer(self, x: Any, i: int) -> Any:
         """The device buffer for flat input ``i``: ``x`` itself, moved, or transferred."""
@@ -313,24 +315,18 @@ class Executable:
 
     def call(self, args: Sequence[Any]) -> list[Array]:
         """Runs on flat ``args`` (one per flat input, pruned ones included)."""
-        # The hot path of every jitted call and eager op: an Array already on
-        # our device is passed as it is; anything else goes through _buffer.
-        device, sharding = self.device, self.sharding
-        bufs = []
-        for i in self.kept_var_idx:
-            x = args[i]
-            if type(x) is Array:
-                impl = x._impl
-                s = impl._sharding
-                if s is sharding or s._device == device:
-                    bufs.append(impl)
-                    continue
-            bufs.append(self._buffer(x, i))
+        # The hot path of every jitted call and eager op: when every input is an
+        # Array, their buffers go to XLA as they are. PJRT itself checks that
+        # each is on our device and alive; if not, `_buffers` redoes the inputs
+        # the careful way (moving, transferring, or explaining the problem).
         try:
+            if self._all_kept:
+                bufs = [x._impl for x in args]
+            else:
+                bufs = [args[i]._impl for i in self.kept_var_idx]
             results = self.xla.execute_sharded(bufs)
-        except _jax.JaxRuntimeError:
-            self._explain_failure(args)
-            raise
+        except (AttributeError, _jax.JaxRuntimeError):
+            results = self.xla.execute_sharded(self._buffers(args))
         outs = results.consume_with_handlers(self._handlers)
         make, committed = Array._make, self.out_committed
         result = [make(o, a, committed) for o, a in zip(outs, self.out_avals)]
@@ -340,11 +336,15 @@ class Executable:
                 x._impl.delete()
         return result
 
-    def _explain_failure(self, args: Sequence[Any]) -> None:
+    def _buffers(self, args: Sequence[Any]) -> list[Any]:
+        """The input buffers, each checked: moved or transferred to our device as needed."""
+        bufs = []
         for i in self.kept_var_idx:
             x = args[i]
             if type(x) is Array:
                 check_alive(x, i)
+            bufs.append(self._buffer(x, i))
+        return bufs
 
     def __call__(self, *args: Any) -> list[Array]:
         return self.call(args)

@@ -319,6 +319,7 @@ class JitWrapped:
         self._name = getattr(fun, "__name__", type(fun).__name__)
         self._cache: OrderedDict[Hashable, _Entry] = OrderedDict()
         self._max_entries = cache_size
+        self._lru_from = cache_size // 2
         self._seen: list[_Signature] = []
         self._lock = threading.RLock()
         self._fast = not (
@@ -426,26 +427,38 @@ class JitWrapped:
 
     # -- calling -----------------------------------------------------------------
 
-    @si.api_boundary
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _disable_jit.value:
-            return self._fun(*args, **kwargs)
-        if _trace_state.trace is not _eval_trace:
-            return self._bind(args, kwargs)
-        if self._fast and not kwargs:
-            # The commonest call, all arguments arrays: no pytree flattening needed
-            # (the key's first item, a config tuple, never equals a PyTreeDef).
+        # The fast path, inline: all arguments arrays, no static arguments or
+        # keywords, outside any trace, and a cache hit. It needs no pytree
+        # flattening (the key's first item, a config tuple, never equals the
+        # PyTreeDef that starts the general keys). Everything else goes through
+        # `_call`, an API boundary for traceback filtering.
+        if self._fast and not kwargs and _trace_state.trace is _eval_trace:
             for a in args:
                 if type(a) is not Array:
                     break
             else:
                 key = (_trace_context(), *[(a.aval, a._impl._sharding, a._committed) for a in args])
-                entry = self._lookup(key, args, kwargs, args)
-                outs = entry.exe.call(args)
-                return outs[0] if entry.single else entry.out_tree.unflatten(outs)
-        if self._fast:
+                entry = self._cache.get(key)
+                if entry is not None and not _disable_jit.value:
+                    if len(self._cache) > self._lru_from:
+                        self._touch(key)
+                    outs = entry.exe.call(args)
+                    return outs[0] if entry.single else entry.out_tree.unflatten(outs)
+        return self._call(*args, **kwargs)
+
+    @si.api_boundary
+    def _call(self, *args: Any, **kwargs: Any) -> Any:
+        if _disable_jit.value:
+            return self._fun(*args, **kwargs)
+        if _trace_state.trace is not _eval_trace:
+            return self._bind(args, kwargs)
+        if self._fast and not kwargs and all(type(a) is Array for a in args):
+            key = (_trace_context(), *[(a.aval, a._impl._sharding, a._committed) for a in args])
+            leaves: Sequence[Any] = args
+        elif self._fast:
             leaves, in_tree = tree_flatten((args, kwargs))
-            key = (in_tree, config.trace_context(), *map(arg_signature, leaves))
+            key = (in_tree, _trace_context(), *map(arg_signature, leaves))
         else:
             dyn_args, dyn_kwargs, static_pos, static_kw = self._split(args, kwargs)
             leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
@@ -453,23 +466,28 @@ class JitWrapped:
                 in_tree,
                 static_pos,
                 static_kw,
-                config.trace_context(),
+                _trace_context(),
                 *map(arg_signature, leaves),
             )
         entry = self._lookup(key, args, kwargs, leaves)
         outs = entry.exe.call(leaves)
         return outs[0] if entry.single else entry.out_tree.unflatten(outs)
 
-    def _lookup(self, key: Hashable, args: tuple, kwargs: dict, leaves: Sequence[Any]) -> _Entry:
-        """The call-cache entry for ``key``, made on a miss; a hit becomes most recent."""
-        cache = self._cache
-        entry = cache.get(key)
-        if entry is None:
-            return self._miss(key, args, kwargs, list(leaves))
+    def _touch(self, key: Hashable) -> None:
+        """Marks ``key`` most recently used (only once the cache is half full: before
+        that nothing can be evicted, so the order does not matter)."""
         try:
-            cache.move_to_end(key)
+            self._cache.move_to_end(key)
         except KeyError:  # evicted by another thread meanwhile: the entry is still good
             pass
+
+    def _lookup(self, key: Hashable, args: tuple, kwargs: dict, leaves: Sequence[Any]) -> _Entry:
+        """The call-cache entry for ``key``, made on a miss."""
+        entry = self._cache.get(key)
+        if entry is None:
+            return self._miss(key, args, kwargs, list(leaves))
+        if len(self._cache) > self._lru_from:
+            self._touch(key)
         return entry
 
     def _bind(self, args: tuple, kwargs: dict) -> Any:
