@@ -363,10 +363,13 @@ class _LRU:
         self._lock = threading.Lock()
 
     def get(self, key: Any) -> Any:
-        value = self._d.get(key)
-        if value is not None:
+        d = self._d
+        value = d.get(key)
+        # Least recently *used* goes first; the order only matters once eviction
+        # is near (half full), so hits skip this upkeep before that.
+        if value is not None and len(d) > self.maxsize // 2:
             try:
-                self._d.move_to_end(key)  # least recently *used* goes first
+                d.move_to_end(key)
             except KeyError:  # evicted by another thread meanwhile
                 pass
         return value
