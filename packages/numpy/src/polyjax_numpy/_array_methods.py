@@ -42,7 +42,14 @@ from polyjax_core.abstract_values import get_aval
 from polyjax_core.tracing import Tracer
 from polyjax_interpreters import array as array_mod
 from polyjax_interpreters.array import Array
-from polyjax_numpy.lax import _dot, _elementwise, _reductions, _shape_ops, _shape_rules
+from polyjax_numpy.lax import (
+    _complex,
+    _dot,
+    _elementwise,
+    _reductions,
+    _shape_ops,
+    _shape_rules,
+)
 from polyjax_numpy.lax._shape_ops import canonicalize_axis
 
 __all__: list[str] = []  # importing the module registers everything; it exports nothing
@@ -889,27 +896,20 @@ def _ravel(self: Any, order: str = "C") -> Any:
     raise ValueError(f"Unexpected value for 'order' argument: {order}.")
 
 
-def _not_complex(name: str, self: Any) -> None:
-    if _issubdtype(self, np.complexfloating):
-        raise NotImplementedError(
-            f"{name} of complex arrays needs the real/imag/conj primitives, which come with "
-            "issue 5."
-        )
-
-
 def _real(self: Any) -> Any:
-    _not_complex("real", self)
-    return self
+    # jnp semantics: a real (or integer, or bool) array is its own real part.
+    return _complex.real(self) if _issubdtype(self, np.complexfloating) else self
 
 
 def _imag(self: Any) -> Any:
-    _not_complex("imag", self)
-    return _shape_ops.full_like(self, 0)
+    if _issubdtype(self, np.complexfloating):
+        return _complex.imag(self)
+    return _shape_ops.full_like(self, 0)  # zeros of the array's own dtype
 
 
 def _conj(self: Any) -> Any:
-    _not_complex("conj", self)
-    return self
+    # Unlike lax.conj, jnp's conjugate leaves real arrays real (and untouched).
+    return _complex.conj(self) if _issubdtype(self, np.complexfloating) else self
 
 
 # ---------------------------------------------------------------------------

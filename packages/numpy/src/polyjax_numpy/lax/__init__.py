@@ -17,9 +17,20 @@ Areas (private modules):
     `select_n`, `clamp`, `convert_element_type`;
   - `_shape_ops`: broadcasting, reshaping, slicing, padding, iota, full;
   - `_reductions`: `reduce_sum/max/min/prod`, `argmax/argmin`;
-  - `_dot`: `dot_general`, `dot`, `Precision`.
+  - `_dot`: `dot_general`, `dot`, `Precision`;
+  - `_complex`: `complex`, `real`, `imag`, `conj`.
 """
 
+from polyjax_numpy.lax._complex import (
+    complex,
+    complex_p,
+    conj,
+    conj_p,
+    imag,
+    imag_p,
+    real,
+    real_p,
+)
 from polyjax_numpy.lax._dot import (
     Precision,
     batch_matmul,
@@ -237,8 +248,12 @@ __all__ = [
     "ceil_p",
     "clamp",
     "clamp_p",
+    "complex",
+    "complex_p",
     "concatenate",
     "concatenate_p",
+    "conj",
+    "conj_p",
     "convert_element_type",
     "convert_element_type_p",
     "cos",
@@ -275,6 +290,8 @@ __all__ = [
     "ge_p",
     "gt",
     "gt_p",
+    "imag",
+    "imag_p",
     "integer_pow",
     "integer_pow_p",
     "iota",
@@ -310,6 +327,8 @@ __all__ = [
     "pow",
     "pow_p",
     "Precision",
+    "real",
+    "real_p",
     "reciprocal",
     "reduce_max",
     "reduce_max_p",
