@@ -232,3 +232,13 @@ def test_weak_complex_scalar_parts():
     # A Python complex is a weak c64: its parts are weak f32.
     out = lax.real(2 - 3j), lax.imag(2 - 3j)
     assert [(o.dtype, o.weak_type, o.item()) for o in out] == [(f32, True, 2.0), (f32, True, -3.0)]
+
+
+def test_astype_complex_to_real_keeps_the_real_part_and_warns():
+    from polyjax_interpreters.array import device_put
+
+    z = device_put(np.array([1.5 + 2j, -3.25 - 1j], np.complex64))
+    with pytest.warns(np.exceptions.ComplexWarning, match="discards the imaginary part"):
+        out = z.astype(np.float32)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(out), [1.5, -3.25])

@@ -832,9 +832,13 @@ def _astype(self: Any, dtype: Any, copy: bool = False, device: Any = None) -> An
     dtypes.check_user_dtype_supported(dtype, "astype")
     dtype = dtypes.canonicalize_dtype(dtype)
     if _issubdtype(self, np.complexfloating) and not dtypes.issubdtype(dtype, np.complexfloating):
-        raise NotImplementedError(
-            "Casting complex values to a real dtype is not supported yet (issue 5)."
+        # NumPy's rule, which JAX follows: keep the real part, and say so.
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part",
+            np.exceptions.ComplexWarning,
+            stacklevel=2,
         )
+        self = _complex.real(self)
     return _convert(self, dtype, False)
 
 
