@@ -267,6 +267,15 @@ def _explain_miss(fun_name: str, seen: Sequence[_Signature], new: _Signature) ->
 
 _ONE_LEAF = tree_flatten(0)[1]
 
+
+def _signatures(leaves: Sequence[Any]) -> list[Any]:
+    """`arg_signature` of each leaf, with the Array case inline (it is most leaves)."""
+    return [
+        (x.aval, x._impl._sharding, x._committed) if type(x) is Array else arg_signature(x)
+        for x in leaves
+    ]
+
+
 # Read on every call: bound once here to spare the attribute lookups.
 _disable_jit = config.disable_jit
 _trace_state = tracing._state
@@ -458,7 +467,7 @@ class JitWrapped:
             leaves: Sequence[Any] = args
         elif self._fast:
             leaves, in_tree = tree_flatten((args, kwargs))
-            key = (in_tree, _trace_context(), *map(arg_signature, leaves))
+            key = (in_tree, _trace_context(), *_signatures(leaves))
         else:
             dyn_args, dyn_kwargs, static_pos, static_kw = self._split(args, kwargs)
             leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
@@ -467,7 +476,7 @@ class JitWrapped:
                 static_pos,
                 static_kw,
                 _trace_context(),
-                *map(arg_signature, leaves),
+                *_signatures(leaves),
             )
         entry = self._lookup(key, args, kwargs, leaves)
         outs = entry.exe.call(leaves)
