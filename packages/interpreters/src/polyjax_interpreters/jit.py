@@ -36,13 +36,14 @@ from polyjax_core import config, tracing
 from polyjax_core import source_info as si
 from polyjax_core.abstract_values import ShapeDtypeStruct, shaped_abstractify
 from polyjax_core.caching import weakref_lru_cache
-from polyjax_core.jaxpr import ClosedJaxpr
+from polyjax_core.jaxpr import ClosedJaxpr, Var
 from polyjax_core.jaxpr_eval import jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
 from polyjax_interpreters import dispatch, mlir
+from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.dispatch import Executable, arg_signature
 from polyjax_interpreters.stages import Traced, TracedCall
@@ -91,6 +92,69 @@ def _jit_lowering(ctx: Any, *args: Any, jaxpr: ClosedJaxpr, name: str, inline: b
 
 
 mlir.register_lowering(jit_p, _jit_lowering)
+
+
+def _jit_partial_eval(
+    unknowns: list[bool], instantiate: list[bool], eqn: Any
+) -> tuple[Any, Any, list[bool], list[Var]]:
+    """Splits a jit equation into a known jit and an unknown jit, residuals in between."""
+    params = eqn.params
+    known_body, unknown_body, out_unks, res_avals = pe.partial_eval_jaxpr_nounits(
+        params["jaxpr"], unknowns, instantiate
+    )
+    residuals = [Var(a) for a in res_avals]
+    donated = params["donated_invars"]
+    known_eqn = None
+    if known_body.jaxpr.outvars or known_body.effects:
+        known_eqn = eqn.replace(
+            invars=[x for x, u in zip(eqn.invars, unknowns) if not u],
+            outvars=[*(v for v, u in zip(eqn.outvars, out_unks) if not u), *residuals],
+            params=dict(
+                params,
+                jaxpr=known_body,
+                donated_invars=tuple(d for d, u in zip(donated, unknowns) if not u),
+            ),
+            effects=known_body.effects,
+        )
+    unknown_eqn = eqn.replace(
+        invars=[*residuals, *(x for x, u in zip(eqn.invars, unknowns) if u)],
+        outvars=[v for v, u in zip(eqn.outvars, out_unks) if u],
+        params=dict(
+            params,
+            jaxpr=unknown_body,
+            donated_invars=(False,) * len(residuals)
+            + tuple(d for d, u in zip(donated, unknowns) if u),
+        ),
+        effects=unknown_body.effects,
+    )
+    return known_eqn, unknown_eqn, out_unks, residuals
+
+
+def _jit_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:
+    """Drops the unused outputs of a jit, then what its body no longer needs."""
+    params = eqn.params
+    if not any(used_outputs) and not eqn.effects:
+        return [False] * len(eqn.invars), None
+    body, used_inputs = pe.dce_closed_jaxpr(
+        params["jaxpr"], used_outputs, instantiate=params["keep_unused"]
+    )
+    if body is params["jaxpr"]:
+        return used_inputs, eqn
+    new_eqn = eqn.replace(
+        invars=[x for x, u in zip(eqn.invars, used_inputs) if u],
+        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+        params=dict(
+            params,
+            jaxpr=body,
+            donated_invars=tuple(d for d, u in zip(params["donated_invars"], used_inputs) if u),
+        ),
+        effects=body.effects,
+    )
+    return used_inputs, new_eqn
+
+
+pe.partial_eval_jaxpr_custom_rules[jit_p] = _jit_partial_eval
+pe.dce_rules[jit_p] = _jit_dce
 
 
 @weakref_lru_cache(maxsize=4096)
