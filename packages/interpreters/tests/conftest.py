@@ -54,6 +54,19 @@ sum_p = _primitive(
     lambda x: ShapedArray((), x.dtype, x.weak_type),
     _reduce_sum_lowering,
 )
+cos_p = _primitive("cos", lambda x: x, lambda ctx, x: [hlo.cosine(x)])
+neg_p = _primitive("neg", lambda x: x, lambda ctx, x: [hlo.negate(x)])
+# broadcast a scalar to `shape` (the transpose of reduce_sum)
+bcast_p = _primitive(
+    "broadcast",
+    lambda x, *, shape: ShapedArray(shape, x.dtype, x.weak_type),
+    lambda ctx, x, *, shape: [mlir.broadcast_in_dim(ctx, x, ctx.avals_out[0], ())],
+)
+convert_p = _primitive(
+    "convert_element_type",
+    lambda x, *, new_dtype: ShapedArray(x.shape, new_dtype),
+    lambda ctx, x, *, new_dtype: [mlir.convert_hlo(ctx, x, ctx.avals_in[0], ctx.avals_out[0])],
+)
 
 
 def add(x, y):
@@ -75,15 +88,64 @@ def _match(x, y):
     return x, y
 
 
+def _register_ad_rules() -> None:
+    """jvp and transpose rules of the toys, written with the helpers lax uses."""
+    from polyjax_interpreters import ad
+
+    ad.defjvp(sin_p, lambda g, x: mul_p.bind(g, cos_p.bind(x)))
+    ad.defjvp(cos_p, lambda g, x: neg_p.bind(mul_p.bind(g, sin_p.bind(x))))
+    ad.deflinear(neg_p, lambda ct: [neg_p.bind(ct)])
+    # add is linear, but its jvp keeps a zero tangent symbolic (as lax's add does)
+    ad.defjvp(add_p, lambda g, x, y: g, lambda g, x, y: g)
+    ad.primitive_transposes[add_p] = lambda ct, x, y: [ct, ct]
+    ad.defjvp(mul_p, lambda g, x, y: mul_p.bind(g, y), lambda g, x, y: mul_p.bind(x, g))
+
+    def mul_transpose(ct, x, y):
+        if ad.is_undefined_primal(x):
+            return [mul_p.bind(ct, y), None]
+        return [None, mul_p.bind(x, ct)]
+
+    ad.primitive_transposes[mul_p] = mul_transpose
+    ad.deflinear2(sum_p, lambda ct, x: [bcast_p.bind(ct, shape=x.aval.shape)])
+    ad.deflinear2(bcast_p, lambda ct, x, *, shape: [sum_p.bind(ct)])
+
+    def convert_jvp(primals, tangents, *, new_dtype):
+        (x,), (t,) = primals, tangents
+        ans = convert_p.bind(x, new_dtype=new_dtype)
+        if type(t) is ad.Zero or not np.issubdtype(new_dtype, np.inexact):
+            return ans, ad.Zero.from_primal_value(ans)
+        return ans, convert_p.bind(t, new_dtype=new_dtype)
+
+    ad.primitive_jvps[convert_p] = convert_jvp
+
+    def convert_transpose(ct, x, *, new_dtype):
+        if type(ct) is ad.Zero:
+            return [ad.Zero(ad.tangent_aval(x.aval))]
+        return [convert_p.bind(ct, new_dtype=x.aval.dtype)]
+
+    ad.primitive_transposes[convert_p] = convert_transpose
+
+
+_register_ad_rules()
+
+
 TOY = SimpleNamespace(
     add_p=add_p,
     mul_p=mul_p,
     sin_p=sin_p,
     sum_p=sum_p,
+    cos_p=cos_p,
+    neg_p=neg_p,
+    bcast_p=bcast_p,
+    convert_p=convert_p,
     add=add,
     mul=mul,
     sin=sin_p.bind,
+    cos=cos_p.bind,
+    neg=neg_p.bind,
     sum=sum_p.bind,
+    bcast=bcast_p.bind,
+    convert=convert_p.bind,
 )
 
 
