@@ -129,7 +129,97 @@ def _register_ad_rules() -> None:
 _register_ad_rules()
 
 
+# Array operations for batching (what lax's transpose/broadcast_in_dim/reshape are to
+# polyjax-numpy): NumPy impls (no compile for eager use) and StableHLO lowerings (for jit).
+
+
+def _numpy_primitive(name: str, impl, rule, lowering) -> Primitive:
+    p = Primitive(name)
+    p.def_abstract_eval(rule)
+    p.def_impl(lambda *args, **params: np.asarray(impl(*map(np.asarray, args), **params)))
+    mlir.register_lowering(p, lowering)
+    return p
+
+
+def _out_type(ctx):
+    return mlir.aval_to_ir_type(ctx.avals_out[0])
+
+
+transpose_p = _numpy_primitive(
+    "transpose",
+    lambda x, *, permutation: np.transpose(x, permutation),
+    lambda x, *, permutation: ShapedArray(
+        tuple(x.shape[i] for i in permutation), x.dtype, x.weak_type
+    ),
+    lambda ctx, x, *, permutation: [hlo.transpose(x, list(permutation))],
+)
+broadcast_in_dim_p = _numpy_primitive(
+    "broadcast_in_dim",
+    lambda x, *, shape, broadcast_dimensions: np.broadcast_to(
+        np.expand_dims(x, [i for i in range(len(shape)) if i not in broadcast_dimensions]),
+        shape,
+    ),
+    lambda x, *, shape, broadcast_dimensions: ShapedArray(shape, x.dtype, x.weak_type),
+    lambda ctx, x, *, shape, broadcast_dimensions: [
+        hlo.broadcast_in_dim(_out_type(ctx), x, list(broadcast_dimensions))
+    ],
+)
+reshape_p = _numpy_primitive(
+    "reshape",
+    lambda x, *, new_sizes: np.reshape(x, new_sizes),
+    lambda x, *, new_sizes: ShapedArray(new_sizes, x.dtype, x.weak_type),
+    lambda ctx, x, *, new_sizes: [hlo.reshape(_out_type(ctx), x)],
+)
+
+
+def _reduce_axes_lowering(ctx, x, *, axes):
+    (aval_out,) = ctx.avals_out
+    zero = mlir.ir_constant(np.zeros((), aval_out.dtype))
+    op = hlo.ReduceOp([mlir.aval_to_ir_type(aval_out)], [x], [zero], list(axes))
+    scalar = mlir.aval_to_ir_type(ShapedArray((), aval_out.dtype))
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.return_([hlo.add(*block.arguments)])
+    return [op.result]
+
+
+reduce_axes_p = _numpy_primitive(
+    "reduce_axes",
+    lambda x, *, axes: np.sum(x, axis=tuple(axes)).astype(x.dtype),
+    lambda x, *, axes: ShapedArray(
+        tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype, x.weak_type
+    ),
+    _reduce_axes_lowering,
+)
+
+
+def transpose(x, permutation):
+    return transpose_p.bind(x, permutation=tuple(permutation))
+
+
+def broadcast_in_dim(x, shape, broadcast_dimensions):
+    return broadcast_in_dim_p.bind(
+        x, shape=tuple(shape), broadcast_dimensions=tuple(broadcast_dimensions)
+    )
+
+
+def reshape(x, new_sizes):
+    return reshape_p.bind(x, new_sizes=tuple(new_sizes))
+
+
+def reduce_axes(x, axes):
+    return reduce_axes_p.bind(x, axes=tuple(axes))
+
+
 TOY = SimpleNamespace(
+    transpose_p=transpose_p,
+    broadcast_in_dim_p=broadcast_in_dim_p,
+    reshape_p=reshape_p,
+    reduce_axes_p=reduce_axes_p,
+    transpose=transpose,
+    broadcast_in_dim=broadcast_in_dim,
+    reshape=reshape,
+    reduce_axes=reduce_axes,
     add_p=add_p,
     mul_p=mul_p,
     sin_p=sin_p,

@@ -42,7 +42,7 @@ from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
-from polyjax_interpreters import dispatch, mlir
+from polyjax_interpreters import batching, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.dispatch import Executable, arg_signature
@@ -155,6 +155,20 @@ def _jit_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:
 
 pe.partial_eval_jaxpr_custom_rules[jit_p] = _jit_partial_eval
 pe.dce_rules[jit_p] = _jit_dce
+
+
+def _jit_batching(
+    axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *, jaxpr: ClosedJaxpr, **params: Any
+) -> tuple[list[Any], list[Any]]:
+    """vmap of a jit: a new jit of the batched body (batched outputs come out at dim 0)."""
+    if axis_data.name is None and all(d is None for d in dims):
+        # Nothing batched and no axis name the body could refer to: unchanged.
+        return jit_p.bind(*args, jaxpr=jaxpr, **params), [None] * len(jaxpr.out_avals)
+    body, out_dims = batching.batch_jaxpr(jaxpr, axis_data, dims, False)
+    return jit_p.bind(*args, jaxpr=body, **params), out_dims
+
+
+batching.axis_primitive_batchers[jit_p] = _jit_batching
 
 
 @weakref_lru_cache(maxsize=4096)
