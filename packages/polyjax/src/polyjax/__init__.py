@@ -36,7 +36,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from polyjax import dlpack, dtypes, errors, lax, sharding, stages, tree, tree_util
+    from polyjax import (
+        dlpack,
+        dtypes,
+        errors,
+        lax,
+        sharding,
+        stages,
+        test_util,
+        tree,
+        tree_util,
+    )
     from polyjax_core.abstract_values import ShapeDtypeStruct
     from polyjax_core.abstract_values import get_aval as typeof
     from polyjax_core.config import (
@@ -109,6 +119,7 @@ __all__ = [
     "sharding",
     "softmax_custom_jvp",
     "stages",
+    "test_util",
     "threefry_partitionable",
     "transfer_guard",
     "tree",
@@ -163,7 +174,7 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
 # Submodules of this package, imported on first lookup (``polyjax.lax``) or by
 # an import statement (``import polyjax.lax``).
 _SUBMODULES = frozenset(
-    {"dlpack", "dtypes", "errors", "lax", "sharding", "stages", "tree", "tree_util"}
+    {"dlpack", "dtypes", "errors", "lax", "sharding", "stages", "test_util", "tree", "tree_util"}
 )
 
 # Names whose use needs the whole runtime: operators on `Array` and on tracers
