@@ -21,6 +21,7 @@ Areas (private modules):
   - `_complex`: `complex`, `real`, `imag`, `conj`.
 """
 
+from polyjax_numpy.lax import _transform_hooks  # noqa: F401  (registers ad/vmap hooks)
 from polyjax_numpy.lax._complex import (
     complex,
     complex_p,

@@ -30,7 +30,10 @@ from polyjax_core import config, dtypes
 from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import dispatch, mlir
+from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_numpy.lax._complex import real
+from polyjax_numpy.lax._elementwise import _convert_element_type
+from polyjax_numpy.lax._shape_ops import transpose
 
 __all__ = [
     "Precision",
@@ -354,6 +357,152 @@ def _dot_general_lowering(
 
 
 mlir.register_lowering(dot_general_p, _dot_general_lowering)
+
+
+# ---------------------------------------------------------------------------
+# Autodiff and vmap rules
+#
+# dot_general is bilinear: its jvp is dot(t_lhs, rhs) + dot(lhs, t_rhs), and it is
+# linear in each operand with the other held fixed, so it transposes to either one.
+
+
+def _dot_general_jvp_lhs(g, lhs, rhs, **params):
+    return dot_general_p.bind(g, rhs, **params)
+
+
+def _dot_general_jvp_rhs(g, lhs, rhs, **params):
+    return dot_general_p.bind(lhs, g, **params)
+
+
+def _free_axes(ndim: int, batch: Sequence[int], contract: Sequence[int]) -> list[int]:
+    return [i for i in range(ndim) if i not in batch and i not in contract]
+
+
+def _dot_transpose_operand(
+    ct: Any,
+    other: Any,
+    aval: ShapedArray,
+    dnums_self: tuple[tuple[int, ...], tuple[int, ...]],
+    dnums_other: tuple[tuple[int, ...], tuple[int, ...]],
+    ct_other_free: Sequence[int],
+    precision: Any,
+) -> Any:
+    """The cotangent of one operand of a dot_general given the output cotangent `ct`.
+
+    With the output laid out as (batch, free axes of this operand, free axes of the
+    other), the cotangent is `ct` contracted with `other` over the other operand's
+    free axes, batched over the batch axes. That result's axes are: batch, this
+    operand's free axes, then (in the other operand's axis order) the axes the other
+    operand contracted; mapping each back to this operand's axis and inverting the
+    permutation gives this operand's layout.
+
+    Args:
+      dnums_self: (contracting, batch) axes of this operand.
+      dnums_other: (contracting, batch) axes of the other operand, paired with those.
+      ct_other_free: the axes of `ct` holding the other operand's free axes.
+    """
+    (contract, batch), (other_contract, other_batch) = dnums_self, dnums_other
+    other_ndim = get_aval(other).ndim
+    other_free = _free_axes(other_ndim, other_batch, other_contract)
+    nb = len(batch)
+    dnums = ((tuple(ct_other_free), tuple(other_free)), (tuple(range(nb)), tuple(other_batch)))
+    out = dot_general_p.bind(
+        ct,
+        other,
+        dimension_numbers=dnums,
+        out_sharding=None,
+        precision=precision,
+        preferred_element_type=None,
+    )
+    # Which axis of this operand each axis of `out` is.
+    paired = {o: c for c, o in zip(contract, other_contract)}
+    layout = (
+        list(batch)
+        + _free_axes(aval.ndim, batch, contract)
+        + [paired[o] for o in sorted(other_contract)]
+    )
+    perm = [0] * len(layout)
+    for i, axis in enumerate(layout):
+        perm[axis] = i
+    out = transpose(out, tuple(perm))
+    out_dtype = get_aval(out).dtype
+    if dtypes.issubdtype(out_dtype, np.complexfloating) and not dtypes.issubdtype(
+        aval.dtype, np.complexfloating
+    ):
+        out = real(out)  # a real operand promoted to complex: its cotangent is the real part
+    if get_aval(out).dtype != aval.dtype:
+        out = _convert_element_type(out, aval.dtype, aval.weak_type)
+    return out
+
+
+def _dot_general_transpose(
+    ct, lhs, rhs, *, dimension_numbers, out_sharding, precision, preferred_element_type
+):
+    lhs_linear, rhs_linear = ad.is_undefined_primal(lhs), ad.is_undefined_primal(rhs)
+    if lhs_linear and rhs_linear:
+        raise ValueError("dot_general is not linear in both operands at once")
+    linear = lhs if lhs_linear else rhs
+    if type(ct) is ad.Zero:
+        zero = ad.Zero(linear.aval)
+        return [zero, None] if lhs_linear else [None, zero]
+    (lc, rc), (lb, rb) = dimension_numbers
+    lhs_aval = lhs.aval if lhs_linear else get_aval(lhs)
+    rhs_aval = rhs.aval if rhs_linear else get_aval(rhs)
+    nb = len(lb)
+    n_lhs_free = len(_free_axes(lhs_aval.ndim, lb, lc))
+    n_rhs_free = len(_free_axes(rhs_aval.ndim, rb, rc))
+    if lhs_linear:
+        ct_rhs_free = range(nb + n_lhs_free, nb + n_lhs_free + n_rhs_free)
+        t = _dot_transpose_operand(ct, rhs, lhs.aval, (lc, lb), (rc, rb), ct_rhs_free, precision)
+        return [t, None]
+    ct_lhs_free = range(nb, nb + n_lhs_free)
+    swapped = None if precision is None else (precision[1], precision[0])
+    t = _dot_transpose_operand(ct, lhs, rhs.aval, (rc, rb), (lc, lb), ct_lhs_free, swapped)
+    return [None, t]
+
+
+def _dot_general_batch(
+    args, dims, *, dimension_numbers, out_sharding, precision, preferred_element_type
+):
+    """dot_general under vmap, with the batch axes folded into the dimension numbers.
+
+    Both operands batched: their batch axes become a new leading batch dimension
+    pair. One operand batched: its batch axis is one more free axis, which the
+    output keeps in place among that operand's free axes. No operand is moved.
+    """
+    (lhs, rhs), (lbd, rbd) = args, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+
+    def shift(axes: Sequence[int], bd: Any) -> tuple[int, ...]:
+        if bd is batching.not_mapped:
+            return tuple(axes)
+        return tuple(a + (a >= bd) for a in axes)
+
+    lc2, lb2, rc2, rb2 = shift(lc, lbd), shift(lb, lbd), shift(rc, rbd), shift(rb, rbd)
+    if lbd is not batching.not_mapped and rbd is not batching.not_mapped:
+        dnums = ((lc2, rc2), ((lbd, *lb2), (rbd, *rb2)))
+        out_bd = 0
+    elif lbd is not batching.not_mapped:
+        dnums = ((lc2, rc2), (lb2, rb2))
+        out_bd = len(lb) + _free_axes(get_aval(lhs).ndim, lb2, lc2).index(lbd)
+    else:
+        dnums = ((lc2, rc2), (lb2, rb2))
+        n_lhs_free = len(_free_axes(get_aval(lhs).ndim, lb2, lc2))
+        out_bd = len(lb) + n_lhs_free + _free_axes(get_aval(rhs).ndim, rb2, rc2).index(rbd)
+    out = dot_general_p.bind(
+        lhs,
+        rhs,
+        dimension_numbers=dnums,
+        out_sharding=out_sharding,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
+    return out, out_bd
+
+
+ad.defjvp(dot_general_p, _dot_general_jvp_lhs, _dot_general_jvp_rhs)
+ad.primitive_transposes[dot_general_p] = _dot_general_transpose
+batching.primitive_batchers[dot_general_p] = _dot_general_batch
 
 
 def dot(

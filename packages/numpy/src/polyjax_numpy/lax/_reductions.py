@@ -25,9 +25,11 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes
-from polyjax_core.abstract_values import ShapedArray
+from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import dispatch, mlir
+from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_numpy.lax import _elementwise as _ew
+from polyjax_numpy.lax._shape_ops import broadcast_in_dim, pad, reshape, slice_in_dim
 
 __all__ = [
     "argmax",
@@ -162,6 +164,98 @@ reduce_min_p, reduce_min = _make_reduction("reduce_min", "min", numbers_only=Fal
 
 
 # ---------------------------------------------------------------------------
+# Autodiff and vmap rules of the reductions
+
+
+def _reduction_batch(prim: Primitive, args, dims, *, axes, **params):
+    """Any reduction under vmap: the reduced axes skip over the batch axis."""
+    (x,), (bd,) = args, dims
+    new_axes = tuple(a + (a >= bd) for a in axes)
+    return prim.bind(x, axes=new_axes, **params), bd - sum(a < bd for a in axes)
+
+
+def _kept_axes(ndim: int, axes: Sequence[int]) -> tuple[int, ...]:
+    return tuple(i for i in range(ndim) if i not in axes)
+
+
+# reduce_sum is linear: its transpose broadcasts the cotangent back over the axes.
+def _reduce_sum_transpose(ct, operand, *, axes, out_sharding):
+    aval = operand.aval
+    return [broadcast_in_dim(ct, aval.shape, _kept_axes(aval.ndim, axes))]
+
+
+ad.deflinear2(reduce_sum_p, _reduce_sum_transpose)
+
+
+# max and min: the tangent flows from the elements equal to the result; ties share it
+# equally (the mean of their tangents), which keeps the rule symmetric in the tied
+# elements (JAX's choice too). The weights depend on primals only, so the linear part
+# is a multiply and a sum.
+def _reduce_chooser_jvp(g, ans, operand, *, axes, out_sharding):
+    shape = get_aval(operand).shape
+    kept = _kept_axes(len(shape), axes)
+    ans = broadcast_in_dim(ans, shape, kept)
+    at_extremum = _ew.convert_element_type(_ew.eq(operand, ans), get_aval(g).dtype)
+    counts = broadcast_in_dim(reduce_sum(at_extremum, axes), shape, kept)
+    return reduce_sum(_ew.mul(g, _ew.div(at_extremum, counts)), axes)
+
+
+ad.defjvp2(reduce_max_p, _reduce_chooser_jvp)
+ad.defjvp2(reduce_min_p, _reduce_chooser_jvp)
+
+
+# prod: the tangent is sum_i t_i * prod_{j != i} x_j. Dividing the product by x_i would
+# fail at zeros, so the product is taken as a balanced tree of pairwise products whose
+# tangents follow the product rule: no division, and depth log2(n).
+def _reduce_prod_jvp(primals, tangents, *, axes, out_sharding):
+    (x,), (t,) = primals, tangents
+    ans = reduce_prod_p.bind(x, axes=axes, out_sharding=out_sharding)
+    if type(t) is ad.Zero:
+        return ans, ad.Zero.from_primal_value(ans)
+    aval = get_aval(x)
+    kept = _kept_axes(aval.ndim, axes)
+    n = _shape_size(aval.shape[a] for a in axes)
+    if type(n) is not int:
+        raise NotImplementedError(
+            "The derivative of reduce_prod over symbolic-size axes is not implemented."
+        )
+    rest = tuple(aval.shape[a] for a in kept)
+    m = _shape_size(rest)
+    perm = tuple(axes) + kept
+    xs = reshape(x, (n, m), perm)
+    ts = reshape(t, (n, m), perm)
+    one = _ew._convert_element_type(1, aval.dtype, aval.weak_type)
+    zero = _ew._convert_element_type(0, get_aval(ts).dtype, get_aval(ts).weak_type)
+    while n > 1:
+        if n % 2:  # complete the last pair with a (1, tangent 0) row
+            xs = pad(xs, one, ((0, 1, 0), (0, 0, 0)))
+            ts = pad(ts, zero, ((0, 1, 0), (0, 0, 0)))
+            n += 1
+        h = n // 2
+        a, b = slice_in_dim(xs, 0, h), slice_in_dim(xs, h, n)
+        ta, tb = slice_in_dim(ts, 0, h), slice_in_dim(ts, h, n)
+        xs = _ew.mul(a, b)
+        ts = _ew.add(_ew.mul(ta, b), _ew.mul(a, tb))
+        n = h
+    if n == 0:  # an empty product is 1 whatever the operand: zero tangent
+        return ans, ad.Zero.from_primal_value(ans)
+    return ans, reshape(ts, rest)
+
+
+def _shape_size(sizes: Any) -> Any:
+    size: Any = 1
+    for d in sizes:
+        size = size * d
+    return size
+
+
+ad.primitive_jvps[reduce_prod_p] = _reduce_prod_jvp
+
+for _prim in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p):
+    batching.primitive_batchers[_prim] = functools.partial(_reduction_batch, _prim)
+
+
+# ---------------------------------------------------------------------------
 # argmax / argmin
 
 argmax_p = Primitive("argmax")
@@ -251,3 +345,9 @@ for _prim, _direction in ((argmax_p, "GT"), (argmin_p, "LT")):
     _prim.def_abstract_eval(functools.partial(_argminmax_abstract_eval, _prim.name))
     _prim.def_impl(functools.partial(dispatch.apply_primitive, _prim))
     mlir.register_lowering(_prim, functools.partial(_argminmax_lowering, _direction))
+
+
+# Indices are integers: zero (float0) tangents. Under vmap the axis skips the batch axis.
+for _prim in (argmax_p, argmin_p):
+    ad.defjvp_zero(_prim)
+    batching.primitive_batchers[_prim] = functools.partial(_reduction_batch, _prim)

@@ -38,9 +38,11 @@ from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import Tracer
-from polyjax_interpreters import dispatch, mlir
+from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_interpreters.array import Array
 from polyjax_numpy.lax._elementwise import _convert_element_type
+from polyjax_numpy.lax._elementwise import select_n as _select_n
+from polyjax_numpy.lax._elementwise import sub as _sub
 from polyjax_numpy.lax._shape_rules import match_python_scalars
 
 __all__ = [
@@ -136,6 +138,32 @@ def _dims_tensor(ctx: Any, dims: Sequence[Any]) -> ir.Value:
     return mlir.shape_tensor(ctx, dims)
 
 
+def _shape(x: Any) -> tuple:
+    return get_aval(x).shape
+
+
+def _zero_scalar(x: Any) -> Any:
+    """A rank-0 zero of `x`'s dtype and weak type (a literal under a trace)."""
+    aval = get_aval(x)
+    return _convert_element_type(0, aval.dtype, aval.weak_type)
+
+
+def _inverse_permutation(perm: Sequence[int]) -> tuple[int, ...]:
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return tuple(inverse)
+
+
+def _reduce_sum(x: Any, axes: tuple[int, ...]) -> Any:
+    """`reduce_sum` (imported late: the reductions module builds on this one)."""
+    if not axes:
+        return x
+    from polyjax_numpy.lax._reductions import reduce_sum
+
+    return reduce_sum(x, axes)
+
+
 # ---------------------------------------------------------------------------
 # broadcast_in_dim
 
@@ -227,6 +255,43 @@ def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions, sharding)
 
 
 mlir.register_lowering(broadcast_in_dim_p, _broadcast_in_dim_lowering)
+
+
+# Autodiff and vmap. broadcast_in_dim is linear: its transpose sums the cotangent
+# over the axes the broadcast created (new axes, and size-1 axes that were stretched).
+
+
+def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sharding):
+    aval = operand.aval
+    kept = set(broadcast_dimensions)
+    stretched = {
+        d
+        for d, size in zip(broadcast_dimensions, aval.shape)
+        if sd.definitely_equal(size, 1) and not sd.definitely_equal(shape[d], 1)
+    }
+    summed = tuple(d for d in range(len(shape)) if d not in kept or d in stretched)
+    return [reshape(_reduce_sum(ct, summed), aval.shape)]
+
+
+def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions, sharding):
+    # The batch axis goes right after the result axis of the operand axis before it,
+    # which keeps broadcast_dimensions increasing without moving the operand's axes.
+    (x,), (bd,) = args, dims
+    out_bd = broadcast_dimensions[bd - 1] + 1 if bd > 0 else 0
+    out_dims = (
+        *broadcast_dimensions[:bd],
+        out_bd,
+        *(d + 1 for d in broadcast_dimensions[bd:]),
+    )
+    out_shape = (*shape[:out_bd], _shape(x)[bd], *shape[out_bd:])
+    out = broadcast_in_dim_p.bind(
+        x, shape=out_shape, broadcast_dimensions=out_dims, sharding=sharding
+    )
+    return out, out_bd
+
+
+ad.deflinear2(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+batching.primitive_batchers[broadcast_in_dim_p] = _broadcast_in_dim_batch
 
 
 def broadcast(operand: Any, sizes: Sequence[Any], *, out_sharding: Any = None) -> Any:
@@ -331,6 +396,35 @@ def _reshape_lowering(ctx, x, *, new_sizes, dimensions, sharding):
 mlir.register_lowering(reshape_p, _reshape_lowering)
 
 
+# Autodiff and vmap. reshape is linear; its transpose reshapes back (and undoes
+# the axis permutation `dimensions` when there is one).
+
+
+def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):
+    aval = operand.aval
+    if dimensions is None:
+        return [reshape(ct, aval.shape)]
+    permuted = tuple(aval.shape[d] for d in dimensions)
+    return [transpose(reshape(ct, permuted), _inverse_permutation(dimensions))]
+
+
+def _reshape_batch(args, dims, *, new_sizes, dimensions, sharding):
+    # Read the batch axis first, then the others in the order the reshape reads them:
+    # one reshape with a permutation, no separate transpose.
+    (x,), (bd,) = args, dims
+    order = tuple(range(len(_shape(x)) - 1)) if dimensions is None else dimensions
+    perm = (bd,) + tuple(d + (d >= bd) for d in order)
+    out_dims = None if perm == tuple(range(len(_shape(x)))) else perm
+    out = reshape_p.bind(
+        x, new_sizes=(_shape(x)[bd], *new_sizes), dimensions=out_dims, sharding=sharding
+    )
+    return out, 0
+
+
+ad.deflinear2(reshape_p, _reshape_transpose)
+batching.primitive_batchers[reshape_p] = _reshape_batch
+
+
 def _compute_newshape(shape: Sequence[Any], newshape: Any) -> tuple[Any, ...]:
     """`newshape` with its single -1 (if any) replaced by the size that fits `shape`.
 
@@ -409,6 +503,23 @@ def _transpose_lowering(ctx, x, *, permutation):
 mlir.register_lowering(transpose_p, _transpose_lowering)
 
 
+# Autodiff and vmap: transpose is linear, and its transpose is the inverse permutation.
+
+
+def _transpose_transpose(ct, operand, *, permutation):
+    return [transpose(ct, _inverse_permutation(permutation))]
+
+
+def _transpose_batch(args, dims, *, permutation):
+    (x,), (bd,) = args, dims
+    perm = (bd,) + tuple(p + (p >= bd) for p in permutation)
+    return transpose(x, perm), 0
+
+
+ad.deflinear2(transpose_p, _transpose_transpose)
+batching.primitive_batchers[transpose_p] = _transpose_batch
+
+
 # ---------------------------------------------------------------------------
 # squeeze / expand_dims
 
@@ -452,6 +563,24 @@ def _squeeze_lowering(ctx, x, *, dimensions):
 
 
 mlir.register_lowering(squeeze_p, _squeeze_lowering)
+
+
+# Autodiff and vmap: squeeze is linear, and its transpose puts the size-1 axes back.
+
+
+def _squeeze_transpose(ct, operand, *, dimensions):
+    return [reshape(ct, operand.aval.shape)]
+
+
+def _squeeze_batch(args, dims, *, dimensions):
+    (x,), (bd,) = args, dims
+    new_dims = tuple(d + (d >= bd) for d in dimensions)
+    out_bd = bd - sum(d < bd for d in dimensions)
+    return squeeze_p.bind(x, dimensions=new_dims), out_bd
+
+
+ad.deflinear2(squeeze_p, _squeeze_transpose)
+batching.primitive_batchers[squeeze_p] = _squeeze_batch
 
 
 def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
@@ -534,6 +663,18 @@ def _iota_lowering(ctx, *, dtype, shape, dimension, sharding):
 
 
 mlir.register_lowering(iota_p, _iota_lowering)
+
+
+# Autodiff and vmap: iota has no operands, so its tangent is zero and it is never
+# batched (under vmap it is created once and broadcast where combined with batched values).
+
+
+def _iota_batch(args, dims, **params):
+    return iota_p.bind(**params), batching.not_mapped
+
+
+ad.defjvp_zero(iota_p)
+batching.primitive_batchers[iota_p] = _iota_batch
 
 
 def full(shape: Sequence[Any], fill_value: Any, dtype: Any = None, *, sharding: Any = None):
@@ -740,6 +881,40 @@ def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
 mlir.register_lowering(slice_p, _slice_lowering)
 
 
+# Autodiff and vmap. slice is linear; its transpose scatters the cotangent back into
+# zeros of the operand's shape, which is a pad: `start` zeros before, `stride - 1`
+# between neighbours, and what is left after.
+
+
+def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):
+    aval = operand.aval
+    strides = (1,) * aval.ndim if strides is None else strides
+    config = tuple(
+        (lo, size - lo - sd.dilate_dim(n, s), s - 1)
+        for lo, size, n, s in zip(start_indices, aval.shape, _shape(ct), strides)
+    )
+    return [pad(ct, _zero_scalar(ct), config)]
+
+
+def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
+    (x,), (bd,) = args, dims
+
+    def insert(xs, value):
+        return (*xs[:bd], value, *xs[bd:])
+
+    out = slice_p.bind(
+        x,
+        start_indices=insert(start_indices, 0),
+        limit_indices=insert(limit_indices, _shape(x)[bd]),
+        strides=None if strides is None else insert(strides, 1),
+    )
+    return out, bd
+
+
+ad.deflinear2(slice_p, _slice_transpose)
+batching.primitive_batchers[slice_p] = _slice_batch
+
+
 # ---------------------------------------------------------------------------
 # concatenate
 
@@ -802,6 +977,33 @@ def _concatenate_lowering(ctx, *xs, dimension):
 
 
 mlir.register_lowering(concatenate_p, _concatenate_lowering)
+
+
+# Autodiff and vmap. concatenate is linear in every operand; the transpose slices
+# each linear operand's piece out of the cotangent.
+
+
+def _concatenate_transpose(ct, *operands, dimension):
+    cts: list[Any] = []
+    start: Any = 0
+    for o in operands:
+        size = (o.aval if ad.is_undefined_primal(o) else _aval(o)).shape[dimension]
+        if ad.is_undefined_primal(o):
+            cts.append(slice_in_dim(ct, start, start + size, axis=dimension))
+        else:
+            cts.append(None)
+        start = start + size
+    return cts
+
+
+def _concatenate_batch(args, dims, *, dimension):
+    size = next(_shape(x)[d] for x, d in zip(args, dims) if d is not batching.not_mapped)
+    xs = [batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)]
+    return concatenate_p.bind(*xs, dimension=dimension + 1), 0
+
+
+ad.deflinear2(concatenate_p, _concatenate_transpose)
+batching.primitive_batchers[concatenate_p] = _concatenate_batch
 
 
 # ---------------------------------------------------------------------------
@@ -899,6 +1101,49 @@ def _pad_lowering(ctx, x, padding_value, *, padding_config):
 mlir.register_lowering(pad_p, _pad_lowering)
 
 
+# Autodiff and vmap. pad is linear in (operand, padding_value) together. The
+# operand's cotangent is the cotangent with the padding cut off (a pad by the
+# negated edges, then a strided slice skipping the interior padding); the padding
+# value's is the sum of the rest.
+
+
+def _pad_transpose(ct, operand, padding_value, *, padding_config):
+    op_linear = ad.is_undefined_primal(operand)
+    pv_linear = ad.is_undefined_primal(padding_value)
+    lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+    unpadded = pad(ct, _zero_scalar(ct), tuple((-low, -high, 0) for low, high in zip(lo, hi)))
+    ndim = len(padding_config)
+    t_operand = slice(unpadded, (0,) * ndim, _shape(unpadded), tuple(i + 1 for i in interior))
+    t_padding_value = None
+    if pv_linear:
+        all_axes = tuple(range(ndim))
+        t_padding_value = _sub(_reduce_sum(ct, all_axes), _reduce_sum(t_operand, all_axes))
+    return [t_operand if op_linear else None, t_padding_value]
+
+
+def _pad_batch(args, dims, *, padding_config):
+    (x, padding_value), (x_bd, pv_bd) = args, dims
+    if pv_bd is batching.not_mapped:
+        config = (*padding_config[:x_bd], (0, 0, 0), *padding_config[x_bd:])
+        return pad_p.bind(x, padding_value, padding_config=config), x_bd
+    # One padding value per batch element: pad with zeros, then select the padding
+    # positions (a mask padded the same way) from the broadcast padding values.
+    size = _shape(padding_value)[pv_bd]
+    x = batching.bdim_at_front(x, x_bd, size)
+    padding_value = batching.moveaxis(padding_value, pv_bd, 0)
+    padded = pad_p.bind(x, _zero_scalar(x), padding_config=((0, 0, 0), *padding_config))
+    inside = full(_shape(x)[1:], True, np.bool_)
+    mask = pad(inside, np.bool_(False), padding_config)
+    out_shape = _shape(padded)
+    mask = broadcast_in_dim(mask, out_shape, tuple(range(1, len(out_shape))))
+    values = broadcast_in_dim(padding_value, out_shape, (0,))
+    return _select_n(mask, values, padded), 0
+
+
+ad.deflinear2(pad_p, _pad_transpose)
+batching.primitive_batchers[pad_p] = _pad_batch
+
+
 # ---------------------------------------------------------------------------
 # rev
 
@@ -938,3 +1183,19 @@ def _rev_lowering(ctx, x, *, dimensions):
 
 
 mlir.register_lowering(rev_p, _rev_lowering)
+
+
+# Autodiff and vmap: rev is linear and its own transpose.
+
+
+def _rev_transpose(ct, operand, *, dimensions):
+    return [rev(ct, dimensions)]
+
+
+def _rev_batch(args, dims, *, dimensions):
+    (x,), (bd,) = args, dims
+    return rev_p.bind(x, dimensions=tuple(d + (d >= bd) for d in dimensions)), bd
+
+
+ad.deflinear2(rev_p, _rev_transpose)
+batching.primitive_batchers[rev_p] = _rev_batch
