@@ -49,6 +49,7 @@ from polyjax_core.rules import RuleTable
 
 __all__ = [
     "PartialEvalRule",
+    "convert_constvars_jaxpr",
     "dce_closed_jaxpr",
     "dce_jaxpr",
     "dce_rules",
@@ -354,3 +355,13 @@ def _dce_closed_jaxpr(
         return closed, tuple(used_inputs)
     jaxpr, consts = _prune_constvars(jaxpr, closed.consts)
     return ClosedJaxpr(jaxpr, consts), tuple(used_inputs)
+
+
+def convert_constvars_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
+    """The same jaxpr with its constvars turned into leading invars (and no constvars).
+
+    Higher-order primitives bind their body this way, passing its consts as
+    ordinary arguments, so that consts which are tracers of an enclosing
+    transformation are seen by it.
+    """
+    return jaxpr.replace(constvars=[], invars=[*jaxpr.constvars, *jaxpr.invars])
