@@ -483,7 +483,21 @@ def issubdtype(a: DTypeLike, b: DTypeLike) -> bool:
       >>> issubdtype(bfloat16, np.floating), issubdtype(int4, np.signedinteger)
       (True, True)
     """
-    return _issubdtype_cached(_normalize_for_issubdtype(a), _normalize_for_issubdtype(b))
+    key = (a, b)
+    try:
+        return _issubdtype_memo[key]  # shape rules ask the same few questions over and over
+    except (KeyError, TypeError):  # a new pair, or an unhashable dtype-like
+        pass
+    result = _issubdtype_cached(_normalize_for_issubdtype(a), _normalize_for_issubdtype(b))
+    try:
+        if len(_issubdtype_memo) < 4096:
+            _issubdtype_memo[key] = result
+    except TypeError:
+        pass
+    return result
+
+
+_issubdtype_memo: dict[tuple[Any, Any], bool] = {}
 
 
 def _normalize_for_issubdtype(x: Any) -> Any:
