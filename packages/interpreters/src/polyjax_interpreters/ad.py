@@ -44,11 +44,22 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from polyjax_core import dtypes
 from polyjax_core import source_info as si
 from polyjax_core.abstract_values import AbstractValue, ShapedArray, get_aval
-from polyjax_core.jaxpr import Jaxpr, Literal, Var
+from polyjax_core.caching import weakref_lru_cache
+from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from polyjax_core.jaxpr_eval import eval_jaxpr, jaxpr_as_fun
+from polyjax_core.jaxpr_tracing import JaxprTrace, JaxprTracer, trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_core.rules import RuleTable
 from polyjax_core.tracing import Trace, Tracer, current_trace, set_current_trace
+from polyjax_core.tree_util import (
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
 from polyjax_interpreters import dispatch, mlir
+from polyjax_interpreters import partial_eval as pe
 
 __all__ = [
     "JVPTrace",
@@ -56,6 +67,10 @@ __all__ = [
     "UndefinedPrimal",
     "Zero",
     "add_any_p",
+    "grad",
+    "linearize",
+    "value_and_grad",
+    "vjp",
     "add_tangents",
     "backward_pass",
     "defjvp",
@@ -67,6 +82,8 @@ __all__ = [
     "is_undefined_primal",
     "jvp",
     "jvp_flat",
+    "jvp_jaxpr",
+    "transpose_jaxpr",
     "primitive_jvps",
     "primitive_transposes",
     "register_zeros_maker",
@@ -387,7 +404,6 @@ def stop_gradient(x: Any) -> Any:
       >>> grad(lambda x: x * stop_gradient(x))(3.0)
       Array(3., dtype=float32, weak_type=True)
     """
-    from polyjax_core.tree_util import tree_map
 
     def stop(leaf: Any) -> Any:
         if not _is_inexact(get_aval(leaf).dtype):
@@ -500,8 +516,6 @@ def jvp_flat(
 
 
 def _strip_tangents(trace: JVPTrace, tree: Any) -> Any:
-    from polyjax_core.tree_util import tree_map
-
     return tree_map(lambda x: x.primal if type(x) is JVPTracer and x._trace is trace else x, tree)
 
 
@@ -596,6 +610,11 @@ def backward_pass(
 # The public forward-mode API
 
 
+def _wraps(fun: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Like `functools.wraps`, without copying `fun.__dict__` (a jitted function's state)."""
+    return functools.wraps(fun, updated=())
+
+
 def _dtype_name(dtype: Any) -> str:
     return "float0" if dtype == dtypes.float0 else str(dtype.name)
 
@@ -648,8 +667,6 @@ def jvp(
       >>> jvp(sin, (0.0,), (1.0,))
       (Array(0., dtype=float32, weak_type=True), Array(1., dtype=float32, weak_type=True))
     """
-    from polyjax_core.tree_util import tree_flatten, tree_unflatten
-
     if not isinstance(primals, tuple | list) or not isinstance(tangents, tuple | list):
         bad = primals if not isinstance(primals, tuple | list) else tangents
         raise TypeError(
@@ -686,3 +703,585 @@ def jvp(
     if has_aux:
         return primals_out, tangents_out, res[2]
     return primals_out, tangents_out
+
+
+# ---------------------------------------------------------------------------
+# Linearization: jvp with partial evaluation on the fly
+
+
+class _LinearizeTrace(JaxprTrace):
+    """Records the tangent (linear) part of a jvp; runs the primal part under the parent.
+
+    Its tracers are the *unknown* values: the input tangents and whatever is
+    computed from them. An equation that reads none of them is known and is
+    bound under the parent trace right away (so primal values stay concrete
+    when the parent is evaluation, and Python control flow on them works, as
+    under JAX's `grad`). An equation that reads one is recorded; the known
+    values it reads become the linear jaxpr's constants (the *residuals*).
+    Higher-order primitives with a partial-evaluation rule
+    (`partial_eval.partial_eval_jaxpr_custom_rules`, e.g. `jit`) are split
+    into a known equation run now and an unknown equation recorded.
+    """
+
+    def process_primitive(self, primitive: Any, args: tuple, params: dict) -> Any:
+        unknowns = [type(x) is JaxprTracer and x._trace is self for x in args]
+        if not any(unknowns):
+            with set_current_trace(self.parent):
+                return primitive.bind(*args, **params)
+        rule = pe.partial_eval_jaxpr_custom_rules.get(primitive)
+        if rule is None:
+            return super().process_primitive(primitive, args, params)
+        return self._split(rule, primitive, args, params, unknowns)
+
+    def _split(
+        self, rule: Any, primitive: Any, args: tuple, params: dict, unknowns: list[bool]
+    ) -> Any:
+        in_vars = [Var(get_aval(x)) for x in args]
+        out_avals, effects = primitive.abstract_eval(*(v.aval for v in in_vars), **params)
+        if not primitive.multiple_results:
+            out_avals = [out_avals]
+        out_vars = [Var(a) for a in out_avals]
+        eqn = JaxprEqn(in_vars, out_vars, primitive, params, effects, si.current())
+        known_eqn, unknown_eqn, _, _ = rule(unknowns, [False] * len(out_vars), eqn)
+        env: dict[Var, Any] = dict(zip(in_vars, args))
+
+        def read(x: Any) -> Any:
+            return x.val if type(x) is Literal else env[x]
+
+        if known_eqn is not None:  # run now, under the parent
+            with set_current_trace(self.parent):
+                outs = known_eqn.primitive.bind(*map(read, known_eqn.invars), **known_eqn.params)
+            multiple = known_eqn.primitive.multiple_results
+            env.update(zip(known_eqn.outvars, outs if multiple else [outs]))
+        if unknown_eqn is not None:  # recorded as it is (not split again)
+            outs = super().process_primitive(
+                unknown_eqn.primitive, tuple(map(read, unknown_eqn.invars)), unknown_eqn.params
+            )
+            multiple = unknown_eqn.primitive.multiple_results
+            env.update(zip(unknown_eqn.outvars, outs if multiple else [outs]))
+        outs = [env[v] for v in out_vars]
+        return outs if primitive.multiple_results else outs[0]
+
+
+class _Linearized:
+    """The result of `_linearize_flat`: primal outputs and the linear jaxpr of tangents.
+
+    Attributes:
+      primals_out: the primal outputs (values of the parent trace).
+      jaxpr: `ClosedJaxpr` from the tangents of the inputs flagged in
+        `in_nonzero` to the tangents of the outputs flagged in `out_nonzero`;
+        its consts are the residuals.
+      in_avals / out_avals: the tangent types of all inputs / outputs.
+      aux: the auxiliary output (with `has_aux`).
+    """
+
+    __slots__ = ("primals_out", "jaxpr", "in_avals", "out_avals", "in_nonzero", "out_nonzero")
+
+    def __init__(self, primals_out, jaxpr, in_avals, out_avals, in_nonzero, out_nonzero):
+        self.primals_out = primals_out
+        self.jaxpr = jaxpr
+        self.in_avals = in_avals
+        self.out_avals = out_avals
+        self.in_nonzero = in_nonzero
+        self.out_nonzero = out_nonzero
+
+    def jvp(self, tangents: Sequence[Any]) -> list[Any]:
+        """Output tangents (symbolic `Zero`s where known zero) for input tangents."""
+        args = [instantiate_zeros(t) for t, nz in zip(tangents, self.in_nonzero) if nz]
+        outs = iter(eval_jaxpr(self.jaxpr.jaxpr, self.jaxpr.consts, *args))
+        return [next(outs) if nz else Zero(a) for a, nz in zip(self.out_avals, self.out_nonzero)]
+
+    def transpose(self, cts: Sequence[Any]) -> list[Any]:
+        """Input cotangents (symbolic `Zero`s where zero) for output cotangents."""
+        jaxpr = self.jaxpr.jaxpr
+        undefined = [UndefinedPrimal(v.aval) for v in jaxpr.invars]
+        cts_nz = [ct for ct, nz in zip(cts, self.out_nonzero) if nz]
+        cts_in = iter(backward_pass(jaxpr, self.jaxpr.consts, undefined, cts_nz))
+        return [next(cts_in) if nz else Zero(a) for a, nz in zip(self.in_avals, self.in_nonzero)]
+
+
+def _linearize_flat(
+    fun: Callable[..., Any], primals: Sequence[Any], has_aux: bool = False
+) -> tuple[_Linearized, Any]:
+    """Linearizes a function of flat arguments at `primals` (see `_Linearized`).
+
+    Returns:
+      `(linearized, aux)` (aux is None without `has_aux`).
+    """
+    in_avals = [tangent_aval(get_aval(p)) for p in primals]
+    in_nonzero = [a.dtype != dtypes.float0 for a in in_avals]
+    aux = None
+    with _LinearizeTrace(parent=current_trace()) as lt:
+        tangents = [lt.new_arg(a) if nz else Zero(a) for a, nz in zip(in_avals, in_nonzero)]
+        with JVPTrace(lt) as jt:
+            outs = fun(*[JVPTracer(jt, p, t) for p, t in zip(primals, tangents)])
+            if has_aux:
+                outs, aux = outs
+            pairs = [jt.to_primal_tangent(o) for o in outs]
+            if has_aux:
+                aux = _strip_tangents(jt, aux)
+        out_tangents = [t for _, t in pairs]
+        out_nonzero = [type(t) is not Zero for t in out_tangents]
+        jaxpr = lt.to_jaxpr([t for t in out_tangents if type(t) is not Zero])
+    out_avals = [tangent_aval(get_aval(p)) for p, _ in pairs]
+    lin = _Linearized([p for p, _ in pairs], jaxpr, in_avals, out_avals, in_nonzero, out_nonzero)
+    return lin, aux
+
+
+# ---------------------------------------------------------------------------
+# Pytree plumbing shared by the public functions
+
+
+class _FlatFun:
+    """`fun` over flat leaves (tree `in_tree`); records its output structure(s).
+
+    With `has_aux`, `fun` returns `(output, aux)`; the flat function returns
+    `(leaves, aux)` and `aux` is kept as a pytree.
+    """
+
+    def __init__(self, fun: Callable[..., Any], in_tree: Any, has_aux: bool, name: str):
+        self.fun = fun
+        self.in_tree = in_tree
+        self.has_aux = has_aux
+        self.name = name
+        self.out_tree: Any = None
+
+    def __call__(self, *leaves: Any) -> Any:
+        args, kwargs = tree_unflatten(self.in_tree, leaves)
+        out = self.fun(*args, **kwargs)
+        if self.has_aux:
+            if not (isinstance(out, tuple | list) and len(out) == 2):
+                raise TypeError(
+                    f"{self.name} with has_aux=True requires the function to return a pair "
+                    f"(output, auxiliary data), got {type(out).__name__} with value {out!r}"
+                )
+            out, aux = out
+        leaves_out, self.out_tree = tree_flatten(out)
+        return (leaves_out, aux) if self.has_aux else leaves_out
+
+
+def _flatten_call(
+    fun: Callable[..., Any], args: Sequence[Any], kwargs: dict, has_aux: bool, name: str
+) -> tuple[_FlatFun, list[Any]]:
+    leaves, in_tree = tree_flatten((tuple(args), kwargs))
+    return _FlatFun(fun, in_tree, has_aux, name), leaves
+
+
+# ---------------------------------------------------------------------------
+# linearize and vjp
+
+
+def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """Evaluates `fun` at `primals` and returns its derivative there as a linear function.
+
+    The primal computation runs now; the returned `f_jvp` evaluates only the
+    linear (tangent) part, from the residuals saved by the primal computation.
+
+    Args:
+      fun: a function of arrays (pytrees) returning arrays (a pytree).
+      *primals: the point.
+      has_aux: `fun` returns `(output, aux)`.
+
+    Returns:
+      `(primals_out, f_jvp)` or `(primals_out, f_jvp, aux)`, where
+      `f_jvp(*tangents)` returns the output tangents.
+
+    Example:
+      >>> y, f_jvp = linearize(sin, 1.0)
+      >>> f_jvp(2.0)   # 2 * cos(1)
+    """
+    flat_fun, leaves = _flatten_call(fun, primals, {}, has_aux, "linearize")
+    lin, aux = _linearize_flat(flat_fun, leaves, has_aux)
+    out_tree = flat_fun.out_tree
+    in_tree = tree_structure(tuple(primals))
+    p_avals = [get_aval(p) for p in leaves]
+
+    def f_jvp(*tangents: Any) -> Any:
+        t_leaves, t_tree = tree_flatten(tuple(tangents))
+        if t_tree != in_tree:
+            raise ValueError(
+                f"linearized function called on tangent values inconsistent with the original "
+                f"primal values: expected tree structure {in_tree}, got {t_tree}"
+            )
+        ts = []
+        for a, t in zip(p_avals, t_leaves):
+            ta = get_aval(t)
+            expected = tangent_aval(a)
+            if ta.shape != a.shape or ta.dtype != expected.dtype:
+                raise ValueError(
+                    "linearized function called on tangent values inconsistent with the "
+                    f"original primal values: got tangent aval {ta.str_short()} for primal "
+                    f"aval {a.str_short()}"
+                )
+            ts.append(Zero(expected) if expected.dtype == dtypes.float0 else t)
+        outs = [instantiate_zeros(t) for t in lin.jvp(ts)]
+        return tree_unflatten(out_tree, outs)
+
+    primals_out = tree_unflatten(out_tree, lin.primals_out)
+    return (primals_out, f_jvp, aux) if has_aux else (primals_out, f_jvp)
+
+
+def _vjp(
+    fun: Callable[..., Any], primals: Sequence[Any], has_aux: bool, name: str = "vjp"
+) -> tuple[Any, Any, _Linearized, Any, _FlatFun]:
+    flat_fun, leaves = _flatten_call(fun, primals, {}, has_aux, name)
+    lin, aux = _linearize_flat(flat_fun, leaves, has_aux)
+    return tree_unflatten(flat_fun.out_tree, lin.primals_out), aux, lin, leaves, flat_fun
+
+
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """Evaluates `fun` at `primals` and returns its vector-Jacobian product function.
+
+    Args:
+      fun: a function of arrays (pytrees) returning arrays (a pytree).
+      *primals: the point.
+      has_aux: `fun` returns `(output, aux)`.
+
+    Returns:
+      `(primals_out, vjp_fn)` or `(primals_out, vjp_fn, aux)`. `vjp_fn(ct)`
+      takes a cotangent with the structure of `primals_out` and returns a
+      tuple with one cotangent per primal (`float0` zeros for integer ones).
+
+    Example:
+      >>> y, f_vjp = vjp(sin, 1.0)
+      >>> f_vjp(1.0)   # (cos(1),)
+    """
+    out, aux, lin, leaves, flat_fun = _vjp(fun, primals, has_aux)
+    in_tree = tree_structure(tuple(primals))
+    out_tree = flat_fun.out_tree
+    out_avals = [get_aval(p) for p in lin.primals_out]
+    fun_name = getattr(fun, "__name__", repr(fun))
+
+    def vjp_fn(*cts: Any) -> Any:
+        if len(cts) != 1:
+            raise TypeError(
+                f"The function returned by `jax.vjp` applied to {fun_name} was called with "
+                f"{len(cts)} arguments, but functions returned by `jax.vjp` must be called "
+                f"with a single argument corresponding to the single value returned by "
+                f"{fun_name} (even if that returned value is a tuple or other container)."
+            )
+        ct_leaves, ct_tree = tree_flatten(cts[0])
+        if ct_tree != out_tree:
+            raise ValueError(
+                "unexpected tree structure of argument to vjp function: "
+                f"got {ct_tree}, but expected to match {out_tree}"
+            )
+        checked = [_check_cotangent(a, ct) for a, ct in zip(out_avals, ct_leaves)]
+        cts_in = [instantiate_zeros(ct) for ct in lin.transpose(checked)]
+        return tree_unflatten(in_tree, cts_in)
+
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def _check_cotangent(primal_aval: AbstractValue, ct: Any) -> Any:
+    expected = tangent_aval(primal_aval)
+    if type(ct) is Zero:
+        return ct
+    ct_aval = get_aval(ct)
+    if ct_aval.dtype != expected.dtype:
+        if expected.dtype == dtypes.float0:
+            return Zero(expected)  # an integer output: its cotangent does not matter
+        raise TypeError(
+            f"Type of cotangent input to vjp pullback function ({_dtype_name(ct_aval.dtype)}) "
+            f"is not the expected tangent type ({_dtype_name(expected.dtype)}) of corresponding "
+            f"primal output with dtype {_dtype_name(primal_aval.dtype)}."
+        )
+    if ct_aval.shape != expected.shape:
+        raise ValueError(
+            f"Shape of cotangent input to vjp pullback function {ct_aval.shape} must be the "
+            f"same as the shape of corresponding primal input {expected.shape}."
+        )
+    return ct
+
+
+# ---------------------------------------------------------------------------
+# grad and value_and_grad
+
+
+def _argnums_tuple(argnums: Any) -> tuple[int, ...]:
+    if isinstance(argnums, int | np.integer) and not isinstance(argnums, bool):
+        return (int(argnums),)
+    if isinstance(argnums, tuple | list) and all(
+        isinstance(a, int | np.integer) and not isinstance(a, bool) for a in argnums
+    ):
+        return tuple(int(a) for a in argnums)
+    raise TypeError(
+        f"argnums must be an int or a tuple of ints, got {type(argnums).__name__}: {argnums!r}"
+    )
+
+
+def _check_argnums(argnums: tuple[int, ...], nargs: int, orig: Any) -> tuple[int, ...]:
+    if not argnums:
+        raise ValueError("argnums must be a non-empty int or tuple of ints, got ()")
+    max_argnum = max(a if a >= 0 else -a - 1 for a in argnums)
+    if max_argnum >= nargs:
+        raise TypeError(
+            f"differentiating with respect to argnums={orig} requires at least "
+            f"{max_argnum + 1} positional arguments to be passed by the caller, but got only "
+            f"{nargs} positional arguments."
+        )
+    return tuple(a % nargs for a in argnums)
+
+
+def _check_input_dtype_revderiv(name: str, holomorphic: bool, allow_int: bool, x: Any) -> None:
+    dtype = get_aval(x).dtype
+    if isinstance(dtype, dtypes.ExtendedDType):
+        return
+    if holomorphic and not dtypes.issubdtype(dtype, np.complexfloating):
+        raise TypeError(
+            f"{name} with holomorphic=True requires inputs with complex dtype, "
+            f"but got {_dtype_name(dtype)}."
+        )
+    if not allow_int and not _is_inexact(dtype):
+        raise TypeError(
+            f"{name} requires real- or complex-valued inputs (input dtype that is a "
+            f"sub-dtype of np.inexact), but got {_dtype_name(dtype)}. If you want to use "
+            "Boolean- or integer-valued inputs, use vjp or set allow_int to True."
+        )
+
+
+def _check_output_dtype_revderiv(name: str, holomorphic: bool, x: Any) -> None:
+    dtype = get_aval(x).dtype
+    if isinstance(dtype, dtypes.ExtendedDType):
+        raise TypeError(f"{name} with output element type {dtype}")
+    if holomorphic:
+        if not dtypes.issubdtype(dtype, np.complexfloating):
+            raise TypeError(
+                f"{name} with holomorphic=True requires outputs with complex dtype, "
+                f"but got {_dtype_name(dtype)}."
+            )
+        return
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        raise TypeError(
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {_dtype_name(dtype)}. For holomorphic differentiation, "
+            "pass holomorphic=True. For differentiation of non-holomorphic functions involving "
+            "complex outputs, use jax.vjp directly."
+        )
+    if not dtypes.issubdtype(dtype, np.floating):
+        raise TypeError(
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {_dtype_name(dtype)}. For differentiation of functions "
+            "with integer outputs, use jax.vjp directly."
+        )
+
+
+def _check_scalar(x: Any) -> None:
+    try:
+        aval = get_aval(x)
+    except TypeError:
+        raise TypeError(
+            f"Gradient only defined for scalar-output functions. Output was {x}."
+        ) from None
+    if aval.shape != ():
+        raise TypeError(
+            f"Gradient only defined for scalar-output functions. Output had shape: {aval.shape}."
+        )
+
+
+def value_and_grad(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[..., Any]:
+    """A function evaluating `fun` and its gradient with respect to `argnums`.
+
+    Args:
+      fun: a function of arrays (pytrees) returning a scalar (with `has_aux`,
+        a pair `(scalar, aux)`).
+      argnums: the position(s) of the positional argument(s) to differentiate.
+      has_aux: `fun` returns `(output, aux)`; aux is returned with the value.
+      holomorphic: `fun` is holomorphic (complex inputs and output).
+      allow_int: allow integer/boolean inputs (their gradient is `float0` zeros).
+      reduce_axes: not supported (must be empty, as in current JAX).
+
+    Returns:
+      A function returning `(value, gradient)`, or `((value, aux), gradient)`;
+      the gradient has the structure of the argument (a tuple of them when
+      `argnums` is a tuple).
+
+    Raises:
+      TypeError: non-scalar or non-float output, integer input without
+        `allow_int`, too few positional arguments for `argnums`.
+
+    Example:
+      >>> value_and_grad(lambda x: x * x)(3.0)
+      (Array(9., dtype=float32, weak_type=True), Array(6., dtype=float32, weak_type=True))
+    """
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to grad is deprecated")
+    argnums_t = _argnums_tuple(argnums)
+    single = isinstance(argnums, int | np.integer)
+
+    @_wraps(fun)
+    @si.api_boundary
+    def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
+        nums = _check_argnums(argnums_t, len(args), argnums)
+        diff_args = [args[i] for i in nums]
+        for leaf in tree_leaves(diff_args):
+            _check_input_dtype_revderiv("grad", holomorphic, allow_int, leaf)
+
+        def partial_fun(*diff: Any) -> Any:
+            full = list(args)
+            for i, d in zip(nums, diff):
+                full[i] = d
+            return fun(*full, **kwargs)
+
+        flat_fun, leaves = _flatten_call(partial_fun, diff_args, {}, has_aux, "grad")
+        lin, aux = _linearize_flat(flat_fun, leaves, has_aux)
+        out = tree_unflatten(flat_fun.out_tree, lin.primals_out)
+        _check_scalar(out)
+        _check_output_dtype_revderiv("grad", holomorphic, out)
+        (ans,) = lin.primals_out
+        ct = np.ones((), get_aval(ans).dtype)
+        cts_in = [instantiate_zeros(c) for c in lin.transpose([ct])]
+        grads = tree_unflatten(tree_structure(tuple(diff_args)), cts_in)
+        g = grads[0] if single else grads
+        return ((out, aux), g) if has_aux else (out, g)
+
+    return value_and_grad_f
+
+
+def grad(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable[..., Any]:
+    """A function evaluating the gradient of the scalar function `fun`.
+
+    Args:
+      fun: a function of arrays (pytrees) returning a scalar (with `has_aux`,
+        a pair `(scalar, aux)`).
+      argnums: the position(s) of the positional argument(s) to differentiate.
+      has_aux: `fun` returns `(output, aux)`; the gradient function returns
+        `(gradient, aux)`.
+      holomorphic: `fun` is holomorphic (complex inputs and output).
+      allow_int: allow integer/boolean inputs (their gradient is `float0` zeros).
+      reduce_axes: not supported.
+
+    Returns:
+      A function with `fun`'s arguments returning the gradient: the structure
+      of the argument at `argnums` (a tuple of them for a tuple `argnums`).
+
+    Example:
+      >>> grad(lambda x: x * x)(3.0)
+      Array(6., dtype=float32, weak_type=True)
+    """
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
+
+    @_wraps(fun)
+    @si.api_boundary
+    def grad_f(*args: Any, **kwargs: Any) -> Any:
+        value, g = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return grad_f
+
+
+# ---------------------------------------------------------------------------
+# Jaxpr-to-jaxpr transformations, for higher-order primitives
+
+
+def jvp_jaxpr(
+    closed: ClosedJaxpr,
+    nonzeros: Sequence[bool],
+    instantiate: bool | Sequence[bool],
+) -> tuple[ClosedJaxpr, list[bool]]:
+    """The jvp of a jaxpr, as a jaxpr.
+
+    Args:
+      closed: the jaxpr to differentiate.
+      nonzeros: one bool per input: does it have a (nonzero) tangent?
+      instantiate: one bool (or one per output): give the output a tangent
+        even if it is a symbolic zero.
+
+    Returns:
+      `(jvp_closed, out_nonzeros)`: `jvp_closed` takes the primal inputs then
+      the tangents of the `nonzeros` inputs, and returns the primal outputs
+      then the tangents of the `out_nonzeros` outputs. Cached, keyed weakly on
+      `closed`.
+    """
+    n_out = len(closed.jaxpr.outvars)
+    if isinstance(instantiate, bool):
+        instantiate = (instantiate,) * n_out
+    jaxpr, out_nz = _jvp_jaxpr(closed, tuple(map(bool, nonzeros)), tuple(map(bool, instantiate)))
+    return jaxpr, list(out_nz)
+
+
+@weakref_lru_cache(maxsize=4096)
+def _jvp_jaxpr(
+    closed: ClosedJaxpr, nonzeros: tuple[bool, ...], instantiate: tuple[bool, ...]
+) -> tuple[ClosedJaxpr, tuple[bool, ...]]:
+    in_avals = closed.in_avals
+    n = len(in_avals)
+    t_avals = [tangent_aval(a) for a, nz in zip(in_avals, nonzeros) if nz]
+    out_nz_box: list[tuple[bool, ...]] = []
+
+    def fun(*args: Any) -> list[Any]:
+        primals, nz_tangents = args[:n], iter(args[n:])
+        tangents = [
+            next(nz_tangents) if nz else Zero(tangent_aval(a)) for a, nz in zip(in_avals, nonzeros)
+        ]
+        outs_p, outs_t = jvp_flat(
+            jaxpr_as_fun(closed), primals, tangents, instantiate=list(instantiate)
+        )
+        out_nz = tuple(type(t) is not Zero for t in outs_t)
+        out_nz_box.append(out_nz)
+        return [*outs_p, *(t for t in outs_t if type(t) is not Zero)]
+
+    jvp_closed = trace_to_jaxpr(fun, [*in_avals, *t_avals], closed.jaxpr.debug_info)
+    return jvp_closed, out_nz_box[0]
+
+
+def transpose_jaxpr(
+    closed: ClosedJaxpr,
+    linear: Sequence[bool],
+    ct_nonzeros: Sequence[bool],
+) -> tuple[ClosedJaxpr, list[bool]]:
+    """The transpose of a jaxpr linear in some of its inputs, as a jaxpr.
+
+    Args:
+      closed: the jaxpr.
+      linear: one bool per input: is it a linear input (to be transposed)?
+      ct_nonzeros: one bool per output: does it get a (nonzero) cotangent?
+
+    Returns:
+      `(transposed, ct_in_nonzeros)`: `transposed` takes the non-linear inputs
+      then the nonzero output cotangents, and returns the cotangents of the
+      linear inputs flagged in `ct_in_nonzeros` (one bool per linear input).
+      Cached, keyed weakly on `closed`.
+    """
+    jaxpr, ct_nz = _transpose_jaxpr(closed, tuple(map(bool, linear)), tuple(map(bool, ct_nonzeros)))
+    return jaxpr, list(ct_nz)
+
+
+@weakref_lru_cache(maxsize=4096)
+def _transpose_jaxpr(
+    closed: ClosedJaxpr, linear: tuple[bool, ...], ct_nonzeros: tuple[bool, ...]
+) -> tuple[ClosedJaxpr, tuple[bool, ...]]:
+    in_avals = closed.in_avals
+    known_avals = [a for a, lin in zip(in_avals, linear) if not lin]
+    ct_avals = [tangent_aval(a) for a, nz in zip(closed.out_avals, ct_nonzeros) if nz]
+    n_known = len(known_avals)
+    ct_nz_box: list[tuple[bool, ...]] = []
+
+    def fun(*args: Any) -> list[Any]:
+        known, cts_nz = iter(args[:n_known]), iter(args[n_known:])
+        primals = [UndefinedPrimal(a) if lin else next(known) for a, lin in zip(in_avals, linear)]
+        cts = [
+            next(cts_nz) if nz else Zero(tangent_aval(a))
+            for a, nz in zip(closed.out_avals, ct_nonzeros)
+        ]
+        cts_in = backward_pass(closed.jaxpr, closed.consts, primals, cts)
+        cts_lin = [ct for ct, lin in zip(cts_in, linear) if lin]
+        ct_nz_box.append(tuple(type(ct) is not Zero for ct in cts_lin))
+        return [ct for ct in cts_lin if type(ct) is not Zero]
+
+    transposed = trace_to_jaxpr(fun, [*known_avals, *ct_avals], closed.jaxpr.debug_info)
+    return transposed, ct_nz_box[0]

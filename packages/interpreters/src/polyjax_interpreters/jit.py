@@ -42,7 +42,7 @@ from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
-from polyjax_interpreters import batching, dispatch, mlir
+from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.dispatch import Executable, arg_signature
@@ -171,6 +171,61 @@ def _jit_batching(
 batching.axis_primitive_batchers[jit_p] = _jit_batching
 
 
+def _jit_jvp(
+    primals: list[Any], tangents: list[Any], *, jaxpr: ClosedJaxpr, **params: Any
+) -> tuple[list[Any], list[Any]]:
+    """jvp of a jit: a new jit of the jvp of the body (zero tangents stay symbolic)."""
+    nonzeros = [type(t) is not ad.Zero for t in tangents]
+    body, out_nz = ad.jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
+    nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
+    outs = jit_p.bind(
+        *primals,
+        *nz_tangents,
+        **dict(
+            params,
+            jaxpr=body,
+            name=f"jvp({params['name']})",
+            donated_invars=(*params["donated_invars"], *(False,) * len(nz_tangents)),
+        ),
+    )
+    n = len(jaxpr.out_avals)
+    out_t = iter(outs[n:])
+    tangents_out = [
+        next(out_t) if nz else ad.Zero(ad.tangent_aval(a)) for a, nz in zip(jaxpr.out_avals, out_nz)
+    ]
+    return outs[:n], tangents_out
+
+
+def _jit_transpose(cts: list[Any], *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list[Any]:
+    """Transpose of a jit: a new jit of the transposed body."""
+    linear = [ad.is_undefined_primal(x) for x in args]
+    ct_nz = [type(ct) is not ad.Zero for ct in cts]
+    body, ct_in_nz = ad.transpose_jaxpr(jaxpr, linear, ct_nz)
+    known = [x for x, lin in zip(args, linear) if not lin]
+    nz_cts = [ct for ct in cts if type(ct) is not ad.Zero]
+    outs = iter(
+        jit_p.bind(
+            *known,
+            *nz_cts,
+            **dict(
+                params,
+                jaxpr=body,
+                name=f"transpose({params['name']})",
+                donated_invars=(False,) * (len(known) + len(nz_cts)),
+            ),
+        )
+    )
+    nz_iter = iter(ct_in_nz)
+    return [
+        (next(outs) if next(nz_iter) else ad.Zero(ad.tangent_aval(x.aval))) if lin else None
+        for x, lin in zip(args, linear)
+    ]
+
+
+ad.primitive_jvps[jit_p] = _jit_jvp
+ad.primitive_transposes[jit_p] = _jit_transpose
+
+
 @weakref_lru_cache(maxsize=4096)
 def _compile(
     jaxpr: ClosedJaxpr,
@@ -220,6 +275,18 @@ def _trace(
 
     closed = trace_to_jaxpr(flat_fun, in_avals, debug.value)
     return closed, out_tree_box[0]
+
+
+def _hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
+    """Turns the constvars holding tracers into leading invars: (jaxpr, those tracers)."""
+    jaxpr = closed.jaxpr
+    is_tracer = [isinstance(c, tracing.Tracer) for c in closed.consts]
+    hoisted = [c for c, t in zip(closed.consts, is_tracer) if t]
+    body = jaxpr.replace(
+        constvars=[v for v, t in zip(jaxpr.constvars, is_tracer) if not t],
+        invars=[*(v for v, t in zip(jaxpr.constvars, is_tracer) if t), *jaxpr.invars],
+    )
+    return ClosedJaxpr(body, [c for c, t in zip(closed.consts, is_tracer) if not t]), hoisted
 
 
 class _Unhashed:
@@ -412,7 +479,9 @@ class JitWrapped:
         self._fast = not (
             static_argnums or static_argnames or self._donate_argnums or self._donate_argnames
         )
-        functools.update_wrapper(self, fun)
+        # `updated=()`: copying `fun.__dict__` would overwrite the attributes set
+        # above when `fun` is itself a JitWrapped (or wraps one).
+        functools.update_wrapper(self, fun, updated=())
         _live_jitted.add(self)
 
     def __repr__(self) -> str:
@@ -582,7 +651,20 @@ class JitWrapped:
         if self._inline:
             outs = jaxpr_as_fun(traced.jaxpr)(*traced.leaves)
         else:
-            outs = jit_p.bind(*traced.leaves, **self._params(traced))
+            params = self._params(traced)
+            leaves = traced.leaves
+            if any(isinstance(c, tracing.Tracer) for c in traced.jaxpr.consts):
+                # The body closes over values of an enclosing transformation
+                # (e.g. `grad` of a function calling a jitted closure): they
+                # become explicit inputs, so that the outer trace sees them.
+                body, hoisted = _hoist_tracer_consts(traced.jaxpr)
+                leaves = [*hoisted, *leaves]
+                params = dict(
+                    params,
+                    jaxpr=body,
+                    donated_invars=(False,) * len(hoisted) + tuple(params["donated_invars"]),
+                )
+            outs = jit_p.bind(*leaves, **params)
         return tree_unflatten(traced.out_tree, outs)
 
     def _miss(self, key: Hashable, args: tuple, kwargs: dict, leaves: list) -> _Entry:
