@@ -67,26 +67,65 @@ def _dot_transpose(ct, x, y, *, dimension_numbers):
 ad.primitive_transposes[dot_p] = _dot_transpose
 
 
-def _same_dims_batcher(prim):
+# Batching rules of the toys (registered here unless another test module did),
+# and the array operations batching needs.
+batching.register_array_ops(
+    transpose=toy.transpose,
+    broadcast_in_dim=toy.broadcast_in_dim,
+    reshape=toy.reshape,
+    reduce_sum=toy.reduce_axes,
+)
+
+
+def _size(args, dims):
+    return next(
+        x.shape[d] if hasattr(x, "aval") else np.shape(x)[d]
+        for x, d in zip(args, dims)
+        if d is not None
+    )
+
+
+def _equal_shape_batcher(prim):
     def rule(args, dims, **params):
-        (d,) = {d for d in dims}  # the tests map every operand along axis 0
-        return prim.bind(*args, **params), d
+        size = _size(args, dims)
+        args = [batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)]
+        return prim.bind(*args, **params), 0
 
     return rule
 
 
-for _p in (toy.sin_p, toy.cos_p, toy.mul_p, toy.add_p, toy.neg_p):
+def _sum_batcher(args, dims):
+    (x,), (d,) = args, dims
+    ndim = x.aval.ndim if hasattr(x, "aval") else np.ndim(x)
+    return toy.reduce_axes(x, [i for i in range(ndim) if i != d]), 0
+
+
+def _bcast_batcher(args, dims, *, shape):
+    (x,), (d,) = args, dims
+    n = x.shape[d]
+    return toy.broadcast_in_dim(x, (n, *shape), (0,)), 0
+
+
+_TOY_BATCHERS = {
+    toy.sin_p: _equal_shape_batcher(toy.sin_p),
+    toy.cos_p: _equal_shape_batcher(toy.cos_p),
+    toy.neg_p: _equal_shape_batcher(toy.neg_p),
+    toy.mul_p: _equal_shape_batcher(toy.mul_p),
+    toy.add_p: _equal_shape_batcher(toy.add_p),
+    toy.sum_p: _sum_batcher,
+    toy.bcast_p: _bcast_batcher,
+    dot_p: lambda args, dims, **_: (dot(*_equal_args(args, dims)), 0),
+}
+
+
+def _equal_args(args, dims):
+    size = _size(args, dims)
+    return [batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)]
+
+
+for _p, _rule in _TOY_BATCHERS.items():
     if _p not in batching.primitive_batchers:
-        batching.primitive_batchers[_p] = _same_dims_batcher(_p)
-
-
-def _dot_batcher(args, dims, *, dimension_numbers):
-    (d,) = set(dims)
-    x, y = args
-    return dot(x, y), d
-
-
-batching.primitive_batchers[dot_p] = _dot_batcher
+        batching.primitive_batchers[_p] = _rule
 
 
 # ---------------------------------------------------------------------------
@@ -377,3 +416,68 @@ def test_partial_eval_rule_obeys_policy():
         # The unknown side recomputes what was not saved.
         assert _count(unknown, "sin") == 2 - saved_sins
         assert _count(known, "sin") == saved_sins
+
+
+# ---------------------------------------------------------------------------
+# Composition with jit, vmap and grad
+
+
+def _grad_close(f, args, want, argnums=0):
+    got = ad.grad(f, argnums=argnums)(*args)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
+
+
+def test_grad_of_jit_of_checkpoint():
+    f = jit(checkpoint(lambda x: toy.sum(toy.sin(toy.sin(x)))))
+    _grad_close(f, (X,), np.cos(np.sin(X)) * np.cos(X))
+    # The jit is split into a known and an unknown jit; the unknown one holds the
+    # checkpoint, which recomputes sin.
+    back = _backward_jaxpr(f, X)
+    assert _count(back, "jit") == 1 and _count(back, "checkpoint") == 1
+    assert _count(back, "sin") == 1
+
+
+@pytest.mark.parametrize("policy", [None, checkpoint_policies.dots_saveable])
+def test_grad_of_checkpoint_of_jit(policy):
+    inner = jit(lambda w, x: toy.sin(dot(w, toy.sin(x))))
+    f = checkpoint(lambda w, x: toy.sum(inner(w, x)), policy=policy)
+    w = WS[1]
+    want_x = np.cos(w * np.sin(X)) * w * np.cos(X)
+    _grad_close(f, (w, X), want_x, argnums=1)
+    back = _backward_jaxpr(f, w, X)
+    # Not saveable under either policy (a jit is not a dot): recomputed whole.
+    assert _count(back, "checkpoint") == 1 and _count(back, "jit") >= 1
+
+
+def test_vmap_of_grad_and_grad_of_vmap_of_checkpoint():
+    f = checkpoint(lambda x: toy.sin(toy.sin(x)))
+    xs = np.stack([X, 2 * X])
+    want = np.cos(np.sin(xs)) * np.cos(xs)
+    got = batching.vmap(ad.grad(lambda x: toy.sum(f(x))))(xs)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
+    got = ad.grad(lambda x: toy.sum(batching.vmap(f)(x)))(X)
+    np.testing.assert_allclose(np.asarray(got), want[0], rtol=1e-5)
+
+
+def test_nested_checkpoints():
+    inner = checkpoint(lambda x: toy.sin(toy.sin(x)))
+    outer = checkpoint(lambda x: toy.sum(inner(toy.sin(x))))
+    s = np.sin(X)
+    _grad_close(outer, (X,), np.cos(np.sin(s)) * np.cos(s) * np.cos(X))
+    # Second derivative (elementwise: the Hessian is diagonal) against finite
+    # differences of the first.
+    g = ad.grad(outer)
+    d2 = ad.grad(lambda x: toy.sum(g(x)))
+    eps = np.float32(1e-2)
+    fd = (np.asarray(g(X + eps)) - np.asarray(g(X - eps))) / (2 * eps)
+    np.testing.assert_allclose(np.asarray(d2(X)), fd, rtol=2e-2, atol=1e-3)
+
+
+def test_second_order_with_jit_inside_checkpoint():
+    inner = jit(lambda x: toy.sin(toy.sin(x)))
+    f = checkpoint(lambda x: toy.sum(toy.sin(inner(x))))
+    g = ad.grad(f)
+    d2 = ad.grad(lambda x: toy.sum(g(x)))
+    eps = np.float32(1e-2)
+    fd = (np.asarray(g(X + eps)) - np.asarray(g(X - eps))) / (2 * eps)
+    np.testing.assert_allclose(np.asarray(d2(X)), fd, rtol=2e-2, atol=1e-3)

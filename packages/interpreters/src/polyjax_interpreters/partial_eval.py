@@ -131,11 +131,14 @@ def _walk(
         known_eqn, staged_eqn, out_unks, _ = rule(unks_in, [False] * n_out, eqn)
         if known_eqn is not None:
             known_eqns.append(known_eqn)
-        if saveable is not None and not eqn.effects and not saveable(eqn):
-            # The policy forbids saving what this equation computes: the known
-            # side keeps only its known outputs (DCE drops the rule's residual
-            # outputs), the staged side recomputes the whole equation.
-            staged_eqn = eqn
+            if saveable is not None and not known_eqn.effects and not saveable(eqn):
+                # The policy forbids saving what this equation computes: the
+                # staged side recomputes the known part too, so the residuals
+                # between the two parts need not cross over. (Recomputing the
+                # whole equation instead would leave known values computed by
+                # an equation with unknown inputs, which transposition cannot
+                # tell from linear ones.)
+                staged_eqns.append(known_eqn)
         if staged_eqn is not None:
             staged_eqns.append(staged_eqn)
         unknown.update(v for v, u in zip(eqn.outvars, out_unks) if u)
