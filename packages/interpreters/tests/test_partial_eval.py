@@ -9,11 +9,14 @@ import numpy as np
 import pytest
 
 from polyjax_core.dce import dce_jaxpr
+from polyjax_core.jaxpr import ClosedJaxpr
 from polyjax_core.jaxpr_check import check_jaxpr
 from polyjax_core.jaxpr_eval import eval_jaxpr
 from polyjax_core.make_jaxpr import make_jaxpr
+from polyjax_interpreters import ad
 from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.jit import jit, jit_p
+from polyjax_interpreters.remat import checkpoint
 
 
 def _run_split(closed, unknowns, instantiate, args):
@@ -224,7 +227,7 @@ def test_jit_dce_prunes_outputs_inputs_and_body(toy):
     closed = make_jaxpr(f)(X, Y, Y)
     new, used_in = dce_jaxpr(closed.jaxpr, [True])
     assert used_in == [True, True, False]
-    (eqn,) = _jit_eqns(ClosedJaxpr_of(new))
+    (eqn,) = _jit_eqns(ClosedJaxpr(new, []))
     assert len(eqn.outvars) == 2 and len(eqn.invars) == 2
     assert _prims(eqn.params["jaxpr"]) == ["sin", "mul"]
     check_jaxpr(new)
@@ -248,7 +251,78 @@ def test_jit_dce_keeps_identity_when_nothing_changes(toy):
     assert new.eqns[0] is closed.jaxpr.eqns[0]
 
 
-def ClosedJaxpr_of(jaxpr):  # noqa: N802
-    from polyjax_core.jaxpr import ClosedJaxpr
+def test_linearize_through_jit_keeps_only_the_linear_part_unknown(toy):
+    f = jit(lambda x: toy.sin(toy.sin(x)))
+    y, f_jvp = ad.linearize(f, X)
+    np.testing.assert_allclose(np.asarray(y), np.sin(np.sin(X)), rtol=1e-6)
+    t = np.array([1.0, 2.0, 3.0], np.float32)
+    np.testing.assert_allclose(np.asarray(f_jvp(t)), np.cos(np.sin(X)) * np.cos(X) * t, rtol=1e-5)
+    lin = make_jaxpr(f_jvp)(t)
+    (eqn,) = _jit_eqns(lin)
+    # The unknown jit multiplies by the residuals cos(x), cos(sin(x)); no sin/cos.
+    assert _prims(eqn.params["jaxpr"]) == ["mul", "mul"]
+    assert len(eqn.invars) == 3
 
-    return ClosedJaxpr(jaxpr, [])
+
+def test_dce_reaches_into_nested_subjaxprs(toy):
+    inner = checkpoint(lambda x: (toy.sin(x), toy.cos(toy.cos(x))))
+
+    @jit
+    def f(x):
+        a, b = inner(x)
+        return (a,)
+
+    closed = make_jaxpr(lambda x: f(x))(X)
+    (jit_eqn,) = closed.jaxpr.eqns
+    (remat_eqn,) = jit_eqn.params["jaxpr"].jaxpr.eqns
+    assert len(remat_eqn.params["jaxpr"].jaxpr.eqns) == 3
+    new, _ = dce_jaxpr(closed.jaxpr, [True])
+    (jit_eqn,) = new.eqns
+    (remat_eqn,) = jit_eqn.params["jaxpr"].jaxpr.eqns
+    assert _prims(remat_eqn.params["jaxpr"]) == ["sin"]
+    assert len(remat_eqn.outvars) == 1
+    check_jaxpr(new)
+
+
+@pytest.mark.parametrize("save_sin", [False, True])
+def test_partial_eval_jaxpr_custom_policy(toy, save_sin):
+    def f(x, y):
+        s = toy.sin(x)
+        return toy.mul(toy.cos(s), y), s
+
+    closed = make_jaxpr(f)(X, Y)
+
+    def saveable(eqn):
+        return save_sin and eqn.primitive is toy.sin_p
+
+    known, staged, out_uk, residuals, staged_known_ins = pe.partial_eval_jaxpr_custom(
+        closed.jaxpr, [False, True], False, saveable
+    )
+    assert out_uk == [True, False]
+    if save_sin:
+        # sin(x) is saved; cos is recomputed from it; x itself is not needed.
+        assert [v.aval.shape for v in residuals] == [(3,)]
+        assert staged_known_ins == [False]
+        assert [e.primitive.name for e in staged.eqns] == ["cos", "mul"]
+    else:
+        # Nothing saved: the staged side recomputes sin and cos from x.
+        assert residuals == []
+        assert staged_known_ins == [True]
+        assert [e.primitive.name for e in staged.eqns] == ["sin", "cos", "mul"]
+    # Run both parts and compare with the whole.
+    k_outs = eval_jaxpr(known, [], X)
+    n_res = len(residuals)
+    res = k_outs[len(k_outs) - n_res :]
+    known_x = [X] if staged_known_ins[0] else []
+    (u,) = eval_jaxpr(staged, [], *res, *known_x, Y)
+    np.testing.assert_allclose(np.asarray(u), np.cos(np.sin(X)) * Y, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(k_outs[0]), np.sin(X), rtol=1e-6)
+
+
+def test_convert_constvars_jaxpr(toy):
+    c = np.ones(3, np.float32)
+    closed = make_jaxpr(lambda x: toy.mul(x, c))(X)
+    open_ = pe.convert_constvars_jaxpr(closed.jaxpr)
+    assert not open_.constvars and len(open_.invars) == 2
+    (out,) = eval_jaxpr(open_, [], c, X)
+    np.testing.assert_allclose(np.asarray(out), X)
