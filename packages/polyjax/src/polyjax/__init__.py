@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from polyjax import (
+        custom_derivatives,
         dlpack,
         dtypes,
         errors,
@@ -78,6 +79,7 @@ if TYPE_CHECKING:
         process_count,
         process_index,
     )
+    from polyjax_interpreters.custom_derivatives import custom_jvp, custom_vjp
     from polyjax_interpreters.jit import eval_shape, jit
 
 __all__ = [
@@ -88,6 +90,9 @@ __all__ = [
     "check_tracer_leaks",
     "clear_caches",
     "config",
+    "custom_derivatives",
+    "custom_jvp",
+    "custom_vjp",
     "debug_infs",
     "debug_nans",
     "default_backend",
@@ -136,6 +141,8 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "jit": (f"{_RT}.jit", "jit"),
     "eval_shape": (f"{_RT}.jit", "eval_shape"),
     "make_jaxpr": (f"{_CORE}.make_jaxpr", "make_jaxpr"),
+    "custom_jvp": (f"{_RT}.custom_derivatives", "custom_jvp"),
+    "custom_vjp": (f"{_RT}.custom_derivatives", "custom_vjp"),
     # Devices and backends.
     "devices": (f"{_RT}.backends", "devices"),
     "local_devices": (f"{_RT}.backends", "local_devices"),
@@ -174,7 +181,18 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
 # Submodules of this package, imported on first lookup (``polyjax.lax``) or by
 # an import statement (``import polyjax.lax``).
 _SUBMODULES = frozenset(
-    {"dlpack", "dtypes", "errors", "lax", "sharding", "stages", "test_util", "tree", "tree_util"}
+    {
+        "custom_derivatives",
+        "dlpack",
+        "dtypes",
+        "errors",
+        "lax",
+        "sharding",
+        "stages",
+        "test_util",
+        "tree",
+        "tree_util",
+    }
 )
 
 # Names whose use needs the whole runtime: operators on `Array` and on tracers

@@ -1,0 +1,46 @@
+"""polyjax.custom_derivatives: user-defined derivative rules, as in ``jax.custom_derivatives``.
+
+`custom_jvp` attaches a forward-mode rule to a function, `custom_vjp` a
+forward/backward pair for reverse mode; both keep working under `jit`, `vmap`
+and higher-order differentiation. `SymbolicZero` and `CustomVJPPrimal` are what
+rules defined with ``symbolic_zeros=True`` receive.
+
+Example:
+  >>> import numpy as np
+  >>> import polyjax
+  >>> from polyjax import lax
+  >>> @polyjax.custom_jvp
+  ... def f(x):
+  ...     return lax.sin(x)
+  >>> @f.defjvp
+  ... def f_jvp(primals, tangents):
+  ...     (x,), (t,) = primals, tangents
+  ...     return f(x), 2.0 * lax.cos(x) * t
+  >>> float(polyjax.grad(f)(np.float32(0.0)))
+  2.0
+"""
+
+from polyjax import _runtime  # noqa: F401  (operators for the functions being transformed)
+from polyjax_interpreters.custom_derivatives import (
+    CustomJVPException,
+    CustomVJPException,
+    CustomVJPPrimal,
+    SymbolicZero,
+    custom_jvp,
+    custom_jvp_call_p,
+    custom_vjp,
+    custom_vjp_call_p,
+    zero_from_primal,
+)
+
+__all__ = [
+    "CustomJVPException",
+    "CustomVJPException",
+    "CustomVJPPrimal",
+    "SymbolicZero",
+    "custom_jvp",
+    "custom_jvp_call_p",
+    "custom_vjp",
+    "custom_vjp_call_p",
+    "zero_from_primal",
+]
