@@ -43,7 +43,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes
 from polyjax_core import source_info as si
-from polyjax_core.abstract_values import AbstractValue, ShapedArray, get_aval
+from polyjax_core.abstract_values import AbstractValue, ShapedArray, get_aval, shaped_abstractify
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from polyjax_core.jaxpr_eval import eval_jaxpr, jaxpr_as_fun
@@ -58,7 +58,7 @@ from polyjax_core.tree_util import (
     tree_structure,
     tree_unflatten,
 )
-from polyjax_interpreters import dispatch, mlir
+from polyjax_interpreters import batching, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
 
 __all__ = [
@@ -68,6 +68,11 @@ __all__ = [
     "Zero",
     "add_any_p",
     "grad",
+    "hessian",
+    "jacfwd",
+    "jacobian",
+    "jacrev",
+    "linear_transpose",
     "linearize",
     "value_and_grad",
     "vjp",
@@ -374,6 +379,19 @@ def _add_any_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
 primitive_transposes[add_any_p] = _add_any_transpose
 
 
+def _add_any_batching(args: Sequence[Any], dims: Sequence[Any]) -> tuple[Any, Any]:
+    x, y = args
+    dx, dy = dims
+    if dx == dy:
+        return add_any_p.bind(x, y), dx
+    size = get_aval(x).shape[dx] if dx is not None else get_aval(y).shape[dy]
+    x, y = batching.bdim_at_front(x, dx, size), batching.bdim_at_front(y, dy, size)
+    return add_any_p.bind(x, y), 0
+
+
+batching.primitive_batchers[add_any_p] = _add_any_batching
+
+
 # ---------------------------------------------------------------------------
 # stop_gradient
 
@@ -389,6 +407,7 @@ def _stop_gradient_jvp(primals: list, tangents: list) -> tuple[Any, Any]:
 
 
 primitive_jvps[stop_gradient_p] = _stop_gradient_jvp
+batching.defvectorized(stop_gradient_p)
 
 
 def stop_gradient(x: Any) -> Any:
@@ -523,6 +542,15 @@ def _strip_tangents(trace: JVPTrace, tree: Any) -> Any:
 # Reverse mode: transposing linear jaxprs
 
 
+def _literal(x: Literal) -> Any:
+    """The value of a literal; a weakly typed one as a Python scalar, which stays weak."""
+    if x.aval.weak_type:
+        scalar = x.val.item()
+        if get_aval(scalar) == x.aval:
+            return scalar
+    return x.val
+
+
 def backward_pass(
     jaxpr: Jaxpr,
     consts: Sequence[Any],
@@ -559,7 +587,8 @@ def backward_pass(
         if all(type(x) is Literal or x in known for x in eqn.invars):
             with si.user_context(eqn.source_info):
                 ans = eqn.primitive.bind(
-                    *[x.val if type(x) is Literal else known[x] for x in eqn.invars], **eqn.params
+                    *[_literal(x) if type(x) is Literal else known[x] for x in eqn.invars],
+                    **eqn.params,
                 )
             if eqn.primitive.multiple_results:
                 known.update(zip(eqn.outvars, ans))
@@ -586,7 +615,11 @@ def backward_pass(
             continue
         cts = [Zero(tangent_aval(v.aval)) if ct is None else ct for v, ct in zip(eqn.outvars, cts)]
         args = [
-            x.val if type(x) is Literal else known[x] if x in known else UndefinedPrimal(x.aval)
+            _literal(x)
+            if type(x) is Literal
+            else known[x]
+            if x in known
+            else UndefinedPrimal(x.aval)
             for x in eqn.invars
         ]
         rule = primitive_transposes[eqn.primitive]
@@ -746,7 +779,7 @@ class _LinearizeTrace(JaxprTrace):
         env: dict[Var, Any] = dict(zip(in_vars, args))
 
         def read(x: Any) -> Any:
-            return x.val if type(x) is Literal else env[x]
+            return _literal(x) if type(x) is Literal else env[x]
 
         if known_eqn is not None:  # run now, under the parent
             with set_current_trace(self.parent):
@@ -1079,6 +1112,15 @@ def _check_scalar(x: Any) -> None:
         )
 
 
+def _one_like(aval: AbstractValue) -> Any:
+    """The cotangent 1 of a scalar output: weakly typed if the output is (as in JAX)."""
+    if aval.weak_type:
+        one = complex(1) if dtypes.issubdtype(aval.dtype, np.complexfloating) else 1.0
+        if get_aval(one) == aval:  # a Python scalar is weakly typed, of the default width
+            return one
+    return np.ones((), aval.dtype)
+
+
 def value_and_grad(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
@@ -1136,7 +1178,7 @@ def value_and_grad(
         _check_scalar(out)
         _check_output_dtype_revderiv("grad", holomorphic, out)
         (ans,) = lin.primals_out
-        ct = np.ones((), get_aval(ans).dtype)
+        ct = _one_like(get_aval(ans))
         cts_in = [instantiate_zeros(c) for c in lin.transpose([ct])]
         grads = tree_unflatten(tree_structure(tuple(diff_args)), cts_in)
         g = grads[0] if single else grads
@@ -1285,3 +1327,289 @@ def _transpose_jaxpr(
 
     transposed = trace_to_jaxpr(fun, [*known_avals, *ct_avals], closed.jaxpr.debug_info)
     return transposed, ct_nz_box[0]
+
+
+# ---------------------------------------------------------------------------
+# Jacobians
+
+
+def _reshape(x: Any, shape: tuple[Any, ...]) -> Any:
+    if get_aval(x).shape == shape:
+        return x
+    return batching._op("reshape")(x, shape)
+
+
+def _std_basis(aval: AbstractValue) -> np.ndarray:
+    """The `size` unit vectors of `aval`'s space, stacked: shape `(size, *aval.shape)`."""
+    n = int(np.prod(aval.shape, dtype=np.int64))
+    return np.eye(n, dtype=aval.dtype).reshape((n, *aval.shape))
+
+
+def _zeros_block(shape: tuple[Any, ...], dtype: Any) -> Any:
+    return zeros_like_aval(ShapedArray(shape, dtype))
+
+
+def _jac_fwd_columns(lin: _Linearized, i: int, in_aval: AbstractValue) -> list[Any]:
+    """d(every output)/d(input i), by pushing input i's basis through the linear map."""
+    flags: list[list[bool]] = []
+
+    def push(t: Any) -> list[Any]:
+        tangents = [t if k == i else Zero(a) for k, a in enumerate(lin.in_avals)]
+        outs = lin.jvp(tangents)
+        flags.append([type(o) is not Zero for o in outs])
+        return [o for o in outs if type(o) is not Zero]
+
+    cols = iter(batching.vmap(push, in_axes=0, out_axes=-1)(_std_basis(in_aval)))
+    blocks = []
+    for out_aval, nz in zip(lin.out_avals, flags[0]):
+        shape = (*out_aval.shape, *in_aval.shape)
+        blocks.append(_reshape(next(cols), shape) if nz else _zeros_block(shape, out_aval.dtype))
+    return blocks
+
+
+def _jac_rev_rows(lin: _Linearized, j: int, out_aval: AbstractValue) -> list[Any]:
+    """d(output j)/d(every input), by pulling output j's basis back through the linear map."""
+    flags: list[list[bool]] = []
+
+    def pull(ct: Any) -> list[Any]:
+        cts = [ct if k == j else Zero(a) for k, a in enumerate(lin.out_avals)]
+        ins = lin.transpose(cts)
+        flags.append([type(c) is not Zero for c in ins])
+        return [c for c in ins if type(c) is not Zero]
+
+    rows = iter(batching.vmap(pull)(_std_basis(out_aval)))
+    blocks = []
+    for in_aval, nz in zip(lin.in_avals, flags[0]):
+        shape = (*out_aval.shape, *in_aval.shape)
+        blocks.append(_reshape(next(rows), shape) if nz else _zeros_block(shape, in_aval.dtype))
+    return blocks
+
+
+def _check_input_dtype_jacfwd(holomorphic: bool, x: Any) -> None:
+    dtype = get_aval(x).dtype
+    if isinstance(dtype, dtypes.ExtendedDType):
+        return
+    if holomorphic:
+        if not dtypes.issubdtype(dtype, np.complexfloating):
+            raise TypeError(
+                "jacfwd with holomorphic=True requires inputs with complex dtype, "
+                f"but got {_dtype_name(dtype)}."
+            )
+    elif not dtypes.issubdtype(dtype, np.floating):
+        raise TypeError(
+            "jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
+            f"np.floating), but got {_dtype_name(dtype)}. For holomorphic differentiation, "
+            "pass holomorphic=True. For differentiation of non-holomorphic functions involving "
+            "complex inputs or integer inputs, use jax.jvp directly."
+        )
+
+
+def _check_output_dtype_jacfwd(holomorphic: bool, x: Any) -> None:
+    dtype = get_aval(x).dtype
+    if holomorphic and not dtypes.issubdtype(dtype, np.complexfloating):
+        raise TypeError(
+            "jacfwd with holomorphic=True requires outputs with complex dtype, "
+            f"but got {_dtype_name(dtype)}."
+        )
+
+
+def _jacobian(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int],
+    has_aux: bool,
+    holomorphic: bool,
+    allow_int: bool,
+    mode: str,
+) -> Callable[..., Any]:
+    argnums_t = _argnums_tuple(argnums)
+    single = isinstance(argnums, int | np.integer)
+
+    @_wraps(fun)
+    @si.api_boundary
+    def jacfun(*args: Any, **kwargs: Any) -> Any:
+        nums = _check_argnums(argnums_t, len(args), argnums)
+        diff_args = tuple(args[i] for i in nums)
+        for leaf in tree_leaves(diff_args):
+            if mode == "jacfwd":
+                _check_input_dtype_jacfwd(holomorphic, leaf)
+            else:
+                _check_input_dtype_revderiv(mode, holomorphic, allow_int, leaf)
+
+        def partial_fun(*diff: Any) -> Any:
+            full = list(args)
+            for i, d in zip(nums, diff):
+                full[i] = d
+            return fun(*full, **kwargs)
+
+        flat_fun, leaves = _flatten_call(partial_fun, diff_args, {}, has_aux, mode)
+        lin, aux = _linearize_flat(flat_fun, leaves, has_aux)
+        for y in lin.primals_out:
+            if mode == "jacfwd":
+                _check_output_dtype_jacfwd(holomorphic, y)
+            else:
+                _check_output_dtype_revderiv(mode, holomorphic, y)
+        in_avals = [get_aval(x) for x in leaves]
+        out_avals = [get_aval(y) for y in lin.primals_out]
+        if mode == "jacfwd":
+            cols = [_jac_fwd_columns(lin, i, a) for i, a in enumerate(in_avals)]
+            rows = [[col[j] for col in cols] for j in range(len(out_avals))]
+        else:
+            rows = [_jac_rev_rows(lin, j, a) for j, a in enumerate(out_avals)]
+        in_tree = tree_structure(diff_args)
+        per_output = [tree_unflatten(in_tree, row) for row in rows]
+        if single:
+            per_output = [r[0] for r in per_output]
+        jac = tree_unflatten(flat_fun.out_tree, per_output)
+        return (jac, aux) if has_aux else jac
+
+    return jacfun
+
+
+def jacfwd(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+) -> Callable[..., Any]:
+    """The Jacobian of `fun`, computed column by column with forward mode.
+
+    Args:
+      fun: a function of arrays (pytrees) returning arrays (a pytree).
+      argnums: the position(s) of the positional argument(s) to differentiate.
+      has_aux: `fun` returns `(output, aux)`; the Jacobian function returns
+        `(jacobian, aux)`.
+      holomorphic: `fun` is holomorphic (complex inputs and outputs).
+
+    Returns:
+      A function returning the Jacobian: for each output leaf of shape `S`, the
+      structure of the differentiated argument(s) with leaves of shape
+      `S + leaf shape`.
+
+    Example:
+      >>> jacfwd(lambda x: x * x)(np.arange(3.0)).shape
+      (3, 3)
+    """
+    return _jacobian(fun, argnums, has_aux, holomorphic, False, "jacfwd")
+
+
+def jacrev(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+) -> Callable[..., Any]:
+    """The Jacobian of `fun`, computed row by row with reverse mode.
+
+    Args:
+      fun: a function of arrays (pytrees) returning arrays (a pytree).
+      argnums: the position(s) of the positional argument(s) to differentiate.
+      has_aux: `fun` returns `(output, aux)`; the Jacobian function returns
+        `(jacobian, aux)`.
+      holomorphic: `fun` is holomorphic (complex inputs and outputs).
+      allow_int: allow integer/boolean inputs (their blocks are `float0` zeros).
+
+    Returns:
+      A function returning the Jacobian, laid out as for `jacfwd`.
+
+    Example:
+      >>> jacrev(lambda x: x * x)(np.arange(3.0)).shape
+      (3, 3)
+    """
+    return _jacobian(fun, argnums, has_aux, holomorphic, allow_int, "jacrev")
+
+
+jacobian = jacrev
+
+
+def hessian(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+) -> Callable[..., Any]:
+    """The Hessian of `fun`: `jacfwd(jacrev(fun))` (forward over reverse).
+
+    Example:
+      >>> hessian(lambda x: (x * x * x).sum())(np.arange(3.0))   # diag(6 x)
+    """
+    return jacfwd(
+        jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic),
+        argnums,
+        has_aux=has_aux,
+        holomorphic=holomorphic,
+    )
+
+
+# ---------------------------------------------------------------------------
+# linear_transpose
+
+
+def linear_transpose(
+    fun: Callable[..., Any], *primals: Any, reduce_axes: Sequence[Any] = ()
+) -> Callable[..., Any]:
+    """The transpose of the linear function `fun`.
+
+    Args:
+      fun: a function linear in its arguments.
+      *primals: example arguments (arrays or `ShapeDtypeStruct`s): only their
+        shapes and dtypes are used.
+      reduce_axes: not supported (must be empty).
+
+    Returns:
+      `f_transpose(out_cotangent)`, returning a tuple with one cotangent per
+      argument of `fun`.
+
+    Raises:
+      TypeError: mixed float/integer types, or a cotangent of the wrong type.
+
+    Example:
+      >>> f_t = linear_transpose(lambda x: x * 2.0, np.float32(1.0))
+      >>> f_t(np.float32(3.0))
+      (Array(6., dtype=float32),)
+    """
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to transpose is deprecated")
+    leaves, in_tree = tree_flatten(primals)
+    in_avals = [shaped_abstractify(x) for x in leaves]
+    out_tree_box: list[Any] = []
+
+    def flat_fun(*args: Any) -> list[Any]:
+        out_leaves, out_tree = tree_flatten(fun(*tree_unflatten(in_tree, args)))
+        out_tree_box.append(out_tree)
+        return out_leaves
+
+    closed = trace_to_jaxpr(flat_fun, in_avals)
+    out_tree = out_tree_box[0]
+    out_avals = closed.out_avals
+    in_dtypes = [a.dtype for a in in_avals]
+    out_dtypes = [a.dtype for a in out_avals]
+    floating = all(map(_is_inexact, in_dtypes)) and all(map(_is_inexact, out_dtypes))
+    integral = not any(map(_is_inexact, in_dtypes)) and not any(map(_is_inexact, out_dtypes))
+    if not (floating or integral):
+        raise TypeError(
+            "linear_transpose only supports [float or complex] -> [float or complex], and "
+            f"integer -> integer functions, but got {[str(d) for d in in_dtypes]} -> "
+            f"{[str(d) for d in out_dtypes]}."
+        )
+
+    @_wraps(fun)
+    def transposed_fun(out_cotangent: Any) -> tuple[Any, ...]:
+        cts, ct_tree = tree_flatten(out_cotangent)
+        if ct_tree != out_tree:
+            raise TypeError(
+                "cotangent tree does not match function output, "
+                f"expected {out_tree} but got {ct_tree}"
+            )
+        ct_avals = [get_aval(c) for c in cts]
+        if not all(c.shape == o.shape and c.dtype == o.dtype for c, o in zip(ct_avals, out_avals)):
+            raise TypeError(
+                "cotangent type does not match function output, expected "
+                f"{[a.str_short() for a in out_avals]} but got "
+                f"{[a.str_short() for a in ct_avals]}"
+            )
+        undefined = [UndefinedPrimal(a) for a in in_avals]
+        cts_in = backward_pass(closed.jaxpr, closed.consts, undefined, cts)
+        return tuple(tree_unflatten(in_tree, [instantiate_zeros(c) for c in cts_in]))
+
+    return transposed_fun
