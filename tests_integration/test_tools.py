@@ -370,6 +370,8 @@ BENCH_ROWS = [
     ("  trace", None, None),
     ("  lower to StableHLO", None, None),
     ("  XLA compile", None, None),
+    ("make_jaxpr of 2000 elementwise ops, per equation", "33.9 us", "<= 16.9 us"),
+    ("jit(grad(loss)) trace+lower, 8-layer MLP", "21.0 ms", "<= 10.5 ms"),
 ]
 _TIME = r"\d+(\.\d+)? (s|ms|us|ns)"
 
