@@ -34,9 +34,16 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray
-from polyjax_interpreters import mlir
+from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax import _shape_rules as sr
-from polyjax_numpy.lax._elementwise import _broadcast_operands, _primitive, _real_dtype
+from polyjax_numpy.lax._elementwise import (
+    _broadcast_operands,
+    _linear_cts,
+    _primitive,
+    _real_dtype,
+    _unbroadcast,
+    neg,
+)
 
 __all__ = [
     "complex",
@@ -118,6 +125,38 @@ complex_p = _primitive("complex", _complex_rule, _complex_lowering)
 real_p = _primitive("real", _part_rule("real"), _real_lowering)
 imag_p = _primitive("imag", _part_rule("imag"), _imag_lowering)
 conj_p = _primitive("conj", _conj_rule, _conj_lowering)
+
+
+# ---------------------------------------------------------------------------
+# Autodiff and vmap
+#
+# All four are linear over the reals. The transposes follow the real inner product
+# <a, b> = Re(sum(conj(a) * b)) on complex values, as JAX's do: complex(x, y)
+# transposes to (real(ct), -imag(ct)), real to complex(ct, 0), imag to complex(0, -ct),
+# and conj to conj (or, for a real operand, to the real part).
+
+
+def _complex_transpose(ct: Any, x: Any, y: Any) -> list:
+    def part(ct: Any, i: int) -> Any:
+        value = imag(neg(ct)) if i else real(ct)
+        return _unbroadcast((x, y)[i].aval, value)
+
+    return _linear_cts(ct, (x, y), part)
+
+
+def _conj_transpose(ct: Any, x: Any, *, input_dtype: Any) -> list:
+    if dtypes.issubdtype(input_dtype, np.complexfloating):
+        return [conj(ct)]
+    return [real(ct)]
+
+
+ad.deflinear2(complex_p, _complex_transpose)
+ad.deflinear2(real_p, lambda ct, x: [complex(ct, 0)])
+ad.deflinear2(imag_p, lambda ct, x: [complex(0, neg(ct))])
+ad.deflinear2(conj_p, _conj_transpose)
+batching.defbroadcasting(complex_p)
+for _p in (real_p, imag_p, conj_p):
+    batching.defvectorized(_p)
 
 
 # ---------------------------------------------------------------------------

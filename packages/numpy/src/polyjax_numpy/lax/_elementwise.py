@@ -40,10 +40,10 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
-from polyjax_core.abstract_values import ShapedArray
+from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import EvalTrace, Tracer, current_trace
-from polyjax_interpreters import array, backends, dispatch, mlir
+from polyjax_interpreters import ad, array, backends, batching, dispatch, mlir
 from polyjax_interpreters.sharding import SingleDeviceSharding
 from polyjax_numpy.lax import _shape_rules as sr
 
@@ -313,6 +313,90 @@ def _compare_lowering(direction: str) -> Callable:
 
 
 # ---------------------------------------------------------------------------
+# Helpers for the differentiation and batching rules
+#
+# The rules sit next to their primitives below. Every derivative is written with
+# lax operations, so that it can itself be differentiated (higher orders), batched
+# and staged. lax's broadcasting stretches rank-0 and size-1 operands, so an
+# operand's tangent may be smaller than the output: `_bcast_to` stretches it to the
+# output's shape in jvp rules, and transpose rules sum cotangents back down with
+# `_unbroadcast`.
+
+
+def _shape_of(x: Any) -> tuple:
+    return get_aval(x).shape
+
+
+def _dtype_of(x: Any) -> Any:
+    return get_aval(x).dtype
+
+
+def _is_complex(x: Any) -> bool:
+    return dtypes.issubdtype(_dtype_of(x), np.complexfloating)
+
+
+def _zero_tangent(aval: ShapedArray) -> ad.Zero:
+    """The symbolic zero (co)tangent of a value of type `aval`."""
+    return ad.Zero(ad.tangent_aval(aval))
+
+
+def _zeros_like(x: Any) -> Any:
+    """An array of zeros of `x`'s type (a cheap broadcast of a literal under a trace)."""
+    return ad.zeros_like_aval(get_aval(x))
+
+
+def _bcast_to(t: Any, shape: tuple) -> Any:
+    """`t`, an operand's tangent, stretched to the output `shape` as lax's broadcasting does."""
+    t_shape = _shape_of(t)
+    if sd.definitely_equal_shape(t_shape, shape):
+        return t
+    from polyjax_numpy.lax._shape_ops import broadcast_in_dim  # (it imports this module)
+
+    return broadcast_in_dim(t, shape, tuple(range(len(shape))) if t_shape else ())
+
+
+def _unbroadcast(aval: ShapedArray, ct: Any) -> Any:
+    """The cotangent `ct` of an output summed down to the shape of an operand of type `aval`.
+
+    The transpose of `_bcast_to`: a rank-0 operand gets the sum of all of `ct`, a
+    size-1 axis stretched to size n the sum over that axis.
+    """
+    if type(ct) is ad.Zero:
+        return _zero_tangent(aval)
+    ct_shape, shape = _shape_of(ct), aval.shape
+    if sd.definitely_equal_shape(ct_shape, shape):
+        return ct
+    from polyjax_numpy.lax._reductions import reduce_sum  # (they import this module)
+    from polyjax_numpy.lax._shape_ops import reshape
+
+    if not shape:
+        return reduce_sum(ct, tuple(range(len(ct_shape))))
+    axes = tuple(
+        i for i, (d, c) in enumerate(zip(shape, ct_shape)) if not sd.definitely_equal(d, c)
+    )
+    return reshape(reduce_sum(ct, axes), shape)
+
+
+def _replace_zero(x: Any) -> Any:
+    """`x` with its zeros replaced by ones (to divide by, or take the log of, safely)."""
+    return select_n(eq(x, 0), x, add(_zeros_like(x), 1))
+
+
+def _linear_cts(ct: Any, args: Sequence[Any], make: Callable[[Any, int], Any]) -> list:
+    """One cotangent per argument of a transpose rule: `make(ct, i)` for the linear
+    (undefined) arguments, a symbolic zero for them if `ct` is zero, None for the others."""
+    out = []
+    for i, a in enumerate(args):
+        if not ad.is_undefined_primal(a):
+            out.append(None)
+        elif type(ct) is ad.Zero:
+            out.append(_zero_tangent(a.aval))
+        else:
+            out.append(make(ct, i))
+    return out
+
+
+# ---------------------------------------------------------------------------
 # Unary arithmetic and math
 
 
@@ -413,6 +497,84 @@ def _integer_pow_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, *, y: int)
 integer_pow_p = _primitive("integer_pow", _integer_pow_rule, _integer_pow_lowering)
 
 
+# Autodiff and vmap of the unary operations. neg is linear; rounding, sign and tests
+# have zero derivatives (their tangents are symbolic zeros, float0 for bool results).
+_LN2 = float(np.log(2.0))
+_TWO_OVER_SQRT_PI = float(2.0 / np.sqrt(np.pi))
+_SQRT_PI_OVER_TWO = float(np.sqrt(np.pi) / 2.0)
+
+
+def _abs_jvp(g: Any, ans: Any, x: Any) -> Any:
+    if _is_complex(x):
+        # d|x| = Re(conj(x) dx) / |x|; taken as 0 at x = 0.
+        from polyjax_numpy.lax._complex import conj, real  # (it imports this module)
+
+        scale = div(conj(x), _convert_element_type(_replace_zero(ans), _dtype_of(x)))
+        return real(mul(g, scale))
+    return select_n(ge(x, 0), neg(g), g)
+
+
+def _integer_pow_jvp(g: Any, x: Any, *, y: int) -> Any:
+    if y == 0:
+        return _zero_tangent(get_aval(x))
+    if y == 1:
+        return g
+    return mul(g, mul(y, x if y == 2 else integer_pow(x, y - 1)))
+
+
+def _digamma_jvp(primals: list, tangents: list) -> tuple:
+    raise NotImplementedError(
+        "The derivative of digamma is polygamma(1, x), and polyjax has no polygamma "
+        "primitive yet: digamma cannot be differentiated."
+    )
+
+
+ad.deflinear2(neg_p, lambda ct, x: [neg(ct)])
+for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p):
+    ad.defjvp_zero(_p)
+ad.defjvp2(abs_p, _abs_jvp)
+ad.defjvp2(exp_p, lambda g, ans, x, accuracy: mul(g, ans))
+ad.defjvp2(exp2_p, lambda g, ans, x, accuracy: mul(g, mul(ans, _LN2)))
+ad.defjvp(log_p, lambda g, x, accuracy: div(g, x))
+ad.defjvp(log1p_p, lambda g, x, accuracy: div(g, add(x, 1)))
+ad.defjvp2(expm1_p, lambda g, ans, x, accuracy: mul(g, add(ans, 1)))
+ad.defjvp(sin_p, lambda g, x, accuracy: mul(g, cos(x, accuracy)))
+ad.defjvp(cos_p, lambda g, x, accuracy: neg(mul(g, sin(x, accuracy))))
+ad.defjvp2(tan_p, lambda g, ans, x, accuracy: mul(g, add(1, square(ans))))
+ad.defjvp2(tanh_p, lambda g, ans, x, accuracy: mul(g, sub(1, square(ans))))
+ad.defjvp2(logistic_p, lambda g, ans, x, accuracy: mul(g, mul(ans, sub(1, ans))))
+ad.defjvp2(sqrt_p, lambda g, ans, x, accuracy: div(g, mul(2, ans)))
+ad.defjvp2(rsqrt_p, lambda g, ans, x, accuracy: mul(g, mul(-0.5, div(ans, x))))
+ad.defjvp2(cbrt_p, lambda g, ans, x, accuracy: div(g, mul(3, square(ans))))
+ad.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(1, square(x)))))
+ad.defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(1, square(x))))))
+ad.defjvp(atan_p, lambda g, x: div(g, add(1, square(x))))
+ad.defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
+ad.defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
+ad.defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(square(x), 1))))
+# 1/(sqrt(x - 1) sqrt(x + 1)) rather than rsqrt(x**2 - 1): the same for real x > 1,
+# and the right branch for complex x.
+ad.defjvp(acosh_p, lambda g, x: div(g, mul(sqrt(sub(x, 1)), sqrt(add(x, 1)))))
+ad.defjvp(atanh_p, lambda g, x: div(g, mul(sub(1, x), add(1, x))))
+ad.defjvp(erf_p, lambda g, x: mul(g, mul(_TWO_OVER_SQRT_PI, exp(neg(square(x))))))
+ad.defjvp(erfc_p, lambda g, x: mul(g, mul(-_TWO_OVER_SQRT_PI, exp(neg(square(x))))))
+ad.defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(_SQRT_PI_OVER_TWO, exp(square(ans)))))
+ad.defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
+ad.primitive_jvps[digamma_p] = _digamma_jvp
+ad.defjvp(square_p, lambda g, x: mul(g, mul(2, x)))
+ad.defjvp(integer_pow_p, _integer_pow_jvp)
+
+# Unary elementwise operations batch by applying them to the stacked operand (their
+# params, accuracy, rounding_method and y, do not depend on the shape).
+for _p in (
+    neg_p, floor_p, ceil_p, is_finite_p, abs_p, exp_p, log_p, log1p_p, expm1_p, sin_p,
+    cos_p, tan_p, tanh_p, logistic_p, sqrt_p, rsqrt_p, cbrt_p, asin_p, acos_p, atan_p,
+    sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, erf_p, erfc_p, erf_inv_p, lgamma_p,
+    digamma_p, not_p, square_p, exp2_p, sign_p, round_p, integer_pow_p,
+):  # fmt: skip
+    batching.defvectorized(_p)
+
+
 # ---------------------------------------------------------------------------
 # Binary arithmetic
 
@@ -494,6 +656,125 @@ def _pow_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, y: ir.Value) -> li
 pow_p = _primitive("pow", _pow_rule, _pow_lowering)
 
 
+# Autodiff and vmap of the binary arithmetic. add and sub are linear; mul is linear
+# in each operand and div in its numerator, which is what their transposes handle.
+
+
+def _add_sub_jvp(prim: Primitive, primals: list, tangents: list) -> tuple:
+    (x, y), (tx, ty) = primals, tangents
+    ans = prim.bind(x, y)
+    if not ad._is_inexact(_dtype_of(ans)) or (type(tx) is ad.Zero and type(ty) is ad.Zero):
+        return ans, ad.Zero.from_primal_value(ans)
+    shape = _shape_of(ans)
+    if type(ty) is ad.Zero:
+        return ans, _bcast_to(tx, shape)
+    if type(tx) is ad.Zero:
+        ty = _bcast_to(ty, shape)
+        return ans, (neg(ty) if prim is sub_p else ty)
+    return ans, prim.bind(tx, ty)
+
+
+def _add_transpose(ct: Any, x: Any, y: Any) -> list:
+    return _linear_cts(ct, (x, y), lambda ct, i: _unbroadcast((x, y)[i].aval, ct))
+
+
+def _sub_transpose(ct: Any, x: Any, y: Any) -> list:
+    return _linear_cts(ct, (x, y), lambda ct, i: _unbroadcast((x, y)[i].aval, neg(ct) if i else ct))
+
+
+def _mul_transpose(ct: Any, x: Any, y: Any) -> list:
+    if ad.is_undefined_primal(x) and ad.is_undefined_primal(y):
+        raise ValueError("mul is not linear in both operands at once: cannot transpose it")
+    return _linear_cts(ct, (x, y), lambda ct, i: _unbroadcast((x, y)[i].aval, mul(ct, (y, x)[i])))
+
+
+def _div_transpose(ct: Any, x: Any, y: Any) -> list:
+    if ad.is_undefined_primal(y):
+        raise ValueError("div is linear only in its numerator: cannot transpose it in y")
+    return _linear_cts(ct, (x, y), lambda ct, i: _unbroadcast(x.aval, div(ct, y)))
+
+
+def _trunc(q: Any) -> Any:
+    """`q` rounded toward zero."""
+    return mul(sign(q), floor(abs(q)))
+
+
+def _pow_jvp_x(g: Any, ans: Any, x: Any, y: Any) -> Any:
+    # d(x**y)/dx = y * x**(y-1).
+    jac = mul(_convert_element_type(y, _dtype_of(x)), pow(x, sub(y, 1)))
+    if dtypes.issubdtype(_dtype_of(y), np.integer):
+        # An integer exponent stays integer in x**(y-1), which keeps negative bases
+        # exact, and y == 0 gives 0 (not 0 * inf at x = 0). Only then: a float y must
+        # keep its dependence on y for higher derivatives.
+        jac = select_n(_bcast_to(eq(y, 0), _shape_of(ans)), jac, _zeros_like(jac))
+    return mul(g, jac)
+
+
+def _pow_jvp_y(g: Any, ans: Any, x: Any, y: Any) -> Any:
+    # d(x**y)/dy = log(x) * x**y, taken as 0 at x = 0.
+    return mul(g, mul(log(_replace_zero(x)), ans))
+
+
+def _atan2_jvp(g: Any, x: Any, y: Any, *, wrt_x: bool) -> Any:
+    # atan2(x, y) is the angle of (y, x): d = (y dx - x dy) / (x**2 + y**2).
+    return mul(g, div(y if wrt_x else neg(x), add(square(x), square(y))))
+
+
+def _balanced_eq(x: Any, z: Any, y: Any) -> Any:
+    """1 where x == z != y, 1/2 where x == z == y, 0 elsewhere (in z's dtype).
+
+    The derivative of max/min goes to the operand that won; on a tie it is split
+    evenly between both, as in JAX.
+    """
+    dtype = _dtype_of(z)
+    x_won = _convert_element_type(eq(x, z), dtype)
+    tie = _convert_element_type(eq(y, z), dtype)
+    return mul(x_won, sub(1, mul(0.5, tie)))
+
+
+ad.primitive_jvps[add_p] = functools.partial(_add_sub_jvp, add_p)
+ad.primitive_jvps[sub_p] = functools.partial(_add_sub_jvp, sub_p)
+ad.primitive_transposes[add_p] = _add_transpose
+ad.primitive_transposes[sub_p] = _sub_transpose
+ad.defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
+ad.primitive_transposes[mul_p] = _mul_transpose
+ad.defjvp(
+    div_p,
+    lambda g, x, y: div(g, y),
+    lambda g, x, y: div(mul(neg(g), x), square(y)),
+)
+ad.primitive_transposes[div_p] = _div_transpose
+# rem(x, y) = x - y * trunc(x / y), and trunc is locally constant.
+ad.defjvp2(
+    rem_p,
+    lambda g, ans, x, y: _bcast_to(g, _shape_of(ans)),
+    lambda g, ans, x, y: mul(neg(g), _trunc(div(x, y))),
+)
+ad.defjvp2(pow_p, _pow_jvp_x, _pow_jvp_y)
+ad.defjvp(
+    atan2_p,
+    functools.partial(_atan2_jvp, wrt_x=True),
+    functools.partial(_atan2_jvp, wrt_x=False),
+)
+ad.defjvp2(
+    max_p,
+    lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+    lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)),
+)
+ad.defjvp2(
+    min_p,
+    lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+    lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)),
+)
+for _p in (and_p, or_p, xor_p, shift_left_p, shift_right_logical_p, shift_right_arithmetic_p):
+    ad.defjvp_zero(_p)
+for _p in (
+    add_p, sub_p, mul_p, div_p, rem_p, atan2_p, and_p, or_p, xor_p, shift_left_p,
+    shift_right_logical_p, shift_right_arithmetic_p, max_p, min_p, pow_p,
+):  # fmt: skip
+    batching.defbroadcasting(_p)
+
+
 # ---------------------------------------------------------------------------
 # Comparisons
 
@@ -509,6 +790,11 @@ lt_p = _cmp("lt", sr.ORDERED, "LT")
 le_p = _cmp("le", sr.ORDERED, "LE")
 gt_p = _cmp("gt", sr.ORDERED, "GT")
 ge_p = _cmp("ge", sr.ORDERED, "GE")
+
+# Comparisons have bool results: zero (float0) tangents.
+for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+    ad.defjvp_zero(_p)
+    batching.defbroadcasting(_p)
 
 
 # ---------------------------------------------------------------------------
@@ -562,6 +848,58 @@ def _select_n_lowering(ctx: mlir.LoweringRuleContext, which: ir.Value, *cases: i
 select_n_p = _primitive("select_n", _select_n_rule, _select_n_lowering)
 
 
+# Autodiff of select_n: the tangent (cotangent) of the output is selected from (routed
+# back to) the cases' tangents by the same `which`; `which` itself is an integer or
+# bool, so it is never linear.
+
+
+def _select_n_jvp(primals: list, tangents: list) -> tuple:
+    which, *cases = primals
+    case_tangents = tangents[1:]
+    ans = select_n_p.bind(which, *cases)
+    if not ad._is_inexact(_dtype_of(ans)) or all(type(t) is ad.Zero for t in case_tangents):
+        return ans, ad.Zero.from_primal_value(ans)
+    return ans, select_n_p.bind(which, *map(ad.instantiate_zeros, case_tangents))
+
+
+def _select_n_transpose(ct: Any, which: Any, *cases: Any) -> list:
+    if ad.is_undefined_primal(which):
+        raise ValueError("select_n is not linear in its predicate `which`")
+
+    def case_ct(ct: Any, i: int) -> Any:
+        zeros = _zeros_like(ct)
+        return select_n_p.bind(which, *(ct if j == i else zeros for j in range(len(cases))))
+
+    return [None, *_linear_cts(ct, cases, lambda ct, i: case_ct(ct, i))]
+
+
+def _select_n_batch(args: Sequence[Any], dims: Sequence[Any]) -> tuple:
+    which, *cases = args
+    which_dim, *case_dims = dims
+    size = next(_shape_of(x)[d] for x, d in zip(args, dims) if d is not None)
+    which_ndim, case_ndim = len(_shape_of(which)), len(_shape_of(cases[0]))
+    d0 = dims[0]
+    if d0 is not None and all(d == d0 for d in dims) and which_ndim == case_ndim:
+        return select_n_p.bind(which, *cases), d0  # all batched alike: nothing to move
+    cases = [batching.bdim_at_front(c, d, size) for c, d in zip(cases, case_dims)]
+    shape = _shape_of(cases[0])
+    if which_dim is None:
+        if which_ndim:  # one `which` of the examples' shape, for every example
+            which = batching.broadcast(which, size, 0)
+    else:
+        which = batching.moveaxis(which, which_dim, 0)
+        if which_ndim == 1 and len(shape) > 1:  # one `which` per example
+            from polyjax_numpy.lax._shape_ops import broadcast_in_dim
+
+            which = broadcast_in_dim(which, shape, (0,))
+    return select_n_p.bind(which, *cases), 0
+
+
+ad.primitive_jvps[select_n_p] = _select_n_jvp
+ad.primitive_transposes[select_n_p] = _select_n_transpose
+batching.primitive_batchers[select_n_p] = _select_n_batch
+
+
 def _clamp_rule(min: ShapedArray, operand: ShapedArray, max: ShapedArray) -> ShapedArray:
     sr.check_dtypes("clamp", (min, operand, max), (sr.ANY, sr.ANY, sr.ANY))
     for what, bound in (("min", min), ("max", max)):
@@ -580,6 +918,52 @@ def _clamp_lowering(ctx: mlir.LoweringRuleContext, lo: ir.Value, x: ir.Value, hi
 
 
 clamp_p = _primitive("clamp", _clamp_rule, _clamp_lowering)
+
+
+# Autodiff of clamp (as JAX): the operand's derivative passes where it is strictly
+# inside the bounds; a bound's where the result is that bound.
+
+
+def _clamp_jvp_min(g: Any, lo: Any, x: Any, hi: Any) -> Any:
+    g = _bcast_to(g, _shape_of(x))
+    return select_n(bitwise_and(gt(lo, x), lt(lo, hi)), _zeros_like(g), g)
+
+
+def _clamp_jvp_operand(g: Any, lo: Any, x: Any, hi: Any) -> Any:
+    return select_n(bitwise_and(gt(x, lo), lt(x, hi)), _zeros_like(g), g)
+
+
+def _clamp_jvp_max(g: Any, lo: Any, x: Any, hi: Any) -> Any:
+    g = _bcast_to(g, _shape_of(x))
+    return select_n(lt(hi, x), _zeros_like(g), g)
+
+
+def _clamp_batch(args: Sequence[Any], dims: Sequence[Any]) -> tuple:
+    (lo, x, hi), (lo_dim, x_dim, hi_dim) = args, dims
+    if lo_dim is None and hi_dim is None and not _shape_of(lo) and not _shape_of(hi):
+        return clamp_p.bind(lo, x, hi), x_dim  # scalar bounds fit any batched operand
+    size = next(_shape_of(v)[d] for v, d in zip(args, dims) if d is not None)
+    x = batching.bdim_at_front(x, x_dim, size)
+    shape = _shape_of(x)
+
+    def bound(b: Any, dim: Any) -> Any:
+        # A bound is rank-0 or of the operand's shape: give it the batched operand's.
+        from polyjax_numpy.lax._shape_ops import broadcast_in_dim
+
+        if dim is None:
+            if not _shape_of(b):
+                return b
+            return broadcast_in_dim(b, shape, tuple(range(1, len(shape))))
+        b = batching.moveaxis(b, dim, 0)
+        if len(_shape_of(b)) != len(shape):  # a scalar bound per example
+            b = broadcast_in_dim(b, shape, (0,))
+        return b
+
+    return clamp_p.bind(bound(lo, lo_dim), x, bound(hi, hi_dim)), 0
+
+
+ad.defjvp(clamp_p, _clamp_jvp_min, _clamp_jvp_operand, _clamp_jvp_max)
+batching.primitive_batchers[clamp_p] = _clamp_batch
 
 
 # ---------------------------------------------------------------------------
@@ -611,6 +995,50 @@ convert_element_type_p = _primitive(
 convert_element_type_p.print_params = lambda params: (
     {k: v for k, v in params.items() if k != "sharding"} if params["sharding"] is None else params
 )
+
+
+# Autodiff and vmap of convert_element_type. It is linear between inexact dtypes
+# (complex to real keeps the real part, for tangents too); an integer or bool result
+# has a float0 tangent, and an integer operand's tangent is zero anyway.
+
+
+def _convert_element_type_jvp(
+    primals: list, tangents: list, *, new_dtype: Any, weak_type: bool, sharding: Any
+) -> tuple:
+    (x,), (t,) = primals, tangents
+    params = dict(new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
+    ans = convert_element_type_p.bind(x, **params)
+    if type(t) is ad.Zero or not (ad._is_inexact(new_dtype) and ad._is_inexact(_dtype_of(x))):
+        return ans, ad.Zero.from_primal_value(ans)
+    return ans, convert_element_type_p.bind(t, **params)
+
+
+def _convert_element_type_transpose(
+    ct: Any, operand: Any, *, new_dtype: Any, weak_type: bool, sharding: Any
+) -> list:
+    aval = operand.aval
+    if type(ct) is ad.Zero or not ad._is_inexact(aval.dtype):
+        return [_zero_tangent(aval)]
+    return [
+        convert_element_type_p.bind(
+            ct, new_dtype=aval.dtype, weak_type=aval.weak_type, sharding=None
+        )
+    ]
+
+
+def _convert_element_type_batch(
+    args: Sequence[Any], dims: Sequence[Any], *, new_dtype: Any, weak_type: bool, sharding: Any
+) -> tuple:
+    if sharding is not None:
+        raise NotImplementedError("vmap of convert_element_type with a sharding")
+    (x,), (d,) = args, dims
+    params = dict(new_dtype=new_dtype, weak_type=weak_type, sharding=None)
+    return convert_element_type_p.bind(x, **params), d
+
+
+ad.primitive_jvps[convert_element_type_p] = _convert_element_type_jvp
+ad.primitive_transposes[convert_element_type_p] = _convert_element_type_transpose
+batching.primitive_batchers[convert_element_type_p] = _convert_element_type_batch
 
 
 def _is_host_value(x: Any) -> bool:
