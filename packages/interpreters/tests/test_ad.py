@@ -661,3 +661,57 @@ def test_jacobian_dtype_errors(toy_array_ops):
         ad.jacrev(toy.neg)(np.ones(2, np.int32))
     with pytest.raises(TypeError, match="jacrev requires real-valued outputs"):
         ad.jacrev(lambda x: toy.convert(x, new_dtype=np.dtype(np.int32)))(arr(2))
+
+
+# ---------------------------------------------------------------------------
+# Composition with vmap and jit, in any order
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda h: batching.vmap(ad.grad(h)),
+        lambda h: batching.vmap(ad.grad(jit(h))),
+        lambda h: jit(batching.vmap(ad.grad(h))),
+        lambda h: batching.vmap(jit(ad.grad(h))),
+    ],
+    ids=["vmap-grad", "vmap-grad-jit", "jit-vmap-grad", "vmap-jit-grad"],
+)
+def test_vmap_of_grad(transform, toy_array_ops):
+    xs = arr(4, 3)
+    out = transform(f)(xs)
+    np.testing.assert_allclose(out, df_np(xs), rtol=1e-5)
+
+
+@pytest.mark.parametrize("inner_jit", [False, True])
+def test_grad_of_vmap(inner_jit, toy_array_ops):
+    def loss(xs):
+        per_row = batching.vmap(jit(f) if inner_jit else f)(xs)
+        return toy.reduce_axes(per_row, (0,))
+
+    xs = arr(4, 3)
+    np.testing.assert_allclose(ad.grad(loss)(xs), df_np(xs), rtol=1e-5)
+    np.testing.assert_allclose(jit(ad.grad(loss))(xs), df_np(xs), rtol=1e-5)
+
+
+def test_jvp_of_vmap_and_vmap_of_jvp(toy_array_ops):
+    xs, ts = arr(4, 3), arr(4, 3, start=1.0)
+    vsin = batching.vmap(toy.sin)
+    _, t1 = ad.jvp(vsin, (xs,), (ts,))
+    _, t2 = batching.vmap(lambda x, t: ad.jvp(toy.sin, (x,), (t,)))(xs, ts)
+    np.testing.assert_allclose(t1, np.cos(xs) * ts, rtol=1e-6)
+    np.testing.assert_allclose(t2, t1, rtol=1e-6)
+
+
+def test_escaped_jvp_tracer_is_an_error():
+    from polyjax_core.errors import UnexpectedTracerError
+
+    leaked = []
+
+    def g(x):
+        leaked.append(x)
+        return toy.sin(x)
+
+    ad.jvp(g, (f32(1.0),), (f32(1.0),))
+    with pytest.raises(UnexpectedTracerError):
+        toy.sin(leaked[0])
