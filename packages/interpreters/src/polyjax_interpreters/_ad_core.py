@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from polyjax_core import dtypes
+from polyjax_core import dtypes, tracing
 from polyjax_core import source_info as si
 from polyjax_core.abstract_values import AbstractValue, ShapedArray, get_aval
 from polyjax_core.caching import weakref_lru_cache
@@ -35,6 +35,8 @@ from polyjax_core.tracing import Trace, Tracer, current_trace, set_current_trace
 from polyjax_core.tree_util import tree_map
 from polyjax_interpreters import batching, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
+
+_trace_state = tracing._state  # the thread-local current trace (read on every bind)
 
 __all__ = [
     "JVPTrace",
@@ -446,7 +448,10 @@ class JVPTrace(Trace):
             else:
                 primals.append(x)
                 tangents.append(None)
-        with set_current_trace(self.parent):
+        # The rule runs under the parent trace (set inline: this is the hot path).
+        state = _trace_state
+        saved, state.trace = state.trace, self.parent
+        try:
             if not nonzero:
                 # Nothing to differentiate: the result is a constant of this trace.
                 return primitive.bind(*primals, **params)
@@ -454,6 +459,8 @@ class JVPTrace(Trace):
                 Zero.from_primal_value(p) if t is None else t for p, t in zip(primals, tangents)
             ]
             primal_out, tangent_out = primitive_jvps[primitive](primals, tangents, **params)
+        finally:
+            state.trace = saved
         if primitive.multiple_results:
             return [JVPTracer(self, p, t) for p, t in zip(primal_out, tangent_out)]
         return JVPTracer(self, primal_out, tangent_out)
@@ -625,8 +632,12 @@ class _LinearizeTrace(JaxprTrace):
     def process_primitive(self, primitive: Any, args: tuple, params: dict) -> Any:
         unknowns = [type(x) is JaxprTracer and x._trace is self for x in args]
         if not any(unknowns):
-            with set_current_trace(self.parent):
+            state = _trace_state
+            saved, state.trace = state.trace, self.parent
+            try:
                 return primitive.bind(*args, **params)
+            finally:
+                state.trace = saved
         rule = pe.partial_eval_jaxpr_custom_rules.get(primitive)
         if rule is None:
             return super().process_primitive(primitive, args, params)
