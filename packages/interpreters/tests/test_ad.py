@@ -715,3 +715,18 @@ def test_escaped_jvp_tracer_is_an_error():
     ad.jvp(g, (f32(1.0),), (f32(1.0),))
     with pytest.raises(UnexpectedTracerError):
         toy.sin(leaked[0])
+
+
+def test_vjp_and_linearize_functions_are_pytrees_of_residuals():
+    from polyjax_core.tree_util import tree_leaves
+
+    x = arr(3)
+    _, vjp_fn = ad.vjp(lambda x: toy.sin(toy.mul(x, x)), x)
+    assert tree_leaves(vjp_fn)  # the residuals
+    ct = arr(3, start=1.0)
+    (expected,) = vjp_fn(ct)
+    (through_jit,) = jit(lambda f, ct: f(ct))(vjp_fn, ct)
+    np.testing.assert_allclose(through_jit, expected, rtol=1e-6)
+    np.testing.assert_allclose(expected, np.cos(x * x) * 2 * x * ct, rtol=1e-5)
+    _, f_jvp = ad.linearize(lambda x: toy.sin(toy.mul(x, x)), x)
+    np.testing.assert_allclose(jit(lambda f, t: f(t))(f_jvp, ct), f_jvp(ct), rtol=1e-6)

@@ -695,6 +695,20 @@ class _Linearized:
         self.in_nonzero = in_nonzero
         self.out_nonzero = out_nonzero
 
+    def with_residuals(self, residuals: Sequence[Any]) -> _Linearized:
+        """The same linear map with other residual values (e.g. tracers under `jit`)."""
+        if all(a is b for a, b in zip(residuals, self.jaxpr.consts)):
+            return self
+        jaxpr = ClosedJaxpr(self.jaxpr.jaxpr, residuals)
+        return _Linearized(
+            self.primals_out,
+            jaxpr,
+            self.in_avals,
+            self.out_avals,
+            self.in_nonzero,
+            self.out_nonzero,
+        )
+
     def jvp(self, tangents: Sequence[Any]) -> list[Any]:
         """Output tangents (symbolic `Zero`s where known zero) for input tangents."""
         args = [instantiate_zeros(t) for t, nz in zip(tangents, self.in_nonzero) if nz]

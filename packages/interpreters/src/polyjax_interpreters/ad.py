@@ -45,6 +45,7 @@ from polyjax_core import source_info as si
 from polyjax_core.abstract_values import AbstractValue, ShapedArray, get_aval, shaped_abstractify
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.tree_util import (
+    Partial,
     tree_flatten,
     tree_leaves,
     tree_structure,
@@ -261,6 +262,63 @@ def _flatten_call(
 # linearize and vjp
 
 
+class _LinearInfo:
+    """What the functions returned by `linearize` and `vjp` know, their residuals aside."""
+
+    def __init__(self, lin: _Linearized, in_tree: Any, out_tree: Any, fun: Any):
+        self.lin = lin
+        self.n_res = len(lin.jaxpr.consts)
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.out_avals = [get_aval(p) for p in lin.primals_out]
+        self.primal_avals: list[AbstractValue] = []
+        self.fun_name = getattr(fun, "__name__", repr(fun))
+
+
+def _linearized_jvp(info: _LinearInfo, *args: Any) -> Any:
+    residuals, tangents = args[: info.n_res], args[info.n_res :]
+    t_leaves, t_tree = tree_flatten(tuple(tangents))
+    if t_tree != info.in_tree:
+        raise ValueError(
+            "linearized function called on tangent values inconsistent with the original "
+            f"primal values: expected tree structure {info.in_tree}, got {t_tree}"
+        )
+    ts = []
+    for a, t in zip(info.primal_avals, t_leaves):
+        ta = get_aval(t)
+        expected = tangent_aval(a)
+        if ta.shape != a.shape or ta.dtype != expected.dtype:
+            raise ValueError(
+                "linearized function called on tangent values inconsistent with the "
+                f"original primal values: got tangent aval {ta.str_short()} for primal "
+                f"aval {a.str_short()}"
+            )
+        ts.append(Zero(expected) if expected.dtype == dtypes.float0 else t)
+    outs = [instantiate_zeros(t) for t in info.lin.with_residuals(residuals).jvp(ts)]
+    return tree_unflatten(info.out_tree, outs)
+
+
+def _vjp_pullback(info: _LinearInfo, *args: Any) -> Any:
+    residuals, cts = args[: info.n_res], args[info.n_res :]
+    if len(cts) != 1:
+        name = info.fun_name
+        raise TypeError(
+            f"The function returned by `jax.vjp` applied to {name} was called with "
+            f"{len(cts)} arguments, but functions returned by `jax.vjp` must be called "
+            f"with a single argument corresponding to the single value returned by "
+            f"{name} (even if that returned value is a tuple or other container)."
+        )
+    ct_leaves, ct_tree = tree_flatten(cts[0])
+    if ct_tree != info.out_tree:
+        raise ValueError(
+            "unexpected tree structure of argument to vjp function: "
+            f"got {ct_tree}, but expected to match {info.out_tree}"
+        )
+    checked = [_check_cotangent(a, ct) for a, ct in zip(info.out_avals, ct_leaves)]
+    cts_in = info.lin.with_residuals(residuals).transpose(checked)
+    return tree_unflatten(info.in_tree, [instantiate_zeros(ct) for ct in cts_in])
+
+
 def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """Evaluates `fun` at `primals` and returns its derivative there as a linear function.
 
@@ -282,31 +340,11 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     """
     flat_fun, leaves = _flatten_call(fun, primals, {}, has_aux, "linearize")
     lin, aux = _linearize_flat(flat_fun, leaves, has_aux)
+    info = _LinearInfo(lin, tree_structure(tuple(primals)), flat_fun.out_tree, fun)
+    info.primal_avals = [get_aval(p) for p in leaves]
+    # A pytree whose leaves are the residuals, so it can be passed to jitted functions.
+    f_jvp = Partial(functools.partial(_linearized_jvp, info), *lin.jaxpr.consts)
     out_tree = flat_fun.out_tree
-    in_tree = tree_structure(tuple(primals))
-    p_avals = [get_aval(p) for p in leaves]
-
-    def f_jvp(*tangents: Any) -> Any:
-        t_leaves, t_tree = tree_flatten(tuple(tangents))
-        if t_tree != in_tree:
-            raise ValueError(
-                f"linearized function called on tangent values inconsistent with the original "
-                f"primal values: expected tree structure {in_tree}, got {t_tree}"
-            )
-        ts = []
-        for a, t in zip(p_avals, t_leaves):
-            ta = get_aval(t)
-            expected = tangent_aval(a)
-            if ta.shape != a.shape or ta.dtype != expected.dtype:
-                raise ValueError(
-                    "linearized function called on tangent values inconsistent with the "
-                    f"original primal values: got tangent aval {ta.str_short()} for primal "
-                    f"aval {a.str_short()}"
-                )
-            ts.append(Zero(expected) if expected.dtype == dtypes.float0 else t)
-        outs = [instantiate_zeros(t) for t in lin.jvp(ts)]
-        return tree_unflatten(out_tree, outs)
-
     primals_out = tree_unflatten(out_tree, lin.primals_out)
     return (primals_out, f_jvp, aux) if has_aux else (primals_out, f_jvp)
 
@@ -337,29 +375,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
       >>> f_vjp(1.0)   # (cos(1),)
     """
     out, aux, lin, leaves, flat_fun = _vjp(fun, primals, has_aux)
-    in_tree = tree_structure(tuple(primals))
-    out_tree = flat_fun.out_tree
-    out_avals = [get_aval(p) for p in lin.primals_out]
-    fun_name = getattr(fun, "__name__", repr(fun))
-
-    def vjp_fn(*cts: Any) -> Any:
-        if len(cts) != 1:
-            raise TypeError(
-                f"The function returned by `jax.vjp` applied to {fun_name} was called with "
-                f"{len(cts)} arguments, but functions returned by `jax.vjp` must be called "
-                f"with a single argument corresponding to the single value returned by "
-                f"{fun_name} (even if that returned value is a tuple or other container)."
-            )
-        ct_leaves, ct_tree = tree_flatten(cts[0])
-        if ct_tree != out_tree:
-            raise ValueError(
-                "unexpected tree structure of argument to vjp function: "
-                f"got {ct_tree}, but expected to match {out_tree}"
-            )
-        checked = [_check_cotangent(a, ct) for a, ct in zip(out_avals, ct_leaves)]
-        cts_in = [instantiate_zeros(ct) for ct in lin.transpose(checked)]
-        return tree_unflatten(in_tree, cts_in)
-
+    info = _LinearInfo(lin, tree_structure(tuple(primals)), flat_fun.out_tree, fun)
+    # A pytree whose leaves are the residuals (JAX's `Partial`), so it can be
+    # passed to jitted functions or returned as residuals of a custom_vjp.
+    vjp_fn = Partial(functools.partial(_vjp_pullback, info), *lin.jaxpr.consts)
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
