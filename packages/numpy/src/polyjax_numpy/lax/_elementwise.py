@@ -331,6 +331,11 @@ def _dtype_of(x: Any) -> Any:
     return get_aval(x).dtype
 
 
+def _is_inexact(dtype: Any) -> bool:
+    """Whether values of `dtype` have tangents of their own (not float0)."""
+    return isinstance(dtype, np.dtype) and dtypes.issubdtype(dtype, np.inexact)
+
+
 def _is_complex(x: Any) -> bool:
     return dtypes.issubdtype(_dtype_of(x), np.complexfloating)
 
@@ -663,7 +668,7 @@ pow_p = _primitive("pow", _pow_rule, _pow_lowering)
 def _add_sub_jvp(prim: Primitive, primals: list, tangents: list) -> tuple:
     (x, y), (tx, ty) = primals, tangents
     ans = prim.bind(x, y)
-    if not ad._is_inexact(_dtype_of(ans)) or (type(tx) is ad.Zero and type(ty) is ad.Zero):
+    if not _is_inexact(_dtype_of(ans)) or (type(tx) is ad.Zero and type(ty) is ad.Zero):
         return ans, ad.Zero.from_primal_value(ans)
     shape = _shape_of(ans)
     if type(ty) is ad.Zero:
@@ -857,7 +862,7 @@ def _select_n_jvp(primals: list, tangents: list) -> tuple:
     which, *cases = primals
     case_tangents = tangents[1:]
     ans = select_n_p.bind(which, *cases)
-    if not ad._is_inexact(_dtype_of(ans)) or all(type(t) is ad.Zero for t in case_tangents):
+    if not _is_inexact(_dtype_of(ans)) or all(type(t) is ad.Zero for t in case_tangents):
         return ans, ad.Zero.from_primal_value(ans)
     return ans, select_n_p.bind(which, *map(ad.instantiate_zeros, case_tangents))
 
@@ -1008,7 +1013,7 @@ def _convert_element_type_jvp(
     (x,), (t,) = primals, tangents
     params = dict(new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
     ans = convert_element_type_p.bind(x, **params)
-    if type(t) is ad.Zero or not (ad._is_inexact(new_dtype) and ad._is_inexact(_dtype_of(x))):
+    if type(t) is ad.Zero or not (_is_inexact(new_dtype) and _is_inexact(_dtype_of(x))):
         return ans, ad.Zero.from_primal_value(ans)
     return ans, convert_element_type_p.bind(t, **params)
 
@@ -1017,7 +1022,7 @@ def _convert_element_type_transpose(
     ct: Any, operand: Any, *, new_dtype: Any, weak_type: bool, sharding: Any
 ) -> list:
     aval = operand.aval
-    if type(ct) is ad.Zero or not ad._is_inexact(aval.dtype):
+    if type(ct) is ad.Zero or not _is_inexact(aval.dtype):
         return [_zero_tangent(aval)]
     return [
         convert_element_type_p.bind(
