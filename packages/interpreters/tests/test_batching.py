@@ -250,6 +250,14 @@ def test_defbroadcasting_ranks():
     np.testing.assert_allclose(out, 2 * x.T)
     jaxpr = make_jaxpr(vmap(badd_p.bind, in_axes=1, out_axes=1))(x.T, x.T)
     assert [e.primitive.name for e in jaxpr.eqns] == ["badd"]
+    # ... also next to unbatched scalars, and unbatched arrays get a 1 at the batch dim
+    f = vmap(badd_p.bind, in_axes=(1, None, None), out_axes=1)
+    np.testing.assert_allclose(f(x.T, f32(2), c), x.T + 2 + c[:, None])
+    jaxpr = make_jaxpr(f)(x.T, f32(2), c)
+    assert [e.primitive.name for e in jaxpr.eqns] == ["reshape", "badd"]
+    assert jaxpr.eqns[0].params["new_sizes"] == (3, 1)
+    # mixed dims: all to the front
+    np.testing.assert_allclose(vmap(badd_p.bind, in_axes=(0, 1))(x, x.T), 2 * x)
 
 
 def test_unmapped_values_pass_through():
@@ -333,6 +341,8 @@ def test_error_no_mapped_input():
 def test_error_axes_specs():
     with pytest.raises(TypeError, match="vmap in_axes must be an int, None, or"):
         vmap(lambda x: x, in_axes=1.5)
+    with pytest.raises(TypeError, match="or a tuple of entries corresponding to the positional"):
+        vmap(lambda x: x, in_axes={"a": 0})
     with pytest.raises(TypeError, match="vmap out_axes must be an int, None, or"):
         vmap(lambda x: x, out_axes="a")
     with pytest.raises(ValueError, match=re.escape("len(in_axes)=2, len(args)=1")):

@@ -41,7 +41,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from polyjax_core import axis_env
+from polyjax_core import axis_env, tracing
 from polyjax_core import source_info as si
 from polyjax_core.abstract_values import get_aval
 from polyjax_core.caching import weakref_lru_cache
@@ -49,13 +49,15 @@ from polyjax_core.jaxpr import ClosedJaxpr
 from polyjax_core.jaxpr_eval import eval_jaxpr
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.rules import RuleTable
-from polyjax_core.tracing import Trace, Tracer, current_trace, set_current_trace
+from polyjax_core.tracing import Trace, Tracer, current_trace
 from polyjax_core.tree_util import (
     keystr,
     tree_flatten,
     tree_flatten_with_path,
     tree_unflatten,
 )
+
+_trace_state = tracing._state  # the thread-local current trace (read on every bind)
 
 __all__ = [
     "AxisData",
@@ -307,13 +309,18 @@ class BatchTrace(Trace):
                 vals.append(x)
                 dims.append(not_mapped)
         axis_rule = axis_primitive_batchers.get(primitive)
-        with set_current_trace(self.parent):
+        # The rule runs under the parent trace (switched inline: this is the hot path).
+        state = _trace_state
+        saved, state.trace = state.trace, self.parent
+        try:
             if axis_rule is not None:
                 out, out_dim = axis_rule(self.axis_data, vals, dims, **params)
             elif all(d is not_mapped for d in dims):
                 return primitive.bind(*vals, **params)
             else:
                 out, out_dim = primitive_batchers[primitive](vals, dims, **params)
+        finally:
+            state.trace = saved
         if primitive.multiple_results:
             return [self._wrap(v, d) for v, d in zip(out, out_dim)]
         return self._wrap(out, out_dim)
@@ -340,46 +347,36 @@ def defbroadcasting(prim: Any) -> None:
     """Registers the rule of an n-ary elementwise primitive with lax's shape rule.
 
     lax's n-ary operations take operands of one rank, or of rank 0, whose
-    dimensions agree or are 1. The rule moves every batch dimension to the
-    front; an unbatched operand of full rank gets a leading dimension of size
-    1 (which broadcasts against the batch), and a batched operand whose
-    examples are scalars next to higher-rank operands becomes `(size, 1, ..., 1)`.
+    dimensions agree or are 1. When every batched operand is batched at the
+    same dimension with the same rank, that dimension is kept (an unbatched
+    operand of full rank gets a size-1 dimension there, which broadcasts
+    against the batch); otherwise every batch dimension moves to the front,
+    and a batched operand whose examples are scalars next to higher-rank
+    operands becomes `(size, 1, ..., 1)`.
     """
 
     def rule(batched_args: Sequence[Any], batch_dims: Sequence[Any], **params: Any):
-        return prim.bind(*broadcast_batched_args(batched_args, batch_dims), **params), (
-            _broadcast_out_dim(batched_args, batch_dims)
-        )
+        args, out_dim = _broadcast_args(batched_args, batch_dims)
+        return prim.bind(*args, **params), out_dim
 
     primitive_batchers[prim] = rule
 
 
-def _broadcast_out_dim(args: Sequence[Any], dims: Sequence[Any]) -> int:
-    d0 = _same_dim_same_rank(args, dims)
-    return 0 if d0 is None else d0
-
-
-def _same_dim_same_rank(args: Sequence[Any], dims: Sequence[Any]) -> int | None:
-    """The common batch dim when all operands are batched there with one rank."""
-    d0 = dims[0]
-    if d0 is not_mapped:
-        return None
-    ndim0 = len(_shape(args[0]))
-    for x, d in zip(args, dims):
-        if d != d0 or len(_shape(x)) != ndim0:
-            return None
-    return d0
-
-
-def broadcast_batched_args(args: Sequence[Any], dims: Sequence[Any]) -> list[Any]:
-    """Operands of an n-ary elementwise op, rearranged as `defbroadcasting` says.
-
-    Returns the operands unchanged when all are batched at one dimension with
-    one rank; otherwise batched at 0, as described in `defbroadcasting`.
-    """
-    if _same_dim_same_rank(args, dims) is not None:
-        return list(args)
+def _broadcast_args(args: Sequence[Any], dims: Sequence[Any]) -> tuple[list[Any], int]:
+    """Operands of an n-ary elementwise op, rearranged as `defbroadcasting` says."""
     shapes = [_shape(x) for x in args]
+    mapped = {(d, len(s)) for s, d in zip(shapes, dims) if d is not not_mapped}
+    if len(mapped) == 1:
+        ((d0, ndim),) = mapped
+        rank = ndim - 1  # of the examples
+        if all(d is not not_mapped or len(s) in (0, rank) for s, d in zip(shapes, dims)):
+            out = list(args)
+            if rank:
+                reshape = _op("reshape")
+                for i, (s, d) in enumerate(zip(shapes, dims)):
+                    if d is not_mapped and s:
+                        out[i] = reshape(out[i], (*s[:d0], 1, *s[d0:]))
+            return out, d0
     rank = max(len(s) - (d is not not_mapped) for s, d in zip(shapes, dims))
     out = []
     for x, s, d in zip(args, shapes, dims):
@@ -391,7 +388,7 @@ def broadcast_batched_args(args: Sequence[Any], dims: Sequence[Any]) -> list[Any
             if len(s) == 1 and rank > 0:  # scalar examples next to arrays
                 x = _op("reshape")(x, (s[d], *([1] * rank)))
         out.append(x)
-    return out
+    return out, 0
 
 
 # ---------------------------------------------------------------------------
@@ -656,9 +653,11 @@ def vmap(
         raise TypeError(f"Expected a callable value, got {fun}")
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
-    if not (in_axes is None or isinstance(in_axes, int | tuple | dict | list)):
-        # other pytree nodes are allowed, their leaves are checked below
-        pass
+    if not (in_axes is None or type(in_axes) in (int, tuple)):
+        raise TypeError(
+            "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+            f"positional arguments passed to the function, but got {in_axes}."
+        )
     _check_axes(in_axes, "in_axes")
     _check_axes(out_axes, "out_axes")
 
