@@ -117,6 +117,30 @@ def test_wrong_jvp_is_caught(modes):
         check_grads(bad_sin_p.bind, (X,), order=1, modes=modes)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+def test_wrong_jvp_is_caught_in_low_precision(dtype):
+    x = np.linspace(-2.0, 2.0, 7).astype(dtype)
+    with pytest.raises(AssertionError, match="JVP"):
+        check_grads(bad_sin_p.bind, (x,), order=1, modes=("fwd",))
+
+
+@pytest.mark.parametrize("factor, modes", [(1.03, ("fwd",)), (1.15, ("rev",))])
+def test_small_errors_are_caught_in_float32(toy, factor, modes):
+    # Forward mode compares every element; reverse mode one random inner product,
+    # so it needs a larger error to see it through the absolute tolerance.
+    p = _unary(f"sin_times_{factor}", lambda ctx, x: [hlo.sine(x)])
+    ad.defjvp(p, lambda g, x: toy.mul(g, toy.mul(toy.cos(x), factor)))
+    with pytest.raises(AssertionError, match="JVP|VJP"):
+        check_grads(p.bind, (X,), order=1, modes=modes)
+
+
+def test_large_outputs_with_small_derivatives_in_float16(toy):
+    # f = 100 + sin(x): rounding of the outputs dominates the finite difference
+    x = np.linspace(-2.0, 2.0, 7).astype(np.float16)
+    big = np.full(7, 100.0, np.float16)
+    check_grads(lambda x: toy.add(big, toy.sin(x)), (x,), order=2)
+
+
 def test_wrong_second_derivative_passes_order_1_and_fails_order_2():
     check_grads(sin2_p.bind, (X,), order=1, modes=("fwd",))
     with pytest.raises(AssertionError, match="JVP of JVP"):

@@ -158,14 +158,40 @@ def _zero_tangent_like(x: Any) -> Any:
 
 
 def _step(x: Any, t: Any, scale: float) -> Any:
-    """`x + scale * t` in `x`'s dtype; Python scalars stay Python scalars (weakly typed)."""
+    """`x + scale * t`, rounded to `x`'s dtype (as the function will see it).
+
+    Python scalars stay Python scalars (weakly typed), holding the rounded value.
+    """
     dt = _dtype(x)
     if not _is_inexact(dt):
         return x
-    y = _wide(x, dt) + scale * _wide(t, dt)
+    y = (_wide(x, dt) + scale * _wide(t, dt)).astype(dt)
     if isinstance(x, bool | int | float | complex):
-        return complex(y) if _is_complex(dt) else float(y)
-    return y.astype(dt)
+        return y.item()
+    return y
+
+
+def _realized_tangent(x: Any, plus: Any, minus: Any, t: Any, eps: float) -> Any:
+    """The direction that the rounded points `x +- eps t` actually differ by, in `x`'s dtype.
+
+    In low precision, rounding `x + eps t` moves the point by a visible fraction
+    of the step (bfloat16 keeps 8 bits); differentiating along the realized
+    direction instead of `t` removes that error from the comparison.
+    """
+    dt = _dtype(x)
+    if not _is_inexact(dt):
+        return t
+    return ((_wide(plus, dt) - _wide(minus, dt)) * (0.5 / eps)).astype(dt)
+
+
+def _output_difference(eps: float) -> Callable[[Any, Any], Any]:
+    def difference(p: Any, m: Any) -> Any:
+        dt = _dtype(p)
+        if not _is_inexact(dt):
+            return np.zeros(np.shape(p), _float0)
+        return (_wide(p, dt) - _wide(m, dt)) * (0.5 / eps)
+
+    return difference
 
 
 def numerical_jvp(
@@ -187,15 +213,45 @@ def numerical_jvp(
         eps = _default_eps(_leaf_dtypes(primals))
     plus = tree_map(partial(_step, scale=eps), tuple(primals), tuple(tangents))
     minus = tree_map(partial(_step, scale=-eps), tuple(primals), tuple(tangents))
+    return tree_map(_output_difference(eps), f(*plus), f(*minus))
+
+
+# How many units of its dtype's resolution the function's own rounding may put on
+# each output (a bound of the finite difference's noise: `ulps * res * |f| / eps`).
+_FD_NOISE_ULPS = 2.0
+
+
+def _directional_difference(
+    f: Callable[..., Any], args: tuple, tangents: Any, eps: float | None
+) -> tuple[Any, Any, Any]:
+    """`(numerical jvp, tangent, noise)`: a central difference of `f` near `tangents`.
+
+    The tangent returned is the direction the rounded points realize (see
+    `_realized_tangent`), the one to hand to the jvp or pair with the vjp.
+    `noise` bounds, per output element, what rounding the outputs of `f` adds
+    to the difference: it is large where the outputs are large next to their
+    derivative, most of all in low precision.
+    """
+    in_dtypes = _leaf_dtypes(args)
+    if eps is None:
+        eps = _default_eps(in_dtypes)
+    plus = tree_map(partial(_step, scale=eps), args, tangents)
+    minus = tree_map(partial(_step, scale=-eps), args, tangents)
+    realized = tree_map(
+        lambda x, p, m, t: _realized_tangent(x, p, m, t, eps), args, plus, minus, tangents
+    )
     out_plus, out_minus = f(*plus), f(*minus)
 
-    def difference(p: Any, m: Any) -> Any:
+    def noise(p: Any, m: Any) -> Any:
         dt = _dtype(p)
         if not _is_inexact(dt):
-            return np.zeros(np.shape(p), _float0)
-        return (_wide(p, dt) - _wide(m, dt)) * (0.5 / eps)
+            return np.zeros(np.shape(p))
+        res = _resolution(_least_precise([dt, *in_dtypes]))
+        magnitude = np.abs(_wide(p, dt)) + np.abs(_wide(m, dt))
+        return _FD_NOISE_ULPS * res * magnitude * (0.5 / eps)
 
-    return tree_map(difference, out_plus, out_minus)
+    numerical = tree_map(_output_difference(eps), out_plus, out_minus)
+    return numerical, realized, tree_map(noise, out_plus, out_minus)
 
 
 # ---------------------------------------------------------------------------
@@ -209,8 +265,12 @@ def check_close(
     rtol: float | dict | None = None,
     err_msg: str = "",
     tol_dtypes: Sequence[np.dtype] = (),
+    noise: Any = None,
 ) -> None:
     """Asserts two pytrees of arrays are elementwise close, with dtype-aware tolerances.
+
+    Elements pass when `|actual - expected| <= atol + rtol * |expected| + noise`
+    (NaNs in the same places pass).
 
     Args:
       actual, expected: pytrees of the same structure.
@@ -218,6 +278,8 @@ def check_close(
       err_msg: what is compared, for the failure message.
       tol_dtypes: further dtypes whose precision bounds the tolerance (the
         inputs' dtypes when `expected` comes from finite differences).
+      noise: optional pytree like `expected` of elementwise absolute error
+        bounds of `expected` itself (from `_directional_difference`).
 
     Raises:
       AssertionError: structures, shapes or values differ.
@@ -226,7 +288,8 @@ def check_close(
     e_leaves, e_tree = tree_flatten(expected)
     if a_tree != e_tree:
         raise AssertionError(f"{err_msg}: tree structures differ: {a_tree} vs {e_tree}")
-    for i, (a, e) in enumerate(zip(a_leaves, e_leaves)):
+    n_leaves = [None] * len(e_leaves) if noise is None else tree_flatten(noise)[0]
+    for i, (a, e, n) in enumerate(zip(a_leaves, e_leaves, n_leaves)):
         where = f"{err_msg} (output leaf {i})" if len(a_leaves) > 1 else err_msg
         if np.shape(a) != np.shape(e):
             raise AssertionError(f"{where}: shapes differ: {np.shape(a)} vs {np.shape(e)}")
@@ -236,13 +299,40 @@ def check_close(
                 np.testing.assert_array_equal(np.asarray(a), np.asarray(e), err_msg=where)
             continue
         least = _least_precise([dt, *tol_dtypes])
-        np.testing.assert_allclose(
+        _assert_close(
             _wide(a, dt),
             _wide(e, dt),
-            atol=_tolerance(atol, least),
-            rtol=_tolerance(rtol, least),
-            err_msg=where,
+            _tolerance(atol, least),
+            _tolerance(rtol, least),
+            0.0 if n is None else np.asarray(n),
+            where,
         )
+
+
+def _assert_close(
+    a: np.ndarray, e: np.ndarray, atol: float, rtol: float, noise: Any, where: str
+) -> None:
+    diff = np.abs(a - e)
+    bound = atol + rtol * np.abs(e) + noise
+    with np.errstate(invalid="ignore"):
+        ok = (diff <= bound) | (np.isnan(a) & np.isnan(e))
+    if np.all(ok):
+        return
+    bad = np.argwhere(~ok) if np.ndim(ok) else [()]
+    lines = [
+        f"Not equal to tolerance rtol={rtol:g}, atol={atol:g}"
+        + ("" if np.all(np.asarray(noise) == 0) else " (+ finite-difference noise bound)"),
+        where,
+        f"Mismatched elements: {len(bad)} / {np.size(ok)}",
+    ]
+    for idx in bad[:5]:
+        idx = tuple(int(j) for j in idx)
+        lines.append(
+            f" {list(idx)}: {a[idx]!r} (ACTUAL), {e[idx]!r} (DESIRED), "
+            f"allowed difference {np.broadcast_to(bound, np.shape(e))[idx]:.3g}"
+        )
+    lines.append(f"Max absolute difference among violations: {np.max(diff[~ok]):.6g}")
+    raise AssertionError("\n".join(lines))
 
 
 def _tangent_dtype(dt: np.dtype) -> np.dtype:
@@ -311,13 +401,14 @@ def check_jvp(
     what = err_msg or "JVP"
     in_dtypes = _leaf_dtypes(args)
     rng = np.random.default_rng(0)
-    tangents = tree_map(partial(_rand_like, rng), args)
+    numerical, tangents, noise = _directional_difference(
+        f, args, tree_map(partial(_rand_like, rng), args), eps
+    )
     primals_out, tangents_out = f_jvp(args, tangents)
     _check_tangent_dtypes(primals_out, tangents_out, what)
     expected_out = f(*args)
     check_close(primals_out, expected_out, atol, rtol, f"{what} primal output", in_dtypes)
-    numerical = numerical_jvp(f, args, tangents, eps)
-    check_close(tangents_out, numerical, atol, rtol, f"{what} tangent output", in_dtypes)
+    check_close(tangents_out, numerical, atol, rtol, f"{what} tangent output", in_dtypes, noise)
 
 
 def check_vjp(
@@ -354,8 +445,9 @@ def check_vjp(
     primals_out, vjp_fun = f_vjp(*args)
     expected_out = f(*args)
     check_close(primals_out, expected_out, atol, rtol, f"{what} primal output", in_dtypes)
-    tangents = tree_map(partial(_rand_like, rng), args)
-    tangents_out = numerical_jvp(f, args, tangents, eps)
+    tangents_out, tangents, noise = _directional_difference(
+        f, args, tree_map(partial(_rand_like, rng), args), eps
+    )
     cotangents = tree_map(partial(_rand_like, rng), primals_out)
     # `vjp_fun` is linear over the reals; conjugating around it turns its result
     # into the adjoint under the inner product `Re sum(conj(a) * b)`.
@@ -374,7 +466,8 @@ def check_vjp(
     # The error of a sum grows with its terms, not with the sum: cancellation
     # between random signs must not make the check stricter than per-element.
     a, r = _tolerance(atol, least), _tolerance(rtol, least)
-    bound = a + r * max(ip_scale, expected_scale, abs(ip_expected))
+    noise_ip, _ = _inner_product(noise, tree_map(_abs, cotangents))
+    bound = a + r * max(ip_scale, expected_scale, abs(ip_expected)) + noise_ip
     if not abs(ip - ip_expected) <= bound:
         raise AssertionError(
             f"{what}: <vjp(ct), t> = {ip!r} but <ct, jvp(t)> = {ip_expected!r} from finite "
@@ -385,6 +478,10 @@ def check_vjp(
 
 def _is_float0(x: Any) -> bool:
     return getattr(x, "dtype", None) == _float0
+
+
+def _abs(x: Any) -> Any:
+    return x if _is_float0(x) else np.abs(np.asarray(x))
 
 
 def _conj(x: Any) -> Any:
