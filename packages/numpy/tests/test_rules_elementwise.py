@@ -567,3 +567,28 @@ def test_vmap_of_grad_and_grad_of_vmap():
     np.testing.assert_allclose(g, want, rtol=1e-6)
     g = ad.grad(lambda x: lax.reduce_sum(vmap(f, in_axes=(0, None))(x, y), (0,)))(x)
     np.testing.assert_allclose(g, want, rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# Coverage: every primitive of the two modules has its rules
+
+LINEAR = {"neg", "add", "sub", "mul", "div", "convert_element_type", "select_n"}
+LINEAR |= {"complex", "real", "imag", "conj"}
+
+
+def test_every_primitive_has_its_rules():
+    from polyjax_core.primitive import Primitive
+    from polyjax_interpreters import batching
+    from polyjax_numpy.lax import _complex, _elementwise
+
+    prims = {
+        p
+        for m in (_elementwise, _complex)
+        for p in vars(m).values()
+        if isinstance(p, Primitive) and p.name != "add_any"
+    }
+    assert len(prims) == 64
+    for p in prims:
+        assert p in ad.primitive_jvps, p
+        assert p in batching.primitive_batchers, p
+        assert (p in ad.primitive_transposes) == (p.name in LINEAR), p
