@@ -424,6 +424,10 @@ def test_custom_vjp_under_jvp_raises_jax_error(toy):
         ad.jvp(g, (X, Y), (ONES, ONES))
     with pytest.raises(TypeError, match=msg):
         jit(lambda x, y: ad.jvp(g, (x, y), (x, y)))(X, Y)
+    with pytest.raises(TypeError, match=msg):
+        batching.vmap(lambda x: ad.jvp(g, (x, Y), (x, Y)))(XS)
+    with pytest.raises(TypeError, match=msg):
+        ad.jvp(lambda x: ad.jvp(g, (x, Y), (x, Y))[1], (X,), (ONES,))
     # a zero tangent never reaches the rule: then it is plain evaluation
     out, t = ad.jvp(lambda x: g(X, Y), (X,), (ONES,))
     _close(t, np.zeros(3))
@@ -572,3 +576,27 @@ def test_custom_vjp_bwd_errors(toy):
 def test_primitives_are_exported():
     assert custom_jvp_call_p.name == "custom_jvp_call"
     assert custom_vjp_call_p.name == "custom_vjp_call"
+
+
+def test_jacobians_and_remat_compose(toy):
+    from polyjax_interpreters.remat import checkpoint
+
+    f = _sin_with_double_rule(toy)
+    _close(ad.jacfwd(f)(X), np.diag(2 * np.cos(X)))
+    _close(ad.jacrev(f)(X), np.diag(2 * np.cos(X)))
+    _close(ad.grad(checkpoint(lambda x: toy.sum(f(x))))(X), 2 * np.cos(X))
+    g = _g(toy)
+    _close(ad.jacrev(g)(X, Y), np.diag(3 * np.cos(X) * Y))
+    _close(ad.grad(checkpoint(lambda x: toy.sum(g(x, Y))))(X), 3 * np.cos(X) * Y)
+
+    # Forward over reverse differentiates fwd and bwd (as in JAX, a fwd that calls the
+    # custom_vjp function itself would be differentiated in forward mode: an error).
+    @custom_vjp
+    def h(x):
+        return toy.sin(x)
+
+    h.defvjp(lambda x: (toy.sin(x), toy.cos(x)), lambda c, ct: (toy.mul(toy.mul(c, ct), 3.0),))
+    hvp = ad.jvp(ad.grad(lambda x: toy.sum(h(x))), (X,), (ONES,))[1]
+    _close(hvp, -3 * np.sin(X))
+    with pytest.raises(TypeError, match="forward-mode autodiff"):
+        ad.jvp(ad.grad(lambda x: toy.sum(g(x, Y))), (X,), (ONES,))

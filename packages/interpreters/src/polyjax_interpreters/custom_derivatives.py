@@ -1113,8 +1113,15 @@ def _custom_lin_lowering(ctx: Any, *args: Any, **params: Any) -> Any:
     raise TypeError(_JVP_OF_CUSTOM_VJP)
 
 
+def _custom_lin_forward_mode(*args: Any, **params: Any) -> Any:
+    # Reached only by forward mode (a jvp of the jvp, or a vmap of the jvp).
+    raise TypeError(_JVP_OF_CUSTOM_VJP)
+
+
 custom_lin_p.def_impl(_custom_lin_impl)
 mlir.register_lowering(custom_lin_p, _custom_lin_lowering)
+ad.primitive_jvps[custom_lin_p] = _custom_lin_forward_mode
+batching.primitive_batchers[custom_lin_p] = _custom_lin_forward_mode
 
 
 def _custom_lin_transpose(
