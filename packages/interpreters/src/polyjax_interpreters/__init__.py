@@ -1,6 +1,12 @@
-"""polyjax-interpreters: lowering to StableHLO and the XLA runtime (AD, vmap and pe come next).
+"""polyjax-interpreters: the transformations, lowering to StableHLO, and the XLA runtime.
 
 Modules:
+  ad: forward and reverse autodiff (`jvp`, `linearize`, `vjp`, `grad`, jacobians).
+  batching: `vmap` and named axes.
+  partial_eval: splitting jaxprs into known and unknown parts.
+  remat: `checkpoint` and its policies.
+  custom_derivatives: `custom_jvp`, `custom_vjp`.
+  test_util: `check_grads` against finite differences.
   backends: PJRT clients and devices (CPU from jaxlib, GPU/TPU from plugins).
   sharding: the `Sharding` interface and `SingleDeviceSharding`.
   array: `Array`, the concrete array, and moving data (`device_put`...).
@@ -27,13 +33,19 @@ from polyjax_core import source_info as _source_info  # noqa: E402
 _source_info.register_exclusion(_os.path.dirname(_os.path.abspath(__file__)))
 
 from polyjax_interpreters import (  # noqa: E402 (the exclusion comes first)
+    ad,
     array,
     backends,
+    batching,
+    custom_derivatives,
     dispatch,
     jit,
     mlir,
+    partial_eval,
+    remat,
     sharding,
     stages,
+    test_util,
 )
 from polyjax_interpreters.array import (  # noqa: E402
     Array,
@@ -63,9 +75,12 @@ __all__ = [
     "SingleDeviceSharding",
     "Traced",
     "__version__",
+    "ad",
     "array",
     "backends",
+    "batching",
     "block_until_ready",
+    "custom_derivatives",
     "default_backend",
     "device_count",
     "device_get",
@@ -78,10 +93,13 @@ __all__ = [
     "local_device_count",
     "local_devices",
     "mlir",
+    "partial_eval",
     "process_count",
     "process_index",
+    "remat",
     "sharding",
     "stages",
+    "test_util",
 ]
 
 

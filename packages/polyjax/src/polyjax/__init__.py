@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from polyjax import (
+        ad_checkpoint,
         custom_derivatives,
         dlpack,
         dtypes,
@@ -69,6 +70,18 @@ if TYPE_CHECKING:
         transfer_guard,
     )
     from polyjax_core.make_jaxpr import make_jaxpr
+    from polyjax_interpreters.ad import (
+        grad,
+        hessian,
+        jacfwd,
+        jacobian,
+        jacrev,
+        jvp,
+        linear_transpose,
+        linearize,
+        value_and_grad,
+        vjp,
+    )
     from polyjax_interpreters.array import Array, block_until_ready, device_get, device_put
     from polyjax_interpreters.backends import (
         default_backend,
@@ -79,15 +92,20 @@ if TYPE_CHECKING:
         process_count,
         process_index,
     )
+    from polyjax_interpreters.batching import vmap
     from polyjax_interpreters.custom_derivatives import custom_jvp, custom_vjp
     from polyjax_interpreters.jit import eval_shape, jit
+    from polyjax_interpreters.remat import checkpoint, checkpoint_policies, remat
 
 __all__ = [
     "Array",
     "ShapeDtypeStruct",
     "__version__",
+    "ad_checkpoint",
     "block_until_ready",
     "check_tracer_leaks",
+    "checkpoint",
+    "checkpoint_policies",
     "clear_caches",
     "config",
     "custom_derivatives",
@@ -111,8 +129,16 @@ __all__ = [
     "errors",
     "eval_shape",
     "explain_cache_misses",
+    "grad",
+    "hessian",
+    "jacfwd",
+    "jacobian",
+    "jacrev",
     "jit",
+    "jvp",
     "lax",
+    "linear_transpose",
+    "linearize",
     "local_device_count",
     "local_devices",
     "log_compiles",
@@ -121,6 +147,7 @@ __all__ = [
     "numpy_rank_promotion",
     "process_count",
     "process_index",
+    "remat",
     "sharding",
     "softmax_custom_jvp",
     "stages",
@@ -130,6 +157,9 @@ __all__ = [
     "tree",
     "tree_util",
     "typeof",
+    "value_and_grad",
+    "vjp",
+    "vmap",
 ]
 
 # Public name -> (module, attribute). Each is imported on first lookup and then
@@ -142,6 +172,20 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "eval_shape": (f"{_RT}.jit", "eval_shape"),
     "make_jaxpr": (f"{_CORE}.make_jaxpr", "make_jaxpr"),
     "custom_jvp": (f"{_RT}.custom_derivatives", "custom_jvp"),
+    "vmap": (f"{_RT}.batching", "vmap"),
+    "checkpoint": (f"{_RT}.remat", "checkpoint"),
+    "remat": (f"{_RT}.remat", "remat"),
+    "checkpoint_policies": (f"{_RT}.remat", "checkpoint_policies"),
+    "grad": (f"{_RT}.ad", "grad"),
+    "value_and_grad": (f"{_RT}.ad", "value_and_grad"),
+    "jvp": (f"{_RT}.ad", "jvp"),
+    "vjp": (f"{_RT}.ad", "vjp"),
+    "linearize": (f"{_RT}.ad", "linearize"),
+    "jacfwd": (f"{_RT}.ad", "jacfwd"),
+    "jacrev": (f"{_RT}.ad", "jacrev"),
+    "jacobian": (f"{_RT}.ad", "jacobian"),
+    "hessian": (f"{_RT}.ad", "hessian"),
+    "linear_transpose": (f"{_RT}.ad", "linear_transpose"),
     "custom_vjp": (f"{_RT}.custom_derivatives", "custom_vjp"),
     # Devices and backends.
     "devices": (f"{_RT}.backends", "devices"),
@@ -182,6 +226,7 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
 # an import statement (``import polyjax.lax``).
 _SUBMODULES = frozenset(
     {
+        "ad_checkpoint",
         "custom_derivatives",
         "dlpack",
         "dtypes",
