@@ -21,6 +21,7 @@ Areas (private modules):
   - `_complex`: `complex`, `real`, `imag`, `conj`.
 """
 
+from polyjax_interpreters.ad import stop_gradient
 from polyjax_numpy.lax import _transform_hooks  # noqa: F401  (registers ad/vmap hooks)
 from polyjax_numpy.lax._complex import (
     complex,
@@ -230,9 +231,12 @@ from polyjax_numpy.lax._shape_ops import (
 )
 
 __all__ = [
+    "AccuracyMode",
+    "Precision",
+    "RoundingMethod",
+    "Tolerance",
     "abs",
     "abs_p",
-    "AccuracyMode",
     "acos",
     "acos_p",
     "acosh",
@@ -362,7 +366,6 @@ __all__ = [
     "pow_p",
     "ppermute",
     "ppermute_p",
-    "Precision",
     "pshuffle",
     "psum",
     "psum_p",
@@ -387,7 +390,6 @@ __all__ = [
     "rev_p",
     "round",
     "round_p",
-    "RoundingMethod",
     "rsqrt",
     "rsqrt_p",
     "select",
@@ -414,13 +416,13 @@ __all__ = [
     "square_p",
     "squeeze",
     "squeeze_p",
+    "stop_gradient",
     "sub",
     "sub_p",
     "tan",
     "tan_p",
     "tanh",
     "tanh_p",
-    "Tolerance",
     "transpose",
     "transpose_p",
     "xor_p",
