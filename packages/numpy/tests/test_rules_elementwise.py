@@ -569,6 +569,24 @@ def test_vmap_of_grad_and_grad_of_vmap():
     np.testing.assert_allclose(g, want, rtol=1e-6)
 
 
+def test_jacobians_of_a_composite_agree():
+    # jacfwd is vmap of jvp and jacrev vmap of vjp: the jvp rules' outputs are batched,
+    # the transposes too; both must give one Jacobian, and check_grads must agree.
+    def f(x):
+        a = lax.clamp(np.float32(-1), x, np.float32(1))
+        b = lax.select_n(lax.lt(x, 0.5), lax.sin(x), lax.exp(x))
+        c = lax.pow(lax.abs(x), lax.cos(x))
+        d = lax.max(x, lax.neg(x))
+        e = lax.atan2(x, lax.add(lax.square(x), 1.0))
+        return lax.add(lax.add(lax.mul(a, b), lax.div(c, d)), e)
+
+    x = np.float32([-1.5, -0.3, 0.4, 0.9, 1.7])
+    np.testing.assert_allclose(ad.jacfwd(f)(x), ad.jacrev(f)(x), rtol=1e-5)
+    total = lambda x: lax.reduce_sum(f(x), (0,))  # noqa: E731
+    np.testing.assert_allclose(ad.jacfwd(ad.jacrev(total))(x), ad.hessian(total)(x), rtol=1e-5)
+    check_grads(f, (x,), order=2)
+
+
 # ---------------------------------------------------------------------------
 # Coverage: every primitive of the two modules has its rules
 
