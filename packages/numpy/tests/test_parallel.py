@@ -336,3 +336,30 @@ def test_transposes_of_gather_scatter_all_to_all():
 def test_axis_index_groups_unsupported():
     with pytest.raises(NotImplementedError, match=re.escape("axis_index_groups")):
         vmap(lambda v: lax.psum(v, "i", axis_index_groups=[[0, 1]]), axis_name="i")(arr(2))
+
+
+@pytest.mark.parametrize("names", [("i", "j"), ("j", "i")])
+def test_ppermute_and_all_to_all_over_tuple_of_names(names):
+    x = arr(2, 3, 6)  # position (i, j) holds x[i, j]
+
+    def flat(v):  # values in the row-major order of `names`
+        return v.reshape(6, 6) if names == ("i", "j") else v.transpose(1, 0, 2).reshape(6, 6)
+
+    def unflat(v):  # back to (i, j) positions
+        v = np.asarray(v)
+        if names == ("i", "j"):
+            return v.reshape(2, 3, -1)
+        return v.reshape(3, 2, -1).transpose(1, 0, 2)
+
+    perm = [(k, (k + 2) % 6) for k in range(5)]  # position 2 receives nothing (from 5)
+    out = _nested(lambda v: lax.ppermute(v, names, perm), x)
+    expected = np.zeros((6, 6), f32)
+    for src, dst in perm:
+        expected[dst] = flat(x)[src]
+    close(out, unflat(expected))
+
+    out = _nested(lambda v: lax.all_to_all(v, names, 0, 0), x)  # the transpose over 6 positions
+    close(out, unflat(flat(x).T))
+    bools = x > 10
+    out = _nested(lambda v: lax.ppermute(v, names, perm), bools)
+    np.testing.assert_array_equal(out, unflat(expected > 10))

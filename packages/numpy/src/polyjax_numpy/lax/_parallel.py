@@ -748,10 +748,7 @@ def _all_to_all_batcher(
         )
         return out, (0 if b else not_mapped)
     if len(axis_name) > 1:
-        raise NotImplementedError(
-            f"all_to_all over a tuple of axis names {axis_name} under vmap of "
-            f"{axis_data.name!r} is not supported"
-        )
+        return _all_to_all_tuple(axis_data, x, d, split_axis, concat_axis, axis_name), 0
     n = axis_data.size
     sa, ca = split_axis, concat_axis
     x = batching.bdim_at_front(x, d, n)  # (J, *s): J = source position
@@ -765,6 +762,88 @@ def _all_to_all_batcher(
 
 
 batching.axis_primitive_batchers[all_to_all_p] = _all_to_all_batcher
+
+
+# ---------------------------------------------------------------------------
+# Permuting collectives over a tuple of names. The positions of the other names
+# are batched by other traces, so a position's source is not a static slice of
+# our batch: gather from every position, then let each select its source with a
+# mask built from its index along all the names.
+
+
+def _gather_all(axis_data: Any, x: Any, d: Any, names: tuple) -> Any:
+    """`(N, *s)`: the values of all positions of `names`, the same at every position."""
+    out, _ = _all_gather_batcher(
+        axis_data,
+        [x],
+        [d],
+        all_gather_dimension=0,
+        axis_name=names,
+        axis_index_groups=None,
+        axis_size=_size(names),
+        tiled=False,
+    )
+    return out
+
+
+def _select(g: Any, axis: int, idx: Any, table: np.ndarray | None) -> Any:
+    """`g` indexed along `axis` at `table[idx[b]]` for each batch entry b (batch in front).
+
+    `g` is the same for the whole batch; `idx` holds each entry's index (n,);
+    `table` maps it to a position along `axis` (-1: zeros), None is the identity.
+    """
+    gshape = _shape(g)
+    size = gshape[axis]
+    n = _shape(idx)[0]
+    positions = iota(np.int32, size)
+    if table is not None:
+        # table[idx] without a gather: select the table entry whose index matches.
+        hit = _ew.eq(
+            broadcast_in_dim(idx, (n, len(table)), (0,)),
+            broadcast_in_dim(iota(np.int32, len(table)), (n, len(table)), (1,)),
+        )
+        entries = broadcast_in_dim(np.asarray(table, np.int32), (n, len(table)), (1,))
+        zeros = np.zeros((n, len(table)), np.int32)
+        idx = reduce_sum(_ew.select_n(hit, zeros, entries), (1,))
+    mask = _ew.eq(
+        broadcast_in_dim(idx, (n, size), (0,)), broadcast_in_dim(positions, (n, size), (1,))
+    )
+    full = (n, *gshape)
+    mask = broadcast_in_dim(mask, full, (0, 1 + axis))
+    dtype = get_aval(g).dtype
+    values = broadcast_in_dim(g, full, tuple(range(1, len(full))))
+    zero = broadcast_in_dim(_ew.convert_element_type(0, dtype), full, ())
+    picked = _ew.select_n(mask, zero, values)
+    if dtype == np.bool_:
+        return reduce_max(picked, (1 + axis,))
+    return reduce_sum(picked, (1 + axis,))
+
+
+def _composite_index(axis_data: Any, names: tuple) -> Any:
+    return _axis_index_batcher(axis_data, [], [], axis_name=names)[0]
+
+
+def _ppermute_tuple(axis_data: Any, x: Any, d: Any, names: tuple, perm: tuple) -> Any:
+    n_all = _size(names)
+    table = np.full(n_all, -1, np.int32)
+    for src, dst in perm:
+        table[dst] = src
+    g = _gather_all(axis_data, x, d, names)
+    return _select(g, 0, _composite_index(axis_data, names), table)
+
+
+def _all_to_all_tuple(
+    axis_data: Any, x: Any, d: Any, split_axis: int, concat_axis: int, names: tuple
+) -> Any:
+    n_all = _size(names)
+    g = _gather_all(axis_data, x, d, names)  # (J, *s): J = source position
+    g = _unmerge(g, 1 + split_axis, n_all)  # (J, *s[:sa], K, block, ...): K = destination
+    out = _select(g, 1 + split_axis, _composite_index(axis_data, names), None)
+    # out: (batch, J, *per-example dims); J goes before the concat dim and merges with it.
+    ndim = len(_shape(out))
+    per_example = list(range(2, ndim))
+    per_example.insert(concat_axis, 1)
+    return _merge(transpose(out, (0, *per_example)), 1 + concat_axis)
 
 
 def _all_to_all_transpose(ct, x, *, split_axis, concat_axis, axis_name, axis_index_groups, tiled):
@@ -839,10 +918,7 @@ def _ppermute_batcher(axis_data, vals, dims, *, axis_name, perm):
     if split is None:
         return ppermute_p.bind(x, axis_name=axis_name, perm=perm), d
     if len(axis_name) > 1:
-        raise NotImplementedError(
-            f"ppermute over a tuple of axis names {axis_name} under vmap of "
-            f"{axis_data.name!r} is not supported"
-        )
+        return _ppermute_tuple(axis_data, x, d, axis_name, perm), 0
     n = axis_data.size
     source = {dst: src for src, dst in perm}
     if d is not_mapped and len(source) == n:
