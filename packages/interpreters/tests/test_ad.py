@@ -730,3 +730,13 @@ def test_vjp_and_linearize_functions_are_pytrees_of_residuals():
     np.testing.assert_allclose(expected, np.cos(x * x) * 2 * x * ct, rtol=1e-5)
     _, f_jvp = ad.linearize(lambda x: toy.sin(toy.mul(x, x)), x)
     np.testing.assert_allclose(jit(lambda f, t: f(t))(f_jvp, ct), f_jvp(ct), rtol=1e-6)
+
+
+def test_linearize_prunes_unused_tangent_equations():
+    def g(x):
+        toy.cos(x)  # its tangent (sin, mul, neg) is dead
+        return toy.mul(toy.sin(x), x)
+
+    _, f_jvp = ad.linearize(g, f32(0.5))
+    assert "neg" not in prims(make_jaxpr(f_jvp)(f32(1.0)))
+    assert float(f_jvp(f32(1.0))) == pytest.approx(np.cos(0.5) * 0.5 + np.sin(0.5), rel=1e-6)

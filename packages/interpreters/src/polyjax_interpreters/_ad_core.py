@@ -26,6 +26,7 @@ from polyjax_core import dtypes, tracing
 from polyjax_core import source_info as si
 from polyjax_core.abstract_values import AbstractValue, ShapedArray, get_aval
 from polyjax_core.caching import weakref_lru_cache
+from polyjax_core.dce import dce_jaxpr
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from polyjax_core.jaxpr_eval import eval_jaxpr, jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import JaxprTrace, JaxprTracer, trace_to_jaxpr
@@ -724,6 +725,18 @@ class _Linearized:
         return [next(cts_in) if nz else Zero(a) for a, nz in zip(self.in_avals, self.in_nonzero)]
 
 
+def _prune(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """Drops the tangent equations no output needs, and the residuals they alone read."""
+    jaxpr = closed.jaxpr
+    pruned, _ = dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars), instantiate=True)
+    if len(pruned.eqns) == len(jaxpr.eqns):
+        return closed
+    used = {x for e in pruned.eqns for x in e.invars} | set(pruned.outvars)
+    keep = [i for i, v in enumerate(jaxpr.constvars) if v in used]
+    pruned = pruned.replace(constvars=[jaxpr.constvars[i] for i in keep])
+    return ClosedJaxpr(pruned, [closed.consts[i] for i in keep])
+
+
 def _linearize_flat(
     fun: Callable[..., Any], primals: Sequence[Any], has_aux: bool = False
 ) -> tuple[_Linearized, Any]:
@@ -746,7 +759,7 @@ def _linearize_flat(
                 aux = _strip_tangents(jt, aux)
         out_tangents = [t for _, t in pairs]
         out_nonzero = [type(t) is not Zero for t in out_tangents]
-        jaxpr = lt.to_jaxpr([t for t in out_tangents if type(t) is not Zero])
+        jaxpr = _prune(lt.to_jaxpr([t for t in out_tangents if type(t) is not Zero]))
     out_avals = [tangent_aval(get_aval(p)) for p, _ in pairs]
     lin = _Linearized([p for p, _ in pairs], jaxpr, in_avals, out_avals, in_nonzero, out_nonzero)
     return lin, aux
