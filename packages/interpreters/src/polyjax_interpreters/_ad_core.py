@@ -289,7 +289,7 @@ def defjvp_zero(prim: Primitive) -> None:
 
 def _linear_jvp(prim: Primitive, primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
     ans = prim.bind(*primals, **params)
-    if all(type(t) is Zero for t in tangents):
+    if all(type(t) is Zero for t in tangents) or not _is_float_out(prim, ans):
         return ans, _zero_tangents_like(prim, ans)
     return ans, prim.bind(*map(instantiate_zeros, tangents), **params)
 

@@ -13,14 +13,26 @@ to the user. Integer and boolean values have tangents of dtype `float0`.
 
 Reverse mode is built from forward mode:
 
-1. `linearize` traces the jvp of a function to a jaxpr, then splits it with
-   partial evaluation into the part computing primal values (run now) and a
-   *linear* jaxpr mapping input tangents to output tangents.
+1. `linearize` runs the jvp of a function with *partial evaluation on the
+   fly*: the tangents are unknown values of a jaxpr being built, the primals
+   are known. An equation reading only known values runs right away under the
+   enclosing trace (so primal values stay concrete, and Python control flow
+   on them works under `grad` as in JAX); an equation reading a tangent is
+   recorded. The result is the primal output and a *linear* jaxpr from input
+   tangents to output tangents, whose constants are the residuals. A
+   higher-order primitive such as `jit` is split by its partial-evaluation
+   rule (`partial_eval.partial_eval_jaxpr_custom_rules`) into a known part
+   run now and an unknown part recorded.
 2. `backward_pass` transposes that linear jaxpr: it walks its equations in
    reverse, calling each primitive's transpose rule (`primitive_transposes`)
-   with the output cotangents and accumulating the input cotangents.
-3. `vjp` pairs both; `grad`, `value_and_grad`, `jacrev` are built on `vjp`,
-   and `jacfwd` on `jvp` and `vmap`.
+   with the output cotangents and accumulating the input cotangents with
+   `add_any`; cotangents known to be zero stay symbolic and skip equations.
+3. `vjp` pairs both; `grad` and `value_and_grad` are `vjp` with a cotangent
+   of 1; `jacrev` maps the transpose over a basis with `vmap`, `jacfwd` maps
+   the linear jaxpr itself; `hessian` is `jacfwd(jacrev)`.
+
+Higher-order primitives get their rules from `jvp_jaxpr` and
+`transpose_jaxpr` (jaxpr to jaxpr, cached), as `jit`'s do in `jit.py`.
 
 Rule writers use `defjvp`, `defjvp2`, `defjvp_zero`, `deflinear` and
 `deflinear2` (JAX's names), or register in the tables directly:
