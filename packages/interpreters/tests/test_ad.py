@@ -12,6 +12,7 @@ import pytest
 
 from polyjax_core import dtypes, make_jaxpr
 from polyjax_core.abstract_values import ShapedArray
+from polyjax_core.jaxpr_eval import eval_jaxpr
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching
@@ -740,3 +741,23 @@ def test_linearize_prunes_unused_tangent_equations():
     _, f_jvp = ad.linearize(g, f32(0.5))
     assert "neg" not in prims(make_jaxpr(f_jvp)(f32(1.0)))
     assert float(f_jvp(f32(1.0))) == pytest.approx(np.cos(0.5) * 0.5 + np.sin(0.5), rel=1e-6)
+
+
+def test_jvp_jaxpr_and_transpose_jaxpr():
+    a = ShapedArray((3,), f32)
+    closed = trace_to_jaxpr(lambda x, y: [toy.mul(toy.sin(x), y), toy.cos(y)], [a, a])
+    jvp_closed, out_nz = ad.jvp_jaxpr(closed, [True, False], instantiate=False)
+    assert out_nz == [True, False]  # cos y has a zero tangent
+    assert [v.aval for v in jvp_closed.jaxpr.invars] == [a, a, a]  # x, y, dx
+    assert len(jvp_closed.jaxpr.outvars) == 3
+    assert ad.jvp_jaxpr(closed, [True, False], instantiate=False)[0] is jvp_closed  # cached
+    inst, out_nz = ad.jvp_jaxpr(closed, [True, False], instantiate=[False, True])
+    assert out_nz == [True, True] and len(inst.jaxpr.outvars) == 4
+
+    lin = trace_to_jaxpr(lambda c, t: [toy.mul(t, c), toy.neg(t)], [a, a])
+    transposed, ct_nz = ad.transpose_jaxpr(lin, [False, True], [True, False])
+    assert ct_nz == [True]
+    assert "neg" not in prims(transposed)  # its cotangent is a symbolic zero
+    c, ct = arr(3), arr(3, start=2.0)
+    (out,) = eval_jaxpr(transposed.jaxpr, transposed.consts, c, ct)
+    np.testing.assert_allclose(out, c * ct)
