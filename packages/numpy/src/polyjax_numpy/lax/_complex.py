@@ -216,3 +216,8 @@ def conj(x: ArrayLike) -> Any:
     """
     input_dtype = dtypes.dtype(x, canonicalize=True)
     return conj_p.bind(x, input_dtype=input_dtype)
+
+
+# For the derivative rules of `_elementwise`, which this module imports.
+sr.ops.real = real
+sr.ops.conj = conj

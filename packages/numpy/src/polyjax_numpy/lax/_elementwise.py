@@ -355,9 +355,7 @@ def _bcast_to(t: Any, shape: tuple) -> Any:
     t_shape = _shape_of(t)
     if sd.definitely_equal_shape(t_shape, shape):
         return t
-    from polyjax_numpy.lax._shape_ops import broadcast_in_dim  # (it imports this module)
-
-    return broadcast_in_dim(t, shape, tuple(range(len(shape))) if t_shape else ())
+    return sr.ops.broadcast_in_dim(t, shape, tuple(range(len(shape))) if t_shape else ())
 
 
 def _unbroadcast(aval: ShapedArray, ct: Any) -> Any:
@@ -371,9 +369,7 @@ def _unbroadcast(aval: ShapedArray, ct: Any) -> Any:
     ct_shape, shape = _shape_of(ct), aval.shape
     if sd.definitely_equal_shape(ct_shape, shape):
         return ct
-    from polyjax_numpy.lax._reductions import reduce_sum  # (they import this module)
-    from polyjax_numpy.lax._shape_ops import reshape
-
+    reduce_sum, reshape = sr.ops.reduce_sum, sr.ops.reshape
     if not shape:
         return reduce_sum(ct, tuple(range(len(ct_shape))))
     axes = tuple(
@@ -512,8 +508,7 @@ _SQRT_PI_OVER_TWO = float(np.sqrt(np.pi) / 2.0)
 def _abs_jvp(g: Any, ans: Any, x: Any) -> Any:
     if _is_complex(x):
         # d|x| = Re(conj(x) dx) / |x|; taken as 0 at x = 0.
-        from polyjax_numpy.lax._complex import conj, real  # (it imports this module)
-
+        conj, real = sr.ops.conj, sr.ops.real
         scale = div(conj(x), _convert_element_type(_replace_zero(ans), _dtype_of(x)))
         return real(mul(g, scale))
     return select_n(ge(x, 0), neg(g), g)
@@ -894,9 +889,7 @@ def _select_n_batch(args: Sequence[Any], dims: Sequence[Any]) -> tuple:
     else:
         which = batching.moveaxis(which, which_dim, 0)
         if which_ndim == 1 and len(shape) > 1:  # one `which` per example
-            from polyjax_numpy.lax._shape_ops import broadcast_in_dim
-
-            which = broadcast_in_dim(which, shape, (0,))
+            which = sr.ops.broadcast_in_dim(which, shape, (0,))
     return select_n_p.bind(which, *cases), 0
 
 
@@ -953,8 +946,7 @@ def _clamp_batch(args: Sequence[Any], dims: Sequence[Any]) -> tuple:
 
     def bound(b: Any, dim: Any) -> Any:
         # A bound is rank-0 or of the operand's shape: give it the batched operand's.
-        from polyjax_numpy.lax._shape_ops import broadcast_in_dim
-
+        broadcast_in_dim = sr.ops.broadcast_in_dim
         if dim is None:
             if not _shape_of(b):
                 return b

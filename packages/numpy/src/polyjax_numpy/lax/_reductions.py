@@ -29,6 +29,7 @@ from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_numpy.lax import _elementwise as _ew
+from polyjax_numpy.lax import _shape_rules as sr
 from polyjax_numpy.lax._shape_ops import broadcast_in_dim, pad, reshape, slice_in_dim
 
 __all__ = [
@@ -351,3 +352,7 @@ for _prim, _direction in ((argmax_p, "GT"), (argmin_p, "LT")):
 for _prim in (argmax_p, argmin_p):
     ad.defjvp_zero(_prim)
     batching.primitive_batchers[_prim] = functools.partial(_reduction_batch, _prim)
+
+
+# For the derivative rules of `_elementwise` and `_shape_ops`, which this module imports.
+sr.ops.reduce_sum = reduce_sum

@@ -40,6 +40,7 @@ from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import Tracer
 from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_interpreters.array import Array
+from polyjax_numpy.lax import _shape_rules as sr
 from polyjax_numpy.lax._elementwise import _convert_element_type
 from polyjax_numpy.lax._elementwise import select_n as _select_n
 from polyjax_numpy.lax._elementwise import sub as _sub
@@ -156,12 +157,10 @@ def _inverse_permutation(perm: Sequence[int]) -> tuple[int, ...]:
 
 
 def _reduce_sum(x: Any, axes: tuple[int, ...]) -> Any:
-    """`reduce_sum` (imported late: the reductions module builds on this one)."""
+    """`reduce_sum` (looked up late: the reductions module builds on this one)."""
     if not axes:
         return x
-    from polyjax_numpy.lax._reductions import reduce_sum
-
-    return reduce_sum(x, axes)
+    return sr.ops.reduce_sum(x, axes)
 
 
 # ---------------------------------------------------------------------------
@@ -1199,3 +1198,8 @@ def _rev_batch(args, dims, *, dimensions):
 
 ad.deflinear2(rev_p, _rev_transpose)
 batching.primitive_batchers[rev_p] = _rev_batch
+
+
+# For the derivative rules of `_elementwise`, which this module imports.
+sr.ops.broadcast_in_dim = broadcast_in_dim
+sr.ops.reshape = reshape

@@ -62,6 +62,27 @@ BOOL_OR_INT: tuple[type, ...] = INT + BOOL
 SIGNED_NUM: tuple[type, ...] = (np.signedinteger,) + FLOAT + COMPLEX
 
 
+class _LateOps:
+    """Functions of lax modules that themselves import the module needing them.
+
+    `_elementwise` is the base of `_shape_ops`, `_reductions` and `_complex`, yet
+    some of its derivative rules need their functions (a transpose that sums
+    over broadcast axes, the complex case of `abs`). Importing them would be a
+    cycle, so each of those modules registers its functions here when it is
+    imported, and the rules look them up when they run (always after the whole
+    `lax` package is loaded).
+    """
+
+    broadcast_in_dim: Any
+    reshape: Any
+    reduce_sum: Any
+    real: Any
+    conj: Any
+
+
+ops = _LateOps()
+
+
 def dtype_name(dtype: Any) -> str:
     """The name of a dtype as error messages show it (``float32``, ``bfloat16``)."""
     return str(getattr(dtype, "name", dtype))
