@@ -90,7 +90,21 @@ def dtype_name(dtype: Any) -> str:
 
 def accepts(dtype: Any, accepted: Sequence[type]) -> bool:
     """Whether `dtype` belongs to one of the `accepted` categories."""
-    return any(dtypes.issubdtype(dtype, t) for t in accepted)
+    key = (dtype, accepted)
+    try:
+        return _accepts_memo[key]  # every shape rule asks this: answer from memory
+    except (KeyError, TypeError):
+        pass
+    result = any(dtypes.issubdtype(dtype, t) for t in accepted)
+    try:
+        if len(_accepts_memo) < 4096:
+            _accepts_memo[key] = result
+    except TypeError:  # an unhashable category list
+        pass
+    return result
+
+
+_accepts_memo: dict[tuple[Any, Any], bool] = {}
 
 
 def _float0_error(name: str, position: int | None) -> TypeError:
