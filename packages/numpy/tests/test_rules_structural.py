@@ -14,6 +14,7 @@ import pytest
 
 from polyjax_core import dtypes
 from polyjax_interpreters import ad, batching
+from polyjax_interpreters.jit import jit
 from polyjax_interpreters.test_util import check_grads
 from polyjax_numpy import lax
 
@@ -341,3 +342,24 @@ def test_vmap_of_grad_and_grad_of_vmap():
         return lax.reduce_sum(batching.vmap(loss, in_axes=(0, None))(xs, y), (0,))
 
     np.testing.assert_allclose(ad.grad(total)(y), 2 * xs.T @ (xs @ y), rtol=1e-5)
+
+
+def test_rules_compose_under_jit_and_nested_vmap():
+    x, y = rand((2, 3, 4)), rand((4, 5))
+
+    def f(x, y):
+        z = lax.pad(lax.rev(x, (1,)), np.float32(0.5), ((0, 0, 0), (1, 1, 0), (0, 0, 1)))
+        z = lax.slice(z, (0, 1, 0), (2, 4, 7), (1, 1, 2))  # back to (2, 3, 4)
+        return lax.reduce_max(lax.dot_general(z, y, (((2,), (0,)), ((), ()))), (1,))
+
+    check_grads(jit(f), (x, y), order=1)
+    g = jit(ad.grad(lambda x, y: lax.reduce_sum(f(x, y), (0, 1))))
+    np.testing.assert_allclose(
+        g(x, y), ad.grad(lambda x, y: lax.reduce_sum(f(x, y), (0, 1)))(x, y), rtol=1e-6
+    )
+    assert "stablehlo.dot_general" in g.lower(x, y).as_text()
+    # vmap of vmap of jit, with the batch axes at different positions.
+    xs = rand((3, 2, 3, 4, 2))
+    nested = batching.vmap(batching.vmap(jit(f), in_axes=(3, None)), in_axes=(0, None))
+    expected = np.stack([np.stack([f(xs[i, ..., j], y) for j in range(2)]) for i in range(3)])
+    np.testing.assert_allclose(nested(xs, y), expected, rtol=1e-5)

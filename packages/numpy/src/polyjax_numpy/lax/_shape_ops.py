@@ -1139,7 +1139,21 @@ def _pad_batch(args, dims, *, padding_config):
     return _select_n(mask, values, padded), 0
 
 
+def _pad_jvp(primals, tangents, *, padding_config):
+    # As deflinear's rule, but a zero padding-value tangent (the common case: a
+    # constant padding value) stays a literal instead of becoming an equation.
+    (operand, padding_value), (t_operand, t_padding_value) = primals, tangents
+    out = pad_p.bind(operand, padding_value, padding_config=padding_config)
+    if type(t_operand) is ad.Zero and type(t_padding_value) is ad.Zero:
+        return out, ad.Zero.from_primal_value(out)
+    t_operand = ad.instantiate_zeros(t_operand)
+    if type(t_padding_value) is ad.Zero:
+        t_padding_value = _zero_scalar(t_operand)
+    return out, pad_p.bind(t_operand, t_padding_value, padding_config=padding_config)
+
+
 ad.deflinear2(pad_p, _pad_transpose)
+ad.primitive_jvps[pad_p] = _pad_jvp
 batching.primitive_batchers[pad_p] = _pad_batch
 
 
