@@ -112,12 +112,20 @@ def test_unary_grads_rank0_and_bf16(name):
     check_grads(fun, (_points(*domain, (3,), bf16),), order=1)
 
 
-def test_lgamma_first_order_and_digamma_has_no_derivative():
-    # lgamma' = digamma; digamma' would need polygamma, which does not exist yet.
+def test_lgamma_digamma_polygamma_derivatives():
+    # lgamma' = digamma, digamma' = polygamma(1, .), polygamma(m, .)' = polygamma(m + 1, .)
+    import scipy.special
+
     x = _points(0.5, 3, (3,))
-    check_grads(lax.lgamma, (x,), order=1)
-    with pytest.raises(NotImplementedError, match="polygamma"):
-        ad.jvp(lax.digamma, (x,), (_ones(x),))
+    check_grads(lax.lgamma, (x,), order=2)
+    check_grads(lax.digamma, (x,), order=2)
+    check_grads(lambda v: lax.polygamma(2.0, v), (x,), order=1)
+    _, t = ad.jvp(lax.digamma, (x,), (_ones(x),))
+    np.testing.assert_allclose(np.asarray(t), scipy.special.polygamma(1, x), rtol=1e-5)
+    m = np.array([1.0, 2.0, 3.0], np.float32)
+    np.testing.assert_allclose(
+        np.asarray(vmap(lax.polygamma)(m, x)), scipy.special.polygamma([1, 2, 3], x), rtol=1e-5
+    )
 
 
 # Values of derivatives that finite differences cannot check (at kinks) or that

@@ -67,6 +67,8 @@ __all__ = [
     "atan",
     "atan2",
     "atan2_p",
+    "polygamma",
+    "polygamma_p",
     "atan_p",
     "atanh",
     "atanh_p",
@@ -522,13 +524,6 @@ def _integer_pow_jvp(g: Any, x: Any, *, y: int) -> Any:
     return mul(g, mul(y, x if y == 2 else integer_pow(x, y - 1)))
 
 
-def _digamma_jvp(primals: list, tangents: list) -> tuple:
-    raise NotImplementedError(
-        "The derivative of digamma is polygamma(1, x), and polyjax has no polygamma "
-        "primitive yet: digamma cannot be differentiated."
-    )
-
-
 ad.deflinear2(neg_p, lambda ct, x: [neg(ct)])
 for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p):
     ad.defjvp_zero(_p)
@@ -560,7 +555,7 @@ ad.defjvp(erf_p, lambda g, x: mul(g, mul(_TWO_OVER_SQRT_PI, exp(neg(square(x))))
 ad.defjvp(erfc_p, lambda g, x: mul(g, mul(-_TWO_OVER_SQRT_PI, exp(neg(square(x))))))
 ad.defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(_SQRT_PI_OVER_TWO, exp(square(ans)))))
 ad.defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
-ad.primitive_jvps[digamma_p] = _digamma_jvp
+ad.defjvp(digamma_p, lambda g, x: mul(g, polygamma(1, x)))
 ad.defjvp(square_p, lambda g, x: mul(g, mul(2, x)))
 ad.defjvp(integer_pow_p, _integer_pow_jvp)
 
@@ -592,6 +587,8 @@ mul_p = _binop("mul", sr.NUM, hlo.multiply)
 div_p = _binop("div", sr.NUM, hlo.divide)
 rem_p = _binop("rem", sr.INT + sr.FLOAT, hlo.remainder)
 atan2_p = _binop("atan2", sr.INEXACT, hlo.atan2)
+# polygamma(m, x): the m-th derivative of digamma; m holds whole numbers of x's dtype.
+polygamma_p = _binop("polygamma", sr.FLOAT, chlo.polygamma)
 and_p = _binop("and", sr.BOOL_OR_INT, hlo.and_)
 or_p = _binop("or", sr.BOOL_OR_INT, hlo.or_)
 xor_p = _binop("xor", sr.BOOL_OR_INT, hlo.xor)
@@ -766,11 +763,13 @@ ad.defjvp2(
     lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
     lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)),
 )
+# No derivative in the order m (a whole number): like JAX, its tangent is ignored.
+ad.defjvp(polygamma_p, None, lambda g, m, x: mul(g, polygamma(add(m, 1.0), x)))
 for _p in (and_p, or_p, xor_p, shift_left_p, shift_right_logical_p, shift_right_arithmetic_p):
     ad.defjvp_zero(_p)
 for _p in (
     add_p, sub_p, mul_p, div_p, rem_p, atan2_p, and_p, or_p, xor_p, shift_left_p,
-    shift_right_logical_p, shift_right_arithmetic_p, max_p, min_p, pow_p,
+    shift_right_logical_p, shift_right_arithmetic_p, max_p, min_p, pow_p, polygamma_p,
 ):  # fmt: skip
     batching.defbroadcasting(_p)
 
@@ -1360,6 +1359,11 @@ erfc = _plain_unop(erfc_p, "complementary error function `1 - erf(x)`")
 erf_inv = _plain_unop(erf_inv_p, "inverse error function")
 lgamma = _plain_unop(lgamma_p, "log of the absolute value of the gamma function")
 digamma = _plain_unop(digamma_p, "digamma function, the derivative of `lgamma`")
+
+
+def polygamma(m: ArrayLike, x: ArrayLike) -> Any:
+    """Elementwise polygamma function: the `m`-th derivative of `digamma` at `x`."""
+    return _binary(polygamma_p, m, x)
 
 
 def atan2(x: ArrayLike, y: ArrayLike) -> Any:
