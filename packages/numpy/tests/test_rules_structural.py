@@ -13,6 +13,9 @@ import numpy as np
 import pytest
 
 from polyjax_core import dtypes
+from polyjax_core import symbolic_dims as sd
+from polyjax_core.abstract_values import ShapedArray
+from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_interpreters import ad, batching
 from polyjax_interpreters.jit import jit
 from polyjax_interpreters.test_util import check_grads
@@ -363,3 +366,20 @@ def test_rules_compose_under_jit_and_nested_vmap():
     nested = batching.vmap(batching.vmap(jit(f), in_axes=(3, None)), in_axes=(0, None))
     expected = np.stack([np.stack([f(xs[i, ..., j], y) for j in range(2)]) for i in range(3)])
     np.testing.assert_allclose(nested(xs, y), expected, rtol=1e-5)
+
+
+def test_rules_trace_with_symbolic_dimensions():
+    n = sd.symbolic_dim("n")
+
+    def f(x):
+        y = lax.pad(lax.slice(x, (1, 0), (n, 4), (1, 2)), 0.0, ((1, 0, 0), (0, 0, 0)))
+        y = lax.concatenate([y, lax.rev(y, (0,))], 0)
+        y = lax.broadcast_in_dim(lax.reduce_max(y, (1,)), (3, 2 * n), (1,))
+        return lax.reduce_sum(y, (0, 1))
+
+    grad = trace_to_jaxpr(lambda x: [ad.grad(f)(x)], [ShapedArray((n, 4), f32)])
+    assert grad.jaxpr.outvars[0].aval.shape == (n, 4)
+    batched = trace_to_jaxpr(
+        lambda x: [batching.vmap(f, in_axes=1)(x)], [ShapedArray((n, 5, 4), f32)]
+    )
+    assert batched.jaxpr.outvars[0].aval.shape == (5,)
