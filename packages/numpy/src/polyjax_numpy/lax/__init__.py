@@ -190,6 +190,13 @@ from polyjax_numpy.lax._parallel import (
     psum_scatter,
     reduce_scatter_p,
 )
+from polyjax_numpy.lax._random_bits import (
+    RandomAlgorithm,
+    rng_bit_generator,
+    rng_bit_generator_p,
+    threefry2x32,
+    threefry2x32_p,
+)
 from polyjax_numpy.lax._reductions import (
     argmax,
     argmax_p,
@@ -235,6 +242,7 @@ from polyjax_numpy.lax._shape_ops import (
 __all__ = [
     "AccuracyMode",
     "Precision",
+    "RandomAlgorithm",
     "RoundingMethod",
     "Tolerance",
     "abs",
@@ -392,6 +400,8 @@ __all__ = [
     "reshape_p",
     "rev",
     "rev_p",
+    "rng_bit_generator",
+    "rng_bit_generator_p",
     "round",
     "round_p",
     "rsqrt",
@@ -427,6 +437,8 @@ __all__ = [
     "tan_p",
     "tanh",
     "tanh_p",
+    "threefry2x32",
+    "threefry2x32_p",
     "transpose",
     "transpose_p",
     "xor_p",
