@@ -238,6 +238,17 @@ from polyjax_numpy.lax._shape_ops import (
     transpose,
     transpose_p,
 )
+from polyjax_numpy.lax._slicing import (
+    dynamic_index_in_dim,
+    dynamic_slice,
+    dynamic_slice_in_dim,
+    dynamic_slice_p,
+    dynamic_update_index_in_dim,
+    dynamic_update_slice,
+    dynamic_update_slice_in_dim,
+    dynamic_update_slice_p,
+    index_in_dim,
+)
 
 __all__ = [
     "AccuracyMode",
@@ -310,6 +321,14 @@ __all__ = [
     "dot",
     "dot_general",
     "dot_general_p",
+    "dynamic_index_in_dim",
+    "dynamic_slice",
+    "dynamic_slice_in_dim",
+    "dynamic_slice_p",
+    "dynamic_update_index_in_dim",
+    "dynamic_update_slice",
+    "dynamic_update_slice_in_dim",
+    "dynamic_update_slice_p",
     "eq",
     "eq_p",
     "erf",
@@ -335,6 +354,7 @@ __all__ = [
     "gt_p",
     "imag",
     "imag_p",
+    "index_in_dim",
     "integer_pow",
     "integer_pow_p",
     "iota",
