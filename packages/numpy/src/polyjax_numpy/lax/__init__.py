@@ -33,6 +33,11 @@ from polyjax_numpy.lax._complex import (
     real,
     real_p,
 )
+from polyjax_numpy.lax._control_flow import (
+    cond,
+    cond_p,
+    switch,
+)
 from polyjax_numpy.lax._dot import (
     Precision,
     batch_matmul,
@@ -306,6 +311,8 @@ __all__ = [
     "complex_p",
     "concatenate",
     "concatenate_p",
+    "cond",
+    "cond_p",
     "conj",
     "conj_p",
     "convert_element_type",
@@ -453,6 +460,7 @@ __all__ = [
     "stop_gradient",
     "sub",
     "sub_p",
+    "switch",
     "tan",
     "tan_p",
     "tanh",
