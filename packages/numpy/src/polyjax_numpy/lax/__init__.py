@@ -38,6 +38,18 @@ from polyjax_numpy.lax._control_flow import (
     cond_p,
     switch,
 )
+from polyjax_numpy.lax._cumulative import (
+    cumlogsumexp,
+    cumlogsumexp_p,
+    cummax,
+    cummax_p,
+    cummin,
+    cummin_p,
+    cumprod,
+    cumprod_p,
+    cumsum,
+    cumsum_p,
+)
 from polyjax_numpy.lax._dot import (
     Precision,
     batch_matmul,
@@ -254,6 +266,12 @@ from polyjax_numpy.lax._slicing import (
     dynamic_update_slice_p,
     index_in_dim,
 )
+from polyjax_numpy.lax._sorting import (
+    sort,
+    sort_p,
+    top_k,
+    top_k_p,
+)
 
 __all__ = [
     "AccuracyMode",
@@ -321,6 +339,16 @@ __all__ = [
     "cos_p",
     "cosh",
     "cosh_p",
+    "cumlogsumexp",
+    "cumlogsumexp_p",
+    "cummax",
+    "cummax_p",
+    "cummin",
+    "cummin_p",
+    "cumprod",
+    "cumprod_p",
+    "cumsum",
+    "cumsum_p",
     "digamma",
     "digamma_p",
     "div",
@@ -451,6 +479,8 @@ __all__ = [
     "slice",
     "slice_in_dim",
     "slice_p",
+    "sort",
+    "sort_p",
     "sqrt",
     "sqrt_p",
     "square",
@@ -467,6 +497,8 @@ __all__ = [
     "tanh_p",
     "threefry2x32",
     "threefry2x32_p",
+    "top_k",
+    "top_k_p",
     "transpose",
     "transpose_p",
     "xor_p",
