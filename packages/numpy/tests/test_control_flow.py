@@ -112,3 +112,210 @@ def test_cond_vmap_unbatched_predicate():
 def test_cond_jit_matches_eager():
     x = _rand(4)
     np.testing.assert_allclose(np.asarray(jit(_piecewise)(x)), np.asarray(_piecewise(x)))
+
+
+# ---------------------------------------------------------------------------
+# scan
+
+
+def _cell(c, x):
+    h, n = c
+    h = lax.tanh(h * 0.5 + x)
+    return (h, n + 1), lax.sin(h) * 2.0
+
+
+def _scan_oracle(c, xs, reverse=False):
+    h, n = c
+    ys = [None] * len(xs)
+    order = range(len(xs) - 1, -1, -1) if reverse else range(len(xs))
+    for i in order:
+        h = np.tanh(h * 0.5 + xs[i])
+        n = n + 1
+        ys[i] = np.sin(h) * 2
+    return (h, n), np.stack(ys)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("unroll", [1, 2, 3, True])
+def test_scan_values(reverse, unroll):
+    xs, h0 = _rand(5, 2), _rand(2, seed=1)
+    (h, n), ys = lax.scan(_cell, (h0, np.int32(0)), xs, reverse=reverse, unroll=unroll)
+    (wh, wn), wys = _scan_oracle((h0, 0), xs, reverse)
+    np.testing.assert_allclose(np.asarray(h), wh, rtol=1e-5, atol=1e-6)
+    assert int(n) == wn == 5
+    np.testing.assert_allclose(np.asarray(ys), wys, rtol=1e-5, atol=1e-6)
+
+
+def test_scan_no_xs_and_errors():
+    c, ys = lax.scan(lambda c, _: (c * 2.0, c), np.float32(1.0), None, length=4)
+    assert float(c) == 16.0
+    np.testing.assert_allclose(np.asarray(ys), [1, 2, 4, 8])
+    with pytest.raises(ValueError, match="length"):
+        lax.scan(lambda c, _: (c, c), np.float32(1.0), None)
+    with pytest.raises(TypeError, match="carry"):
+        lax.scan(lambda c, x: (c.astype(np.int32), x), np.float32(1.0), _rand(3))
+    with pytest.raises(TypeError, match="structure"):
+        lax.scan(lambda c, x: ((c, c), x), np.float32(1.0), _rand(3))
+
+
+def test_scan_printed_params_and_hoisted_consts():
+    w = _rand(3, seed=4)
+    jaxpr = make_jaxpr(lambda c, xs: lax.scan(lambda c, x: (c * w + x, c), c, xs))(
+        _rand(3), _rand(4, 3)
+    )
+    text = str(jaxpr)
+    for p in ["scan[", "length=4", "num_consts=1", "num_carry=1", "reverse=False", "unroll=1"]:
+        assert p in text, p
+    # The closed-over array enters as an operand, outside the loop body.
+    assert str(jaxpr.jaxpr.eqns[0].params["jaxpr"]).count("mul") == 1
+
+
+def test_scan_jit_matches_eager():
+    xs, h0 = _rand(6, 2), _rand(2, seed=1)
+    f = lambda h0, xs: lax.scan(_cell, (h0, np.int32(0)), xs)  # noqa: E731
+    a, b = jit(f)(h0, xs), f(h0, xs)
+    np.testing.assert_allclose(np.asarray(a[1]), np.asarray(b[1]), rtol=1e-6)
+
+
+def _scan_loss(h0, xs, w):
+    def body(h, x):
+        h = lax.tanh(h * w + x)
+        return h, h * h
+
+    h, ys = lax.scan(body, h0, xs)
+    return lax.reduce_sum(ys, (0, 1)) + lax.reduce_sum(h, (0,))
+
+
+def test_scan_grads():
+    args = (_rand(2), _rand(4, 2, seed=1), _rand(2, seed=2))
+    check_grads(_scan_loss, args, order=2)
+    check_grads(
+        lambda h, xs: lax.scan(_cell, (h, np.int32(0)), xs, reverse=True)[1],
+        args[:2],
+        order=1,
+    )
+
+
+def test_scan_grad_against_unrolled():
+    h0, xs, w = _rand(2), _rand(4, 2, seed=1), _rand(2, seed=2)
+
+    def unrolled(h, xs, w):
+        tot = 0.0
+        for i in range(4):
+            h = lax.tanh(h * w + xs[i])
+            tot = tot + lax.reduce_sum(h * h, (0,))
+        return tot + lax.reduce_sum(h, (0,))
+
+    for a, b in zip(
+        ad.grad(_scan_loss, argnums=(0, 1, 2))(h0, xs, w),
+        ad.grad(unrolled, argnums=(0, 1, 2))(h0, xs, w),
+    ):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("in_axes", [(0, None, None), (None, 1, None), (0, 0, 0)])
+def test_scan_vmap(in_axes):
+    h0, xs, w = _rand(3, 2), _rand(3, 4, 2, seed=1), _rand(3, 2, seed=2)
+    args = [a if ax is not None else a[0] for a, ax in zip((h0, xs, w), in_axes)]
+    if in_axes[1] == 1:
+        args[1] = np.moveaxis(xs, 0, 1)
+    got = batching.vmap(_scan_loss, in_axes=in_axes)(*args)
+    want = [
+        float(
+            _scan_loss(
+                h0[i] if in_axes[0] is not None else args[0],
+                xs[i] if in_axes[1] is not None else args[1],
+                w[i] if in_axes[2] is not None else args[2],
+            )
+        )
+        for i in range(3)
+    ]
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------
+# while_loop / fori_loop
+
+
+def _collatz_steps(n):
+    return lax.while_loop(
+        lambda c: c[0] != 1,
+        lambda c: (lax.select(c[0] % 2 == 0, c[0] // 2, 3 * c[0] + 1), c[1] + 1),
+        (n, np.int32(0)),
+    )[1]
+
+
+def _py_collatz(n):
+    k = 0
+    while n != 1:
+        n, k = (n // 2 if n % 2 == 0 else 3 * n + 1), k + 1
+    return k
+
+
+def test_while_values_and_jit():
+    assert int(lax.while_loop(lambda x: x < 10, lambda x: x * 2, 1)) == 16
+    for n in [1, 6, 7]:
+        assert int(_collatz_steps(np.int32(n))) == _py_collatz(n)
+    assert int(jit(_collatz_steps)(np.int32(27))) == _py_collatz(27)
+
+
+def test_while_vmap_batched_predicate():
+    ns = np.array([1, 6, 7, 27, 3], np.int32)
+    got = batching.vmap(_collatz_steps)(ns)
+    np.testing.assert_array_equal(np.asarray(got), [_py_collatz(int(n)) for n in ns])
+
+
+def test_while_vmap_unbatched_predicate():
+    f = lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * x), (0, x))  # noqa: E731
+    xs = _rand(4)
+    got = batching.vmap(f)(xs)[1]
+    np.testing.assert_allclose(np.asarray(got), xs**4, rtol=1e-5)
+
+
+def _sin3(x):
+    return lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, lax.sin(c[1])), (0, x))[1]
+
+
+def test_while_jvp_and_reverse_error():
+    x = np.float32(0.8)
+    check_grads(_sin3, (x,), order=2, modes=("fwd",))
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+        ad.grad(_sin3)(x)
+
+
+def test_fori_loop():
+    assert float(lax.fori_loop(0, 5, lambda i, x: x + i, 0.0)) == 10.0
+    assert float(jit(lambda n: lax.fori_loop(0, n, lambda i, x: x + i, 0.0))(np.int32(5))) == 10.0
+    # Static bounds: a scan, so reverse mode works.
+    g = lambda x: lax.fori_loop(1, 4, lambda i, x: lax.sin(x) * x + i, x)  # noqa: E731
+    assert "scan[" in str(make_jaxpr(g)(np.float32(0.5)))
+    check_grads(g, (np.float32(0.7),), order=2)
+    text = str(make_jaxpr(lambda n, x: lax.fori_loop(0, n, lambda i, x: x * 2.0, x))(3, 1.0))
+    assert "while[" in text
+
+
+# ---------------------------------------------------------------------------
+# map / associative_scan
+
+
+@pytest.mark.parametrize("batch_size", [None, 2, 3, 7, 10])
+def test_map(batch_size):
+    xs = _rand(7, 2)
+    got = lax.map(lambda x: {"s": lax.sin(x)}, xs, batch_size=batch_size)
+    np.testing.assert_allclose(np.asarray(got["s"]), np.sin(xs), rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_associative_scan(n, reverse):
+    y = np.arange(1, n + 1, dtype=f32)
+    got = lax.associative_scan(lax.add, y, reverse=reverse)
+    want = np.cumsum(y[::-1])[::-1] if reverse else np.cumsum(y)
+    np.testing.assert_allclose(np.asarray(got), want)
+
+
+def test_associative_scan_axis_and_pytree():
+    m = np.abs(_rand(3, 6)) + 0.5
+    got = lax.associative_scan(lambda a, b: (a[0] * b[0], lax.max(a[1], b[1])), (m, m), axis=1)
+    np.testing.assert_allclose(np.asarray(got[0]), np.cumprod(m, 1), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(got[1]), np.maximum.accumulate(m, 1))

@@ -34,9 +34,16 @@ from polyjax_numpy.lax._complex import (
     real_p,
 )
 from polyjax_numpy.lax._control_flow import (
+    associative_scan,
     cond,
     cond_p,
+    fori_loop,
+    map,
+    scan,
+    scan_p,
     switch,
+    while_loop,
+    while_p,
 )
 from polyjax_numpy.lax._cumulative import (
     cumlogsumexp,
@@ -300,6 +307,7 @@ __all__ = [
     "asin_p",
     "asinh",
     "asinh_p",
+    "associative_scan",
     "atan",
     "atan2",
     "atan2_p",
@@ -381,6 +389,7 @@ __all__ = [
     "expm1_p",
     "floor",
     "floor_p",
+    "fori_loop",
     "full",
     "full_like",
     "ge",
@@ -408,6 +417,7 @@ __all__ = [
     "logistic_p",
     "lt",
     "lt_p",
+    "map",
     "max",
     "max_p",
     "min",
@@ -461,6 +471,8 @@ __all__ = [
     "round_p",
     "rsqrt",
     "rsqrt_p",
+    "scan",
+    "scan_p",
     "select",
     "select_n",
     "select_n_p",
@@ -501,5 +513,7 @@ __all__ = [
     "top_k_p",
     "transpose",
     "transpose_p",
+    "while_loop",
+    "while_p",
     "xor_p",
 ]

@@ -30,16 +30,32 @@ from polyjax_core.jaxpr import ClosedJaxpr, Var
 from polyjax_core.jaxpr_eval import jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
+from polyjax_core.tracing import Tracer
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
 from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_numpy.lax import _elementwise as _ew
-from polyjax_numpy.lax._shape_ops import broadcast_in_dim
+from polyjax_numpy.lax._reductions import reduce_max
+from polyjax_numpy.lax._shape_ops import (
+    broadcast_in_dim,
+    concatenate,
+    pad,
+    reshape,
+    rev,
+    slice_in_dim,
+)
 
 __all__ = [
+    "associative_scan",
     "cond",
     "cond_p",
+    "fori_loop",
+    "map",
+    "scan",
+    "scan_p",
     "switch",
+    "while_loop",
+    "while_p",
 ]
 
 
@@ -414,3 +430,1027 @@ def _cond_batching(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *, 
 
 
 batching.axis_primitive_batchers[cond_p] = _cond_batching
+
+
+# ---------------------------------------------------------------------------
+# scan
+
+scan_p = Primitive("scan")
+scan_p.multiple_results = True
+_impl(scan_p)
+
+
+def scan(
+    f: Callable[[Any, Any], tuple[Any, Any]],
+    init: Any,
+    xs: Any = None,
+    length: int | None = None,
+    reverse: bool = False,
+    unroll: int | bool = 1,
+    _split_transpose: bool = False,
+) -> tuple[Any, Any]:
+    """Loops ``f`` over the leading axis of ``xs``, threading a carry; stacks the outputs.
+
+    Semantically ``for x in xs: carry, y = f(carry, x)``, returning the final
+    carry and the ``y``s stacked along a new leading axis.
+
+    Args:
+      f: ``(carry, x) -> (carry, y)``; the output carry has the input carry's
+        structure and types.
+      init: the initial carry (a pytree of arrays).
+      xs: a pytree of arrays with a common leading dimension, or None.
+      length: the number of iterations (required when ``xs`` is None).
+      reverse: iterate from the end of ``xs`` (outputs stay in ``xs`` order).
+      unroll: iterations per loop trip in the lowered program (True: all).
+
+    Returns:
+      ``(final_carry, stacked_ys)``.
+
+    Example:
+      >>> scan(lambda c, x: (c + x, c), 0.0, np.arange(3.0))
+      (Array(3., dtype=float32), Array([0., 0., 1.], dtype=float32))
+    """
+    xs_flat, xs_tree = tree_flatten(xs)
+    lengths = set()
+    for x in xs_flat:
+        a = _aval_of(x)
+        if a.ndim == 0:
+            raise ValueError(f"scan got value with no leading axis to scan over: {a.str_short()}")
+        lengths.add(a.shape[0])
+    if length is not None:
+        length = int(length)
+        if lengths and lengths != {length}:
+            raise ValueError(
+                f"scan got `length` argument of {length} which disagrees with leading axis "
+                f"sizes {sorted(lengths)}."
+            )
+    elif not lengths:
+        raise ValueError("scan got no values to scan over and `length` not provided.")
+    elif len(lengths) > 1:
+        raise ValueError(f"scan got values with different leading axis sizes: {sorted(lengths)}.")
+    else:
+        length = lengths.pop()
+    if unroll is True:
+        unroll = max(length, 1)
+    elif unroll is False:
+        unroll = 1
+    unroll = int(unroll)
+    if unroll < 1:
+        raise ValueError("`unroll` must be a `bool` or a positive `int`.")
+    init_flat, init_tree = tree_flatten(init)
+    x_avals = [_slice_aval(_aval_of(x)) for x in xs_flat]
+    in_tree = tree_flatten((init, xs))[1]
+    carry_trees: list[Any] = []
+
+    def body(c: Any, x: Any) -> Any:
+        out = f(c, x)
+        if not isinstance(out, tuple | list) or len(out) != 2:
+            raise TypeError(
+                f"scan body output must be a pair, got {type(out).__name__} of length "
+                f"{len(out) if isinstance(out, tuple | list) else 1}."
+            )
+        carry_trees.append(tree_flatten(out[0])[1])
+        return tuple(out)
+
+    carry_avals = [_aval_of(x) for x in init_flat]
+    for _ in range(2):
+        jaxpr, consts, out_tree = _trace_fun(body, in_tree, [*carry_avals, *x_avals])
+        if carry_trees[-1] != init_tree:
+            raise TypeError(
+                "scan body function carry input and carry output must have the same pytree "
+                f"structure, but they differ: the input carry is {init_tree} and the output "
+                f"carry is {carry_trees[-1]}."
+            )
+        outs = jaxpr.out_avals[: len(init_flat)]
+        for a, b in zip(carry_avals, outs):
+            if not _same_type(a, b):
+                raise TypeError(
+                    "scan body function carry input and carry output must have equal types: "
+                    f"the input carry component has type {a.str_short()} but the corresponding "
+                    f"output carry component has type {b.str_short()}."
+                )
+        if all(a.weak_type == b.weak_type for a, b in zip(carry_avals, outs)):
+            break
+        # A weakly typed initial carry meets a strong one: start from the strong type.
+        carry_avals = [
+            ShapedArray(a.shape, a.dtype, a.weak_type and b.weak_type)
+            for a, b in zip(carry_avals, outs)
+        ]
+        init_flat = [
+            _ew._convert_element_type(x, a.dtype, weak_type=a.weak_type)
+            for x, a in zip(init_flat, carry_avals)
+        ]
+    n_in = len(consts) + len(init_flat) + len(xs_flat)
+    outs = scan_p.bind(
+        *consts,
+        *init_flat,
+        *xs_flat,
+        reverse=bool(reverse),
+        length=length,
+        jaxpr=jaxpr,
+        num_consts=len(consts),
+        num_carry=len(init_flat),
+        linear=(False,) * n_in,
+        unroll=unroll,
+        _split_transpose=_split_transpose,
+    )
+    return tree_unflatten(out_tree, outs)
+
+
+def _slice_aval(a: Any) -> ShapedArray:
+    return ShapedArray(a.shape[1:], a.dtype, a.weak_type)
+
+
+def _stack_aval(a: Any, length: int) -> ShapedArray:
+    return ShapedArray((length, *a.shape), a.dtype, a.weak_type)
+
+
+@scan_p.def_effectful_abstract_eval
+def _scan_abstract_eval(*avals: Any, length: int, jaxpr: ClosedJaxpr, num_carry: int, **_: Any):
+    outs = jaxpr.out_avals
+    return [*outs[:num_carry], *(_stack_aval(a, length) for a in outs[num_carry:])], jaxpr.effects
+
+
+def _i32(v: int) -> ir.Value:
+    return mlir.ir_constant(np.int32(v))
+
+
+def _scan_lowering(
+    ctx: Any,
+    *args: ir.Value,
+    reverse: bool,
+    length: int,
+    jaxpr: ClosedJaxpr,
+    num_consts: int,
+    num_carry: int,
+    unroll: int,
+    **_: Any,
+) -> list:
+    nc, ncar = num_consts, num_carry
+    consts, init, xs = args[:nc], args[nc : nc + ncar], args[nc + ncar :]
+    x_avals = jaxpr.in_avals[nc + ncar :]
+    y_avals = jaxpr.out_avals[ncar:]
+    ys_avals = ctx.avals_out[ncar:]
+    mctx, dims = ctx.module_context, ctx.dim_var_values
+
+    def step(i: ir.Value, consts: Sequence, carry: Sequence, xs: Sequence, ys: Sequence):
+        idx = hlo.subtract(_i32(length - 1), i) if reverse else i
+        zero = _i32(0)
+        x_slices = []
+        for x, a in zip(xs, x_avals):
+            sl = hlo.dynamic_slice(
+                x,
+                [idx] + [zero] * a.ndim,
+                [1, *a.shape],
+                results=[mlir.aval_to_ir_type(ShapedArray((1, *a.shape), a.dtype))],
+            )
+            x_slices.append(hlo.reshape(mlir.aval_to_ir_type(a), sl))
+        outs = mlir.jaxpr_subcomp(
+            mctx, jaxpr.jaxpr, jaxpr.consts, [*consts, *carry, *x_slices], dims
+        )
+        new_ys = []
+        for buf, y, a in zip(ys, outs[ncar:], y_avals):
+            y1 = hlo.reshape(mlir.aval_to_ir_type(ShapedArray((1, *a.shape), a.dtype)), y)
+            new_ys.append(hlo.dynamic_update_slice(buf, y1, [idx] + [zero] * a.ndim))
+        return outs[:ncar], new_ys
+
+    ys = [mlir.full_like_aval(ctx, 0, a) for a in ys_avals]
+    u = max(1, min(unroll, length)) if length > 0 else 1
+    n_main = (length // u) * u
+    carry = list(init)
+    if n_main > 0:
+        vals = [_i32(0), *consts, *carry, *xs, *ys]
+        types = [v.type for v in vals]
+        loop = hlo.WhileOp(types, vals)
+        cblock = loop.regions[0].blocks.append(*types)
+        with ir.InsertionPoint(cblock):
+            hlo.return_([mlir.compare_hlo(cblock.arguments[0], _i32(n_main), "LT", "SIGNED")])
+        bblock = loop.regions[1].blocks.append(*types)
+        with ir.InsertionPoint(bblock):
+            a = list(bblock.arguments)
+            i = a[0]
+            b_consts = a[1 : 1 + nc]
+            b_carry = a[1 + nc : 1 + nc + ncar]
+            b_xs = a[1 + nc + ncar : 1 + nc + ncar + len(xs)]
+            b_ys = a[1 + nc + ncar + len(xs) :]
+            for k in range(u):
+                ik = hlo.add(i, _i32(k)) if k else i
+                b_carry, b_ys = step(ik, b_consts, b_carry, b_xs, b_ys)
+            hlo.return_([hlo.add(i, _i32(u)), *b_consts, *b_carry, *b_xs, *b_ys])
+        res = list(loop.results)
+        carry = res[1 + nc : 1 + nc + ncar]
+        ys = res[1 + nc + ncar + len(xs) :]
+    for k in range(n_main, length):  # the iterations left over by unrolling
+        carry, ys = step(_i32(k), consts, carry, xs, ys)
+    return [*carry, *ys]
+
+
+mlir.register_lowering(scan_p, _scan_lowering)
+
+
+def _split3(xs: Sequence[Any], a: int, b: int) -> tuple[list, list, list]:
+    return list(xs[:a]), list(xs[a : a + b]), list(xs[a + b :])
+
+
+def _scan_jvp(
+    primals: list,
+    tangents: list,
+    *,
+    jaxpr: ClosedJaxpr,
+    num_consts: int,
+    num_carry: int,
+    **params: Any,
+) -> tuple[list, list]:
+    nc, ncar = num_consts, num_carry
+    nz = [type(t) is not ad.Zero for t in tangents]
+    const_nz, carry_nz, xs_nz = _split3(nz, nc, ncar)
+    n_ys = len(jaxpr.out_avals) - ncar
+    for _ in range(ncar + 1):
+        _, out_nz = ad.jvp_jaxpr(jaxpr, const_nz + carry_nz + xs_nz, carry_nz + [False] * n_ys)
+        new = [a or b for a, b in zip(carry_nz, out_nz[:ncar])]
+        if new == carry_nz:
+            break
+        carry_nz = new
+    jj, out_nz = ad.jvp_jaxpr(jaxpr, const_nz + carry_nz + xs_nz, carry_nz + [False] * n_ys)
+    ys_nz = out_nz[ncar:]
+    n_p = len(primals)
+    nct, ncart, nxt = sum(const_nz), sum(carry_nz), sum(xs_nz)
+    order = [
+        *range(nc),
+        *range(n_p, n_p + nct),
+        *range(nc, nc + ncar),
+        *range(n_p + nct, n_p + nct + ncart),
+        *range(nc + ncar, n_p),
+        *range(n_p + nct + ncart, n_p + nct + ncart + nxt),
+    ]
+    jj = _permute_invars(jj, order)
+    nyt = sum(ys_nz)
+    oorder = [
+        *range(ncar),
+        *range(ncar + n_ys, ncar + n_ys + ncart),
+        *range(ncar, ncar + n_ys),
+        *range(ncar + n_ys + ncart, ncar + n_ys + ncart + nyt),
+    ]
+    jj = _permute_outvars(jj, oorder)
+    consts, init, xs = _split3(primals, nc, ncar)
+    t_consts, t_init, t_xs = _split3(tangents, nc, ncar)
+    t_consts = [t for t in t_consts if type(t) is not ad.Zero]
+    t_init = [ad.instantiate_zeros(t) for t, z in zip(t_init, carry_nz) if z]
+    t_xs = [t for t in t_xs if type(t) is not ad.Zero]
+    ops = [*consts, *t_consts, *init, *t_init, *xs, *t_xs]
+    outs = scan_p.bind(
+        *ops,
+        jaxpr=jj,
+        num_consts=nc + nct,
+        num_carry=ncar + ncart,
+        **dict(params, linear=(False,) * len(ops)),
+    )
+    carry, carry_t, rest = _split3(outs, ncar, ncart)
+    ys, ys_t = rest[:n_ys], iter(rest[n_ys:])
+    out_avals = _scan_abstract_eval(
+        *[get_aval(x) for x in primals], length=params["length"], jaxpr=jaxpr, num_carry=ncar
+    )[0]
+    ct_it = iter(carry_t)
+    t_out = [
+        next(ct_it) if z else ad.Zero(ad.tangent_aval(a))
+        for a, z in zip(out_avals[:ncar], carry_nz)
+    ] + [next(ys_t) if z else ad.Zero(ad.tangent_aval(a)) for a, z in zip(out_avals[ncar:], ys_nz)]
+    return [*carry, *ys], t_out
+
+
+ad.primitive_jvps[scan_p] = _scan_jvp
+
+
+def _scan_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any):
+    """Known iterations run now and stack the per-iteration residuals; the unknown scan
+    reads them as scanned inputs (residuals that are known loop constants stay constants)."""
+    p = eqn.params
+    jaxpr, nc, ncar, length = p["jaxpr"], p["num_consts"], p["num_carry"], p["length"]
+    const_uk, carry_uk, xs_uk = _split3(list(unknowns), nc, ncar)
+    n_ys = len(jaxpr.out_avals) - ncar
+    carry_uk = [a or b for a, b in zip(carry_uk, instantiate[:ncar])]
+    for _ in range(ncar + 1):
+        _, _, out_uk, _ = pe.partial_eval_jaxpr_nounits(
+            jaxpr, const_uk + carry_uk + xs_uk, carry_uk + [False] * n_ys
+        )
+        new = [a or b for a, b in zip(carry_uk, out_uk[:ncar])]
+        if new == carry_uk:
+            break
+        carry_uk = new
+    known, unknown, out_uk, res_avals = pe.partial_eval_jaxpr_nounits(
+        jaxpr, const_uk + carry_uk + xs_uk, carry_uk + list(instantiate[ncar:])
+    )
+    ys_uk = out_uk[ncar:]
+    kj = known.jaxpr
+    n_kc = nc - sum(const_uk)
+    const_pos = {v: i for i, v in enumerate(kj.invars[:n_kc])}
+    n_res = len(res_avals)
+    res_out = kj.outvars[len(kj.outvars) - n_res :]
+    invariant = [type(v) is Var and v in const_pos for v in res_out]
+    known_consts_ops = [x for x, u in zip(eqn.invars[:nc], const_uk) if not u]
+    known_body = ClosedJaxpr(
+        kj.replace(
+            outvars=[
+                *kj.outvars[: len(kj.outvars) - n_res],
+                *(v for v, inv in zip(res_out, invariant) if not inv),
+            ]
+        ),
+        known.consts,
+    )
+    stacked_res = [Var(_stack_aval(a, length)) for a, inv in zip(res_avals, invariant) if not inv]
+    inv_ops = [known_consts_ops[const_pos[v]] for v, inv in zip(res_out, invariant) if inv]
+    consts, init, xs = _split3(eqn.invars, nc, ncar)
+    c_out, y_out = eqn.outvars[:ncar], eqn.outvars[ncar:]
+    k_ops = [
+        *(x for x, u in zip(consts, const_uk) if not u),
+        *(x for x, u in zip(init, carry_uk) if not u),
+        *(x for x, u in zip(xs, xs_uk) if not u),
+    ]
+    known_eqn = eqn.replace(
+        invars=k_ops,
+        outvars=[
+            *(v for v, u in zip(c_out, carry_uk) if not u),
+            *(v for v, u in zip(y_out, ys_uk) if not u),
+            *stacked_res,
+        ],
+        params=dict(
+            p,
+            jaxpr=known_body,
+            num_consts=n_kc,
+            num_carry=ncar - sum(carry_uk),
+            linear=(False,) * len(k_ops),
+        ),
+        effects=known_body.effects,
+    )
+    uj = unknown.jaxpr
+    res_in, uk_in = uj.invars[:n_res], uj.invars[n_res:]
+    n_uc, n_ucar = sum(const_uk), sum(carry_uk)
+    u_invars = [
+        *(v for v, inv in zip(res_in, invariant) if inv),
+        *uk_in[: n_uc + n_ucar],
+        *(v for v, inv in zip(res_in, invariant) if not inv),
+        *uk_in[n_uc + n_ucar :],
+    ]
+    unknown_body = ClosedJaxpr(uj.replace(invars=u_invars), unknown.consts)
+    u_ops = [
+        *inv_ops,
+        *(x for x, u in zip(consts, const_uk) if u),
+        *(x for x, u in zip(init, carry_uk) if u),
+        *stacked_res,
+        *(x for x, u in zip(xs, xs_uk) if u),
+    ]
+    unknown_eqn = eqn.replace(
+        invars=u_ops,
+        outvars=[
+            *(v for v, u in zip(c_out, carry_uk) if u),
+            *(v for v, u in zip(y_out, ys_uk) if u),
+        ],
+        params=dict(
+            p,
+            jaxpr=unknown_body,
+            num_consts=len(inv_ops) + n_uc,
+            num_carry=n_ucar,
+            linear=(False,) * len(u_ops),
+        ),
+        effects=unknown_body.effects,
+    )
+    return known_eqn, unknown_eqn, [*carry_uk, *ys_uk], stacked_res
+
+
+pe.partial_eval_jaxpr_custom_rules[scan_p] = _scan_partial_eval
+
+
+def _scan_transpose(
+    cts: list,
+    *args: Any,
+    jaxpr: ClosedJaxpr,
+    num_consts: int,
+    num_carry: int,
+    reverse: bool,
+    length: int,
+    **params: Any,
+) -> list:
+    nc, ncar = num_consts, num_carry
+    consts, carry, xs = _split3(args, nc, ncar)
+    c_lin = [ad.is_undefined_primal(x) for x in consts]
+    x_lin = [ad.is_undefined_primal(x) for x in xs]
+    # A known carry of a linear scan is a constant the body is linear in (e.g. the zero
+    # accumulator of a transposed scan, transposed again): it gets no cotangent.
+    carry_known = [not ad.is_undefined_primal(x) for x in carry]
+    in_avals = jaxpr.in_avals
+    c_avals, car_avals, x_avals = _split3(in_avals, nc, ncar)
+    res_c = [x for x, lin in zip(consts, c_lin) if not lin]
+    res_x = [x for x, lin in zip(xs, x_lin) if not lin]
+    acc_avals = [ad.tangent_aval(a) for a, lin in zip(c_avals, c_lin) if lin]
+    ct_car_avals = [ad.tangent_aval(a) for a in car_avals]
+    lin_x_avals = [ad.tangent_aval(a) for a, lin in zip(x_avals, x_lin) if lin]
+    y_avals = [ad.tangent_aval(a) for a in jaxpr.out_avals[ncar:]]
+    linear = [*c_lin, *([True] * ncar), *x_lin]
+    tj, ct_nz = ad.transpose_jaxpr(jaxpr, linear, [True] * len(jaxpr.out_avals))
+    lin_avals = [*acc_avals, *ct_car_avals, *lin_x_avals]
+    n_rc, n_acc = len(res_c), len(acc_avals)
+
+    def tbody(*a: Any) -> list[Any]:
+        rc, acc, cc = _split3(a[: n_rc + n_acc + ncar], n_rc, n_acc)
+        rx, cy = a[n_rc + n_acc + ncar : len(a) - len(y_avals)], a[len(a) - len(y_avals) :]
+        outs = iter(_closed_call(tj, *rc, *rx, *cc, *cy))
+        got = [next(outs) if z else ad.zeros_like_aval(av) for z, av in zip(ct_nz, lin_avals)]
+        acc = [_ew.add(s, g) for s, g in zip(acc, got[:n_acc])]
+        return [*acc, *got[n_acc:]]
+
+    body_avals = [
+        *(a for a, lin in zip(c_avals, c_lin) if not lin),
+        *acc_avals,
+        *ct_car_avals,
+        *(a for a, lin in zip(x_avals, x_lin) if not lin),
+        *y_avals,
+    ]
+    tbj = trace_to_jaxpr(tbody, body_avals)
+    ct_carry = [ad.instantiate_zeros(ct) for ct in cts[:ncar]]
+    ct_ys = [
+        ad.instantiate_zeros(ct)
+        if type(ct) is not ad.Zero
+        else ad.zeros_like_aval(_stack_aval(a, length))
+        for ct, a in zip(cts[ncar:], y_avals)
+    ]
+    ops = [*res_c, *(ad.zeros_like_aval(a) for a in acc_avals), *ct_carry, *res_x, *ct_ys]
+    outs = scan_p.bind(
+        *ops,
+        jaxpr=tbj,
+        num_consts=n_rc,
+        num_carry=n_acc + ncar,
+        reverse=not reverse,
+        length=length,
+        **dict(params, linear=(False,) * len(ops)),
+    )
+    acc, ct_init, ct_xs = _split3(outs, n_acc, ncar)
+    acc_it, xs_it = iter(acc), iter(ct_xs)
+    return [
+        *(next(acc_it) if lin else None for lin in c_lin),
+        *(None if k else ct for ct, k in zip(ct_init, carry_known)),
+        *(next(xs_it) if lin else None for lin in x_lin),
+    ]
+
+
+ad.primitive_transposes[scan_p] = _scan_transpose
+
+
+def _scan_batching(
+    axis_data: Any,
+    args: Sequence[Any],
+    dims: Sequence[Any],
+    *,
+    jaxpr: ClosedJaxpr,
+    num_consts: int,
+    num_carry: int,
+    **params: Any,
+):
+    nc, ncar = num_consts, num_carry
+    size = axis_data.size
+    c_d, car_d, x_d = _split3(list(dims), nc, ncar)
+    carry_b = [d is not None for d in car_d]
+    n_ys = len(jaxpr.out_avals) - ncar
+
+    def in_dims(cb: list[bool]) -> list[Any]:
+        return [
+            *(None if d is None else 0 for d in c_d),
+            *(0 if b else None for b in cb),
+            *(None if d is None else 0 for d in x_d),
+        ]
+
+    for _ in range(ncar + 1):
+        _, od = batching.batch_jaxpr(jaxpr, axis_data, in_dims(carry_b), carry_b + [False] * n_ys)
+        new = [a or (d is not None) for a, d in zip(carry_b, od[:ncar])]
+        if new == carry_b:
+            break
+        carry_b = new
+    bj, od = batching.batch_jaxpr(jaxpr, axis_data, in_dims(carry_b), carry_b + [False] * n_ys)
+    consts, carry, xs = _split3(list(args), nc, ncar)
+    consts = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(consts, c_d)]
+    carry = [
+        batching.bdim_at_front(x, d, size) if b else x for x, d, b in zip(carry, car_d, carry_b)
+    ]
+    xs = [x if d is None else batching.moveaxis(x, d, 1) for x, d in zip(xs, x_d)]
+    outs = scan_p.bind(*consts, *carry, *xs, jaxpr=bj, num_consts=nc, num_carry=ncar, **params)
+    out_dims = [0 if b else None for b in carry_b] + [None if d is None else 1 for d in od[ncar:]]
+    return outs, out_dims
+
+
+batching.axis_primitive_batchers[scan_p] = _scan_batching
+
+
+# ---------------------------------------------------------------------------
+# while_loop / fori_loop
+
+while_p = Primitive("while")
+while_p.multiple_results = True
+_impl(while_p)
+
+
+def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any):
+    """``val = init_val; while cond_fun(val): val = body_fun(val)``, staged out.
+
+    Args:
+      cond_fun: ``val -> bool scalar``.
+      body_fun: ``val -> val`` (same structure and types).
+      init_val: the initial value (a pytree of arrays).
+
+    Returns:
+      The final value. Reverse-mode differentiation is not supported (the trip
+      count is dynamic); forward mode and vmap are.
+
+    Example:
+      >>> while_loop(lambda x: x < 10, lambda x: x * 2, 1)
+      Array(16, dtype=int32, weak_type=True)
+    """
+    init_flat, tree = tree_flatten(init_val)
+    in_tree = tree_flatten((init_val,))[1]
+    avals = [_aval_of(x) for x in init_flat]
+    box: list[Any] = []
+    for _ in range(2):
+        cj, cconsts, _ = _trace_fun(cond_fun, in_tree, avals)
+        out = cj.out_avals
+        if len(out) != 1 or out[0].shape != () or out[0].dtype != np.bool_:
+            raise TypeError(
+                f"cond_fun must return a boolean scalar, but got output type(s) {_type_str(out)}."
+            )
+
+        def body(v: Any, box: list[Any] = box) -> Any:
+            o = body_fun(v)
+            box.append(tree_flatten(o)[1])
+            return o
+
+        bj, bconsts, _ = _trace_fun(body, in_tree, avals)
+        if box[-1] != tree:
+            raise TypeError(
+                "body_fun output and input must have identical types, but the structures "
+                f"differ: {tree} and {box[-1]}."
+            )
+        outs = bj.out_avals
+        for a, b in zip(avals, outs):
+            if not _same_type(a, b):
+                raise TypeError(
+                    "body_fun output and input must have identical types, got input "
+                    f"{a.str_short()} and output {b.str_short()}."
+                )
+        if all(a.weak_type == b.weak_type for a, b in zip(avals, outs)):
+            break
+        avals = [
+            ShapedArray(a.shape, a.dtype, a.weak_type and b.weak_type) for a, b in zip(avals, outs)
+        ]
+        init_flat = [
+            _ew._convert_element_type(x, a.dtype, weak_type=a.weak_type)
+            for x, a in zip(init_flat, avals)
+        ]
+    outs = while_p.bind(
+        *cconsts,
+        *bconsts,
+        *init_flat,
+        cond_jaxpr=cj,
+        body_jaxpr=bj,
+        cond_nconsts=len(cconsts),
+        body_nconsts=len(bconsts),
+    )
+    return tree_unflatten(tree, outs)
+
+
+@while_p.def_effectful_abstract_eval
+def _while_abstract_eval(*avals: Any, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, **_):
+    return list(body_jaxpr.out_avals), cond_jaxpr.effects | body_jaxpr.effects
+
+
+def _while_lowering(
+    ctx: Any, *args: ir.Value, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts
+) -> list:
+    ncc, nbc = cond_nconsts, body_nconsts
+    mctx, dims = ctx.module_context, ctx.dim_var_values
+    types = [v.type for v in args]
+    loop = hlo.WhileOp(types, list(args))
+    cblock = loop.regions[0].blocks.append(*types)
+    with ir.InsertionPoint(cblock):
+        a = list(cblock.arguments)
+        (pred,) = mlir.jaxpr_subcomp(
+            mctx, cond_jaxpr.jaxpr, cond_jaxpr.consts, [*a[:ncc], *a[ncc + nbc :]], dims
+        )
+        hlo.return_([pred])
+    bblock = loop.regions[1].blocks.append(*types)
+    with ir.InsertionPoint(bblock):
+        a = list(bblock.arguments)
+        outs = mlir.jaxpr_subcomp(mctx, body_jaxpr.jaxpr, body_jaxpr.consts, a[ncc:], dims)
+        hlo.return_([*a[: ncc + nbc], *outs])
+    return list(loop.results)[ncc + nbc :]
+
+
+mlir.register_lowering(while_p, _while_lowering)
+
+
+def _while_jvp(
+    primals: list, tangents: list, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts
+) -> tuple[list, list]:
+    ncc, nbc = cond_nconsts, body_nconsts
+    nz = [type(t) is not ad.Zero for t in tangents]
+    bconst_nz, carry_nz = nz[ncc : ncc + nbc], nz[ncc + nbc :]
+    n = len(carry_nz)
+    for _ in range(n + 1):
+        _, out_nz = ad.jvp_jaxpr(body_jaxpr, bconst_nz + carry_nz, carry_nz)
+        new = [a or b for a, b in zip(carry_nz, out_nz)]
+        if new == carry_nz:
+            break
+        carry_nz = new
+    bj, _ = ad.jvp_jaxpr(body_jaxpr, bconst_nz + carry_nz, carry_nz)
+    nbt, nct = sum(bconst_nz), sum(carry_nz)
+    nb = nbc + n
+    bj = _permute_invars(
+        bj, [*range(nbc), *range(nb, nb + nbt), *range(nbc, nb), *range(nb + nbt, nb + nbt + nct)]
+    )
+    carry_avals = body_jaxpr.out_avals
+    t_avals = [ad.tangent_aval(a) for a, z in zip(carry_avals, carry_nz) if z]
+    cj = _pad_invars(cond_jaxpr, [], t_avals)
+    cconsts, bconsts, init = primals[:ncc], primals[ncc : ncc + nbc], primals[ncc + nbc :]
+    bconst_t = [t for t in tangents[ncc : ncc + nbc] if type(t) is not ad.Zero]
+    init_t = [ad.instantiate_zeros(t) for t, z in zip(tangents[ncc + nbc :], carry_nz) if z]
+    outs = while_p.bind(
+        *cconsts,
+        *bconsts,
+        *bconst_t,
+        *init,
+        *init_t,
+        cond_jaxpr=cj,
+        body_jaxpr=bj,
+        cond_nconsts=ncc,
+        body_nconsts=nbc + nbt,
+    )
+    it = iter(outs[n:])
+    t_out = [next(it) if z else ad.Zero(ad.tangent_aval(a)) for a, z in zip(carry_avals, carry_nz)]
+    return outs[:n], t_out
+
+
+ad.primitive_jvps[while_p] = _while_jvp
+
+
+def _while_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any):
+    """The known part of the carry (when it does not depend on the unknown part, nor the
+    predicate on it) runs now; the whole loop is staged for the unknown part."""
+    p = eqn.params
+    ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
+    cj, bj = p["cond_jaxpr"], p["body_jaxpr"]
+    n = len(eqn.outvars)
+    everything = None, eqn, [True] * n, []
+    if any(unknowns[:ncc]):
+        return everything
+    bconst_uk, carry_uk = list(unknowns[ncc : ncc + nbc]), list(unknowns[ncc + nbc :])
+    carry_uk = [a or b for a, b in zip(carry_uk, instantiate)]
+    for _ in range(n + 1):
+        _, _, out_uk, _ = pe.partial_eval_jaxpr_nounits(bj, bconst_uk + carry_uk, carry_uk)
+        new = [a or b for a, b in zip(carry_uk, out_uk)]
+        if new == carry_uk:
+            break
+        carry_uk = new
+    _, cond_used = pe.dce_closed_jaxpr(cj, [True])
+    if any(u and c for u, c in zip(carry_uk, cond_used[ncc:])) or all(carry_uk):
+        return everything
+    known_mask = [not u for u in carry_uk]
+    kb, used = pe.dce_closed_jaxpr(
+        bj, known_mask, instantiate=[not u for u in bconst_uk] + known_mask
+    )
+    if any(u and k for u, k in zip(used, bconst_uk + carry_uk)):
+        return everything
+    kc = ClosedJaxpr(
+        cj.jaxpr.replace(
+            invars=[
+                *cj.jaxpr.invars[:ncc],
+                *(v for v, k in zip(cj.jaxpr.invars[ncc:], known_mask) if k),
+            ]
+        ),
+        cj.consts,
+    )
+    cconsts, bconsts, init = (
+        eqn.invars[:ncc],
+        eqn.invars[ncc : ncc + nbc],
+        eqn.invars[ncc + nbc :],
+    )
+    k_bconsts = [x for x, u in zip(bconsts, bconst_uk) if not u]
+    known_eqn = eqn.replace(
+        invars=[*cconsts, *k_bconsts, *(x for x, k in zip(init, known_mask) if k)],
+        outvars=[v for v, k in zip(eqn.outvars, known_mask) if k],
+        params=dict(p, cond_jaxpr=kc, body_jaxpr=kb, body_nconsts=len(k_bconsts)),
+    )
+    unknown_eqn = eqn.replace(
+        outvars=[Var(v.aval) if k else v for v, k in zip(eqn.outvars, known_mask)]
+    )
+    return known_eqn, unknown_eqn, carry_uk, []
+
+
+pe.partial_eval_jaxpr_custom_rules[while_p] = _while_partial_eval
+
+
+def _while_transpose(cts: list, *args: Any, **params: Any) -> list:
+    raise ValueError(
+        "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
+        "dynamic start/stop values. Try using lax.scan, or using fori_loop with static "
+        "start/stop."
+    )
+
+
+ad.primitive_transposes[while_p] = _while_transpose
+
+
+def _any_lane(pred: Any) -> Any:
+    return _ew.ne(reduce_max(_ew.convert_element_type(pred, np.int32), (0,)), np.int32(0))
+
+
+def _while_batching(
+    axis_data: Any,
+    args: Sequence[Any],
+    dims: Sequence[Any],
+    *,
+    cond_jaxpr,
+    body_jaxpr,
+    cond_nconsts,
+    body_nconsts,
+):
+    ncc, nbc = cond_nconsts, body_nconsts
+    size = axis_data.size
+    cc_d, bc_d, car_d = _split3(list(dims), ncc, nbc)
+    carry_b = [d is not None for d in car_d]
+    n = len(carry_b)
+
+    def zero_or_none(ds: Sequence[Any]) -> list[Any]:
+        return [None if d is None else 0 for d in ds]
+
+    def fix(carry_b: list[bool]) -> list[bool]:
+        for _ in range(n + 1):
+            _, od = batching.batch_jaxpr(
+                body_jaxpr,
+                axis_data,
+                zero_or_none(bc_d) + [0 if b else None for b in carry_b],
+                carry_b,
+            )
+            new = [a or (d is not None) for a, d in zip(carry_b, od)]
+            if new == carry_b:
+                break
+            carry_b = new
+        return carry_b
+
+    carry_b = fix(carry_b)
+    c_in = zero_or_none(cc_d) + [0 if b else None for b in carry_b]
+    _, (pd,) = batching.batch_jaxpr(cond_jaxpr, axis_data, c_in, [False])
+    pred_batched = pd is not None
+    if pred_batched:
+        carry_b = [True] * n
+        c_in = zero_or_none(cc_d) + [0] * n
+    b_in = zero_or_none(bc_d) + [0 if b else None for b in carry_b]
+    bb, _ = batching.batch_jaxpr(body_jaxpr, axis_data, b_in, carry_b)
+    cb, _ = batching.batch_jaxpr(cond_jaxpr, axis_data, c_in, [pred_batched])
+    cconsts, bconsts, carry = _split3(list(args), ncc, nbc)
+    cconsts = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(cconsts, cc_d)]
+    bconsts = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(bconsts, bc_d)]
+    carry = [
+        batching.bdim_at_front(x, d, size) if b else x for x, d, b in zip(carry, car_d, carry_b)
+    ]
+    out_dims = [0 if b else None for b in carry_b]
+    if not pred_batched:
+        outs = while_p.bind(
+            *cconsts,
+            *bconsts,
+            *carry,
+            cond_jaxpr=cb,
+            body_jaxpr=bb,
+            cond_nconsts=ncc,
+            body_nconsts=nbc,
+        )
+        return outs, out_dims
+    # A batched predicate: loop while any lane runs; finished lanes keep their values.
+    cc_avals = [get_aval(x) for x in cconsts]
+    bc_avals = [get_aval(x) for x in bconsts]
+    car_avals = [get_aval(x) for x in carry]
+
+    def new_cond(*a: Any) -> list[Any]:
+        (pred,) = _closed_call(cb, *a)
+        return [_any_lane(pred)]
+
+    def new_body(*a: Any) -> list[Any]:
+        cc, bc, vals = _split3(a, ncc, nbc)
+        (pred,) = _closed_call(cb, *cc, *vals)
+        new = _closed_call(bb, *bc, *vals)
+        res = []
+        for old, nw in zip(vals, new):
+            shape = get_aval(old).shape
+            which = broadcast_in_dim(pred, shape, (0,)) if len(shape) > 1 else pred
+            res.append(_ew.select_n(which, old, nw))
+        return res
+
+    ncj = trace_to_jaxpr(new_cond, [*cc_avals, *car_avals])
+    nbj = trace_to_jaxpr(new_body, [*cc_avals, *bc_avals, *car_avals])
+    outs = while_p.bind(
+        *cconsts,
+        *cconsts,
+        *bconsts,
+        *carry,
+        cond_jaxpr=ncj,
+        body_jaxpr=nbj,
+        cond_nconsts=ncc,
+        body_nconsts=ncc + nbc,
+    )
+    return outs, out_dims
+
+
+batching.axis_primitive_batchers[while_p] = _while_batching
+
+
+def _concrete_int(x: Any) -> int | None:
+    if isinstance(x, Tracer):
+        return None
+    try:
+        a = np.asarray(x)
+    except Exception:
+        return None
+    if a.shape != () or not np.issubdtype(a.dtype, np.integer):
+        return None
+    return int(a)
+
+
+def fori_loop(
+    lower: Any,
+    upper: Any,
+    body_fun: Callable[[Any, Any], Any],
+    init_val: Any,
+    *,
+    unroll: int | bool | None = None,
+) -> Any:
+    """``val = init_val; for i in range(lower, upper): val = body_fun(i, val)``.
+
+    With concrete bounds it is a `scan` of ``upper - lower`` steps (reverse-mode
+    differentiable); with traced bounds a `while_loop` (forward mode only).
+
+    Args:
+      lower: the first index (an integer scalar).
+      upper: the bound (exclusive).
+      body_fun: ``(i, val) -> val``.
+      init_val: the initial value (a pytree of arrays).
+      unroll: iterations per trip of the lowered loop (static bounds only).
+
+    Returns:
+      The final value.
+    """
+    lo, hi = _concrete_int(lower), _concrete_int(upper)
+    dtype = np.result_type(
+        *(
+            np.asarray(b).dtype
+            if not isinstance(b, int | Tracer)
+            else (_aval_of(b).dtype if isinstance(b, Tracer) else np.int32)
+            for b in (lower, upper)
+        )
+    )
+    if lo is not None and hi is not None:
+
+        def step(carry: Any, _: Any) -> Any:
+            i, x = carry
+            return (_ew.add(i, np.asarray(1, dtype)), body_fun(i, x)), None
+
+        (_, out), _ = scan(
+            step,
+            (np.asarray(lo, dtype), init_val),
+            None,
+            length=max(hi - lo, 0),
+            unroll=1 if unroll is None else unroll,
+        )
+        return out
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are static.")
+    lower = _ew.convert_element_type(lower, dtype)
+    upper = _ew.convert_element_type(upper, dtype)
+
+    def body(c: Any) -> Any:
+        i, u, x = c
+        return _ew.add(i, np.asarray(1, dtype)), u, body_fun(i, x)
+
+    _, _, out = while_loop(lambda c: _ew.lt(c[0], c[1]), body, (lower, upper, init_val))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# map and associative_scan, built on the above
+
+
+def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001
+    """``f`` applied to each slice of ``xs`` along its leading axis, as a loop (a `scan`).
+
+    Args:
+      f: a function of one slice (a pytree).
+      xs: a pytree of arrays with a common leading dimension.
+      batch_size: when given, ``f`` is vmapped over chunks of this many slices
+        and the loop runs over the chunks (a remainder is mapped separately).
+
+    Returns:
+      The stacked outputs of ``f``.
+
+    Example:
+      >>> map(lambda x: x * 2, np.arange(3.0))
+      Array([0., 2., 4.], dtype=float32)
+    """
+    if batch_size is None:
+        _, ys = scan(lambda _, x: ((), f(x)), (), xs)
+        return ys
+    leaves, tree = tree_flatten(xs)
+    if not leaves:
+        raise ValueError("lax.map with batch_size needs at least one array to map over")
+    n = _aval_of(leaves[0]).shape[0]
+    bs = int(batch_size)
+    if bs < 1:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    n_chunks, rem = divmod(n, bs)
+    vf = batching.vmap(f)
+    outs = []
+    if n_chunks:
+        main = [
+            reshape(slice_in_dim(x, 0, n_chunks * bs), (n_chunks, bs, *_aval_of(x).shape[1:]))
+            for x in leaves
+        ]
+        _, ys = scan(lambda _, x: ((), vf(tree_unflatten(tree, x))), (), main)
+        ys_flat, ys_tree = tree_flatten(ys)
+        outs.append([reshape(y, (n_chunks * bs, *_aval_of(y).shape[2:])) for y in ys_flat])
+    if rem:
+        tail = [slice_in_dim(x, n_chunks * bs, n) for x in leaves]
+        ys_flat, ys_tree = tree_flatten(vf(tree_unflatten(tree, tail)))
+        outs.append(ys_flat)
+    if len(outs) == 1:
+        return tree_unflatten(ys_tree, outs[0])
+    return tree_unflatten(ys_tree, [concatenate([a, b], 0) for a, b in zip(*outs)])
+
+
+def associative_scan(
+    fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = False, axis: int = 0
+) -> Any:
+    """Inclusive prefix scan of ``elems`` with the associative combiner ``fn``.
+
+    Computed in parallel (O(log n) depth) by combining neighbours, recursing
+    on the half-length sequence, and interleaving the results.
+
+    Args:
+      fn: an associative ``(a, b) -> c`` on pytrees of arrays shaped like
+        slices of ``elems`` along ``axis``, vectorized over that axis.
+      elems: a pytree of arrays with a common size along ``axis``.
+      reverse: scan from the end.
+      axis: the axis to scan along.
+
+    Returns:
+      The pytree of prefix combinations, shaped like ``elems``.
+
+    Example:
+      >>> associative_scan(lax.add, np.arange(4.0))
+      Array([0., 1., 3., 6.], dtype=float32)
+    """
+    flat, tree = tree_flatten(elems)
+    if not flat:
+        return elems
+    ndim = _aval_of(flat[0]).ndim
+    ax = axis + ndim if axis < 0 else axis
+    sizes = {_aval_of(x).shape[ax] for x in flat}
+    if len(sizes) != 1:
+        raise ValueError(
+            f"Array inputs to associative_scan must have the same size along "
+            f"axis {axis}, got {sorted(sizes)}"
+        )
+    if reverse:
+        flat = [rev(x, (ax,)) for x in flat]
+
+    def combine(a: list, b: list) -> list:
+        out, out_tree = tree_flatten(fn(tree_unflatten(tree, a), tree_unflatten(tree, b)))
+        if out_tree != tree:
+            raise ValueError("associative_scan: fn must return a pytree of elems' structure")
+        return out
+
+    def sl(x: Any, start: int, stop: int | None, stride: int = 1) -> Any:
+        return slice_in_dim(x, start, stop, stride, ax)
+
+    def interleave(a: Any, b: Any) -> Any:
+        # a at even positions, b at odd; len(a) is len(b) or len(b) + 1.
+        na, nb = _aval_of(a).shape[ax], _aval_of(b).shape[ax]
+        zero = _ew._convert_element_type(0, _aval_of(a).dtype)
+        cfg_a = [(0, 0, 0)] * ndim
+        cfg_b = [(0, 0, 0)] * ndim
+        cfg_a[ax] = (0, 1 if na == nb else 0, 1)
+        cfg_b[ax] = (1, 0 if na == nb else 1, 1)
+        pa, pb = pad(a, zero, cfg_a), pad(b, zero, cfg_b)
+        if _aval_of(a).dtype == np.bool_:
+            return _ew.bitwise_or(pa, pb)
+        return _ew.add(pa, pb)
+
+    def rec(xs: list) -> list:
+        n = _aval_of(xs[0]).shape[ax]
+        if n < 2:
+            return xs
+        reduced = combine([sl(x, 0, n - 1, 2) for x in xs], [sl(x, 1, None, 2) for x in xs])
+        odd = rec(reduced)
+        if n % 2 == 0:
+            even = combine([sl(o, 0, -1) for o in odd], [sl(x, 2, None, 2) for x in xs])
+        else:
+            even = combine(odd, [sl(x, 2, None, 2) for x in xs])
+        even = [concatenate([sl(x, 0, 1), e], ax) for x, e in zip(xs, even)]
+        return [interleave(e, o) for e, o in zip(even, odd)]
+
+    out = rec(flat)
+    if reverse:
+        out = [rev(x, (ax,)) for x in out]
+    return tree_unflatten(tree, out)
