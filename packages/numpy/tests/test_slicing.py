@@ -228,3 +228,279 @@ def test_vmap_of_grad():
     f = grad(lambda x, i: lax.reduce_sum(lax.dynamic_slice_in_dim(x, i, 2) ** 2, (0, 1)))
     out = batching.vmap(f, (None, 0))(X, IB)
     np.testing.assert_allclose(np.asarray(out), _loop(f, (None, 0), (X, IB)), rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# gather
+
+GDN_ROWS = lax.GatherDimensionNumbers(
+    offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,)
+)
+SDN_ROWS = lax.ScatterDimensionNumbers(
+    update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+)
+GDN_POINTS = lax.GatherDimensionNumbers(
+    offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1)
+)
+SDN_POINTS = lax.ScatterDimensionNumbers(
+    update_window_dims=(), inserted_window_dims=(0, 1), scatter_dims_to_operand_dims=(0, 1)
+)
+ROWS = np.int32([[2], [0], [2], [5], [-1]])  # repeated, past the end, negative
+
+
+def test_gather_mode_parsing():
+    M = lax.GatherScatterMode
+    assert M.from_any("clip") is M.CLIP and M.from_any(None) is M.FILL_OR_DROP
+    assert M.from_any("fill") is M.FILL_OR_DROP and M.from_any(M.CLIP) is M.CLIP
+    assert M.from_any("promise_in_bounds") is M.PROMISE_IN_BOUNDS
+    with pytest.raises(ValueError):
+        M.from_any("wrap")
+
+
+@pytest.mark.parametrize("dtype", [f32, bf16, i32, u8, boolean], ids=str)
+def test_gather_rows_all_modes(dtype):
+    x = _arr((3, 4), dtype)
+    rows = ROWS[:, 0]
+    clipped = np.clip(rows, 0, 2)
+    out = lax.gather(x, ROWS, GDN_ROWS, (1, 4), mode="clip")
+    np.testing.assert_array_equal(np.asarray(out), np.take(x, clipped, axis=0))
+    out = lax.gather(x, ROWS, GDN_ROWS, (1, 4), mode="promise_in_bounds")
+    np.testing.assert_array_equal(np.asarray(out)[:3], np.take(x, rows[:3], axis=0))
+    out = np.asarray(lax.gather(x, ROWS, GDN_ROWS, (1, 4), mode="fill"))
+    np.testing.assert_array_equal(out[:3], np.take(x, rows[:3], axis=0))
+    fill = {"f": np.nan, "V": np.nan, "i": np.iinfo(np.int32).min, "u": 255, "b": True}
+    expected = np.full((2, 4), fill[np.dtype(dtype).kind], dtype)
+    as_f32 = (lambda a: a.astype(f32)) if dtype == bf16 else (lambda a: a)
+    np.testing.assert_array_equal(as_f32(out[3:]), as_f32(expected))
+    out = lax.gather(x, ROWS, GDN_ROWS, (1, 4), mode="fill", fill_value=1)
+    np.testing.assert_array_equal(np.asarray(out)[3:], np.ones((2, 4), dtype))
+
+
+def test_gather_points_windows_and_batching_dims():
+    x = _arr((4, 5)) + np.arange(20, dtype=f32).reshape(4, 5)
+    idx = np.int32([[[0, 1], [3, 4]], [[2, 2], [1, 0]]])  # batch (2, 2)
+    out = lax.gather(x, idx, GDN_POINTS, (1, 1))
+    np.testing.assert_array_equal(np.asarray(out), x[idx[..., 0], idx[..., 1]])
+    # 2x2 windows; a start of 3 on an axis of 4 is clamped to 2 in clip mode.
+    dn = lax.GatherDimensionNumbers(
+        offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(0, 1)
+    )
+    starts = np.int32([[0, 0], [3, 1]])
+    out = lax.gather(x, starts, dn, (2, 2), mode="clip")
+    np.testing.assert_array_equal(np.asarray(out), np.stack([x[0:2, 0:2], x[2:4, 1:3]]))
+    # Batching dims: row b of the operand indexed by indices[b].
+    dn = lax.GatherDimensionNumbers(
+        offset_dims=(),
+        collapsed_slice_dims=(1,),
+        start_index_map=(1,),
+        operand_batching_dims=(0,),
+        start_indices_batching_dims=(0,),
+    )
+    idx = np.int32([[[1], [4]], [[0], [0]], [[2], [3]], [[4], [1]]])  # f[4, 2, 1]
+    out = lax.gather(x, idx, dn, (1, 1))
+    np.testing.assert_array_equal(np.asarray(out), np.take_along_axis(x, idx[..., 0], 1))
+
+
+def test_gather_errors():
+    x = _arr((3, 4))
+    with pytest.raises(TypeError, match="integer"):
+        lax.gather(x, np.float32([[0]]), GDN_ROWS, (1, 4))
+    with pytest.raises(TypeError, match="start_index_map"):
+        lax.gather(x, np.int32([[0, 1]]), GDN_ROWS, (1, 4))
+    with pytest.raises(TypeError, match="slice_sizes"):
+        lax.gather(x, np.int32([[0]]), GDN_ROWS, (2, 4))
+    with pytest.raises(TypeError, match="offset_dims"):
+        lax.gather(x, np.int32([[0]]), GDN_ROWS._replace(offset_dims=()), (1, 4))
+
+
+# ---------------------------------------------------------------------------
+# scatter family
+
+_SCATTER_NP = {
+    "scatter_add": np.add.at,
+    "scatter_mul": np.multiply.at,
+    "scatter_min": np.minimum.at,
+    "scatter_max": np.maximum.at,
+}
+
+
+def _np_scatter_rows(name, x, rows, u, clip):
+    out = np.array(x, copy=True)
+    rows = np.asarray(rows)
+    if clip:
+        rows = np.clip(rows, 0, x.shape[0] - 1)
+    else:
+        keep = (rows >= 0) & (rows < x.shape[0])
+        rows, u = rows[keep], u[keep]
+    if name == "scatter":
+        for r, v in zip(rows, u):
+            out[r] = v
+    else:
+        _SCATTER_NP[name](out, rows, u)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill"])
+@pytest.mark.parametrize("dtype", [f32, i32, u8], ids=str)
+@pytest.mark.parametrize("name", list(_SCATTER_NP))
+def test_scatter_combiners(name, dtype, mode):
+    x = _arr((3, 4), dtype)
+    u = (np.arange(20).reshape(5, 4) % 5 + 1).astype(dtype)
+    out = getattr(lax, name)(x, ROWS, u, SDN_ROWS, mode=mode)
+    expected = _np_scatter_rows(name, x, ROWS[:, 0], u, mode == "clip")
+    np.testing.assert_array_equal(np.asarray(out), expected)
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
+def test_scatter_replace(mode):
+    x = _arr((3, 4))
+    u = np.arange(20, dtype=f32).reshape(5, 4)
+    idx = np.int32([[2], [0], [7]])
+    out = np.asarray(lax.scatter(x, idx, u[:3], SDN_ROWS, mode=mode, unique_indices=True))
+    expected = np.array(x, copy=True)
+    expected[2], expected[0] = u[0], u[1]
+    if mode == "clip":
+        expected[2] = u[2]
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_scatter_bool_and_apply():
+    x = np.zeros((3,), boolean)
+    out = lax.scatter_add(
+        x,
+        np.int32([[1], [1]]),
+        np.array([True, False]),
+        SDN_POINTS._replace(inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)),
+    )
+    np.testing.assert_array_equal(np.asarray(out), [False, True, False])
+    dn = lax.ScatterDimensionNumbers((), (0,), (0,))
+    out = lax.scatter_apply(
+        np.float32([1, 2, 3]), np.int32([[1], [2], [2]]), lambda v: v * 10, dn, update_shape=(3,)
+    )
+    np.testing.assert_array_equal(np.asarray(out), np.float32([1, 20, 300]))
+
+
+def test_scatter_points_and_batching_dims():
+    x = np.zeros((4, 5), f32)
+    idx = np.int32([[[0, 1], [3, 4]], [[0, 1], [1, 0]]])
+    u = np.float32([[1, 2], [3, 4]])
+    out = lax.scatter_add(x, idx, u, SDN_POINTS)
+    expected = np.zeros((4, 5), f32)
+    np.add.at(expected, (idx[..., 0], idx[..., 1]), u)
+    np.testing.assert_array_equal(np.asarray(out), expected)
+    dn = lax.ScatterDimensionNumbers(
+        update_window_dims=(),
+        inserted_window_dims=(1,),
+        scatter_dims_to_operand_dims=(1,),
+        operand_batching_dims=(0,),
+        scatter_indices_batching_dims=(0,),
+    )
+    rows = np.int32([[[1], [4]], [[0], [0]], [[2], [3]], [[4], [1]]])
+    u = np.arange(8, dtype=f32).reshape(4, 2) + 1
+    out = lax.scatter_add(x, rows, u, dn)
+    expected = np.zeros((4, 5), f32)
+    for b in range(4):
+        np.add.at(expected[b], rows[b, :, 0], u[b])
+    np.testing.assert_array_equal(np.asarray(out), expected)
+
+
+def test_scatter_errors():
+    x = _arr((3, 4))
+    with pytest.raises(TypeError, match="same dtype"):
+        lax.scatter_add(x, np.int32([[0]]), np.zeros((1, 4), i32), SDN_ROWS)
+    with pytest.raises(TypeError, match="scatter axes"):
+        lax.scatter_add(x, np.int32([[0], [1]]), np.zeros((1, 4), f32), SDN_ROWS)
+    with pytest.raises(TypeError, match="larger than the operand"):
+        lax.scatter_add(x, np.int32([[0]]), np.zeros((1, 5), f32), SDN_ROWS)
+
+
+def test_gather_scatter_jit_matches_eager():
+    x = _arr((3, 4))
+    u = np.ones((5, 4), f32)
+    g = jit(lambda x, i: lax.gather(x, i, GDN_ROWS, (1, 4), mode="fill", fill_value=-1.0))
+    s = jit(lambda x, i, u: lax.scatter_add(x, i, u, SDN_ROWS, mode="clip"))
+    np.testing.assert_array_equal(
+        np.asarray(g(x, ROWS)),
+        np.asarray(lax.gather(x, ROWS, GDN_ROWS, (1, 4), mode="fill", fill_value=-1.0)),
+    )
+    np.testing.assert_array_equal(
+        np.asarray(s(x, ROWS, u)), np.asarray(lax.scatter_add(x, ROWS, u, SDN_ROWS, mode="clip"))
+    )
+    jaxpr = " ".join(str(make_jaxpr(lambda x: lax.gather(x, ROWS, GDN_ROWS, (1, 4)))(x)).split())
+    assert "gather[" in jaxpr and "mode=GatherScatterMode.FILL_OR_DROP" in jaxpr
+
+
+# Derivatives of gather and the scatters.
+
+XG = _rng.normal(size=(3, 4)).astype(f32)
+UG = _rng.normal(size=(5, 4)).astype(f32)
+UNIQUE = np.int32([[2], [0]])
+
+
+@pytest.mark.parametrize(
+    "name, fun, args",
+    [
+        ("gather_clip", lambda x: lax.gather(x, ROWS, GDN_ROWS, (1, 4), mode="clip"), (XG,)),
+        ("gather_fill", lambda x: lax.gather(x, ROWS, GDN_ROWS, (1, 4), fill_value=0.0), (XG,)),
+        ("scatter_add", lambda x, u: lax.scatter_add(x, ROWS, u, SDN_ROWS), (XG, UG)),
+        (
+            "scatter_add_clip",
+            lambda x, u: lax.scatter_add(x, ROWS, u, SDN_ROWS, mode="clip"),
+            (XG, UG),
+        ),
+        ("scatter", lambda x, u: lax.scatter(x, ROWS, u, SDN_ROWS, mode="clip"), (XG, UG)),
+        (
+            "scatter_unique",
+            lambda x, u: lax.scatter(x, UNIQUE, u, SDN_ROWS, unique_indices=True),
+            (XG, UG[:2]),
+        ),
+        (
+            "scatter_mul_unique",
+            lambda x, u: lax.scatter_mul(x, UNIQUE, u, SDN_ROWS, unique_indices=True),
+            (XG, UG[:2]),
+        ),
+        ("scatter_mul_operand", lambda x: lax.scatter_mul(x, ROWS, UG, SDN_ROWS), (XG,)),
+        ("scatter_max", lambda x, u: lax.scatter_max(x, ROWS, u, SDN_ROWS), (XG, UG)),
+        ("scatter_min", lambda x, u: lax.scatter_min(x, ROWS, u, SDN_ROWS, mode="clip"), (XG, UG)),
+    ],
+    ids=lambda c: c if isinstance(c, str) else "",
+)
+def test_gather_scatter_grads(name, fun, args):
+    check_grads(fun, args, 2)
+
+
+def test_scatter_mul_updates_grad_needs_unique():
+    from polyjax_interpreters.ad import grad
+
+    with pytest.raises(NotImplementedError, match="unique_indices"):
+        grad(lambda u: lax.reduce_sum(lax.scatter_mul(XG, ROWS, u, SDN_ROWS), (0, 1)))(UG)
+
+
+# vmap of gather and scatter against a loop.
+
+
+@pytest.mark.parametrize("in_axes", [(0, None), (None, 0), (0, 0), (1, 2)])
+def test_vmap_gather(in_axes):
+    xb = _rng.normal(size=(2, 3, 4)).astype(f32)
+    ib = np.stack([ROWS, ROWS[::-1]])
+    x = XG if in_axes[0] is None else np.moveaxis(xb, 0, in_axes[0])
+    i = ROWS if in_axes[1] is None else np.moveaxis(ib, 0, in_axes[1])
+    f = lambda x, i: lax.gather(x, i, GDN_ROWS, (1, 4), mode="fill", fill_value=0.5)  # noqa: E731
+    out = batching.vmap(f, in_axes)(x, i)
+    np.testing.assert_array_equal(np.asarray(out), _loop(f, in_axes, (x, i)))
+
+
+@pytest.mark.parametrize(
+    "in_axes", [(0, None, None), (None, 0, None), (None, None, 0), (0, 0, 0), (1, None, 1)]
+)
+@pytest.mark.parametrize("name", ["scatter_add", "scatter_max"])
+def test_vmap_scatter(name, in_axes):
+    xb = _rng.normal(size=(2, 3, 4)).astype(f32)
+    ib = np.stack([ROWS, ROWS[::-1]])
+    ub = _rng.normal(size=(2, 5, 4)).astype(f32)
+    x = XG if in_axes[0] is None else np.moveaxis(xb, 0, in_axes[0])
+    i = ROWS if in_axes[1] is None else ib
+    u = UG if in_axes[2] is None else np.moveaxis(ub, 0, in_axes[2])
+    f = lambda x, i, u: getattr(lax, name)(x, i, u, SDN_ROWS)  # noqa: E731
+    out = batching.vmap(f, in_axes)(x, i, u)
+    np.testing.assert_allclose(np.asarray(out), _loop(f, in_axes, (x, i, u)), rtol=1e-6)
