@@ -11,8 +11,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from polyjax_core import make_jaxpr
-from polyjax_interpreters import batching
+from polyjax_core import make_jaxpr, symbolic_dim
+from polyjax_core.abstract_values import ShapeDtypeStruct
+from polyjax_interpreters import batching, mlir
 from polyjax_interpreters.jit import jit
 from polyjax_interpreters.test_util import check_grads
 from polyjax_numpy import lax
@@ -504,3 +505,37 @@ def test_vmap_scatter(name, in_axes):
     f = lambda x, i, u: getattr(lax, name)(x, i, u, SDN_ROWS)  # noqa: E731
     out = batching.vmap(f, in_axes)(x, i, u)
     np.testing.assert_allclose(np.asarray(out), _loop(f, in_axes, (x, i, u)), rtol=1e-6)
+
+
+def test_symbolic_shapes_lower():
+    b = symbolic_dim("b")
+    x = ShapeDtypeStruct((b, 3), np.float32)
+    i = ShapeDtypeStruct((), np.int32)
+
+    def f(x, i):
+        return (
+            lax.dynamic_slice(x, (i, 0), (1, 3)),
+            lax.dynamic_update_slice(x, np.ones((1, 3), f32), (i, 1)),
+            lax.gather(x, np.int32([[1], [0]]), GDN_ROWS._replace(offset_dims=(1,)), (1, 3)),
+            lax.scatter_add(x, np.int8([[1], [0]]), np.ones((2, 3), f32), SDN_ROWS, mode="clip"),
+        )
+
+    closed = make_jaxpr(f)(x, i)
+    assert [a.shape for a in closed.out_avals] == [(1, 3), (b, 3), (2, 3), (b, 3)]
+    lowered = mlir.lower_jaxpr_to_module(closed, module_name="t", platforms=["cpu"])
+    text = mlir.module_to_string(lowered.module)
+    for op in ("dynamic_slice", "dynamic_update_slice", "gather", "scatter"):
+        assert f"stablehlo.{op}" in text, op
+
+
+def test_narrow_index_dtypes():
+    x = np.arange(300, dtype=f32)
+    dn = lax.ScatterDimensionNumbers((), (0,), (0,))
+    out = lax.scatter_add(x, np.int8([[127], [-3]]), np.float32([1, 1]), dn, mode="clip")
+    expected = x.copy()
+    expected[127] += 1
+    expected[0] += 1
+    np.testing.assert_array_equal(np.asarray(out), expected)
+    gdn = lax.GatherDimensionNumbers((), (0,), (0,))
+    out = lax.gather(x, np.uint8([[255], [3]]), gdn, (1,), mode="fill")
+    np.testing.assert_array_equal(np.asarray(out), np.float32([255, 3]))

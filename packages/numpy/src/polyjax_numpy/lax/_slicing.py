@@ -41,6 +41,7 @@ from polyjax_numpy.lax._elementwise import mul as _mul
 from polyjax_numpy.lax._elementwise import ne as _ne_op
 from polyjax_numpy.lax._elementwise import select_n as _select_n
 from polyjax_numpy.lax._reductions import reduce_min as _reduce_min
+from polyjax_numpy.lax._reductions import reduce_sum as _reduce_sum
 from polyjax_numpy.lax._shape_ops import (
     broadcast_in_dim,
     canonicalize_axis,
@@ -134,9 +135,12 @@ def _start_indices(
 
 
 def _dim_as(d: Any, dtype: Any) -> Any:
+    """The axis size `d` as a scalar of `dtype` (a symbolic size is computed at run time)."""
     if type(d) is int:
         return _convert_element_type(d, dtype)
-    raise NotImplementedError("wrapping a negative run-time index along an axis of symbolic size")
+    # No primitive reads a dimension variable directly: count the elements of a
+    # length-`d` vector of ones (XLA folds it to a multiply of the known size).
+    return _reduce_sum(full((d,), 1, dtype), (0,))
 
 
 def _check_indices(name: str, operand: ShapedArray, indices: Sequence[ShapedArray]) -> None:
@@ -779,14 +783,19 @@ def _in_bounds_mask(indices: Any, bounds: Sequence[Any]) -> Any:
     if np.dtype(dtype).itemsize < 4:
         dtype = np.dtype(np.int32) if dtypes.issubdtype(dtype, np.signedinteger) else np.uint32
         indices = _convert_element_type(indices, dtype)
-    upper = _np_const(np.asarray(bounds, dtype), idx_aval.shape)
+    upper = _bounds_vector(bounds, dtype, idx_aval.shape)
     ok = _bitwise_and(_ge_op(indices, _convert_element_type(0, dtype)), _le_op(indices, upper))
     ok = _convert_element_type(ok, np.int32)
     return _ne_op(_reduce_min(ok, (idx_aval.ndim - 1,)), _convert_element_type(0, np.int32))
 
 
-def _np_const(v: np.ndarray, shape: tuple) -> Any:
-    return broadcast_in_dim(v, shape, (len(shape) - 1,))
+def _bounds_vector(bounds: Sequence[Any], dtype: Any, shape: tuple) -> Any:
+    """`bounds` (ints or symbolic sizes) along the last axis of an array of `shape`."""
+    if all(type(v) is int for v in bounds):
+        vec = np.asarray(bounds, dtype)
+    else:
+        vec = concatenate([broadcast_in_dim(_dim_as(v, dtype), (1,), ()) for v in bounds], 0)
+    return broadcast_in_dim(vec, shape, (len(shape) - 1,))
 
 
 def _gather_lowering(
@@ -1122,11 +1131,14 @@ def _clamp_scatter_indices(operand, indices, updates, dn):
     idx_aval = get_aval(indices)
     sizes = _scatter_window_sizes(_shape(operand), _shape(updates), dn)
     shape = _shape(operand)
-    upper = np.asarray([shape[d] - sizes[d] for d in dn.scatter_dims_to_operand_dims], np.int64)
-    if upper.size == 0:
+    upper = [shape[d] - sizes[d] for d in dn.scatter_dims_to_operand_dims]
+    if not upper:
         return indices
     dtype = idx_aval.dtype
-    upper_b = _np_const(upper.astype(dtype), idx_aval.shape)
+    if np.dtype(dtype).itemsize < 4:  # bounds may not fit a narrow index type
+        dtype = np.dtype(np.int32)
+        indices = _convert_element_type(indices, dtype)
+    upper_b = _bounds_vector(upper, dtype, idx_aval.shape)
     lower_b = full(idx_aval.shape, 0, dtype)
     return _clamp(lower_b, indices, upper_b)
 
