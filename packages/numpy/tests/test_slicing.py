@@ -20,7 +20,8 @@ from polyjax_numpy import lax
 
 bf16 = np.dtype(ml_dtypes.bfloat16)
 f32, i32, u8, boolean = (np.dtype(t) for t in (np.float32, np.int32, np.uint8, np.bool_))
-DTYPES = [f32, bf16, i32, u8, boolean]
+f16, c64 = np.dtype(np.float16), np.dtype(np.complex64)
+DTYPES = [f32, bf16, f16, c64, i32, u8, boolean]
 
 
 def _arr(shape, dtype=f32):
@@ -258,7 +259,7 @@ def test_gather_mode_parsing():
         M.from_any("wrap")
 
 
-@pytest.mark.parametrize("dtype", [f32, bf16, i32, u8, boolean], ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_gather_rows_all_modes(dtype):
     x = _arr((3, 4), dtype)
     rows = ROWS[:, 0]
@@ -269,7 +270,7 @@ def test_gather_rows_all_modes(dtype):
     np.testing.assert_array_equal(np.asarray(out)[:3], np.take(x, rows[:3], axis=0))
     out = np.asarray(lax.gather(x, ROWS, GDN_ROWS, (1, 4), mode="fill"))
     np.testing.assert_array_equal(out[:3], np.take(x, rows[:3], axis=0))
-    fill = {"f": np.nan, "V": np.nan, "i": np.iinfo(np.int32).min, "u": 255, "b": True}
+    fill = {"f": np.nan, "c": np.nan, "V": np.nan, "i": np.iinfo(np.int32).min, "u": 255, "b": True}
     expected = np.full((2, 4), fill[np.dtype(dtype).kind], dtype)
     as_f32 = (lambda a: a.astype(f32)) if dtype == bf16 else (lambda a: a)
     np.testing.assert_array_equal(as_f32(out[3:]), as_f32(expected))
@@ -411,6 +412,13 @@ def test_scatter_errors():
         lax.scatter_add(x, np.int32([[0]]), np.zeros((1, 4), i32), SDN_ROWS)
     with pytest.raises(TypeError, match="scatter axes"):
         lax.scatter_add(x, np.int32([[0], [1]]), np.zeros((1, 4), f32), SDN_ROWS)
+    with pytest.raises(TypeError, match="not batching axes"):
+        lax.scatter_add(
+            x,
+            np.int32([[0]]),
+            np.zeros((1, 4), f32),
+            SDN_ROWS._replace(scatter_dims_to_operand_dims=(2,)),
+        )
     with pytest.raises(TypeError, match="larger than the operand"):
         lax.scatter_add(x, np.int32([[0]]), np.zeros((1, 5), f32), SDN_ROWS)
 

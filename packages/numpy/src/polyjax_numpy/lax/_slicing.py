@@ -1,7 +1,10 @@
-"""Indexing primitives: slices at run-time positions.
+"""Indexing primitives: slices at run-time positions, gathers and scatters.
 
     dynamic_slice         f32[10], i32[] -> f32[3]          (start known only at run time)
     dynamic_update_slice  f32[10], f32[3], i32[] -> f32[10] (writes a block at a start)
+    gather                f32[3,4], i32[5,1] -> f32[5,4]    (one slice per index vector)
+    scatter(-add/-mul/-min/-max)
+                          f32[3,4], i32[5,1], f32[5,4] -> f32[3,4]
 
 Start indices are scalars, one per operand axis. As in XLA (and JAX), they are
 *clamped* so that the whole slice stays inside the operand: a start of 9 for a
@@ -10,6 +13,15 @@ slice of size 3 along an axis of size 10 reads elements 7, 8, 9. The functions
 the axis size.
 
 The `*_in_dim` helpers act along one axis and are built on the primitives.
+
+`gather` and the scatters take XLA's dimension numbers (the index vector is
+always the last axis of the indices) and a `GatherScatterMode` for windows that
+leave the operand: CLIP clamps them (XLA's gather does so natively; a CLIP
+scatter clamps its indices first), FILL_OR_DROP returns a fill value from a
+gather (a mask over the clamped gather) and drops such scatter updates (XLA's
+scatter does so natively). Derivatives pair them: gather's transpose is a
+scatter-add, scatter-add's a gather. vmap turns batched operands and indices
+into the batching dimensions of the dimension numbers.
 """
 
 from __future__ import annotations
@@ -1024,6 +1036,12 @@ def _scatter_abstract_eval(
             "scatter scatter_dims_to_operand_dims must have as many entries as the index "
             f"vector; got {dn.scatter_dims_to_operand_dims} for indices shape {indices.shape}."
         )
+    for d in dn.scatter_dims_to_operand_dims:
+        if not 0 <= d < operand.ndim or d in dn.operand_batching_dims:
+            raise TypeError(
+                "scatter scatter_dims_to_operand_dims must be operand axes that are not "
+                f"batching axes; got {dn.scatter_dims_to_operand_dims}."
+            )
     if len(dn.operand_batching_dims) != len(dn.scatter_indices_batching_dims):
         raise TypeError(
             "scatter operand_batching_dims and scatter_indices_batching_dims must have the "
