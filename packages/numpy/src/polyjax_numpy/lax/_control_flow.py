@@ -350,22 +350,20 @@ pe.partial_eval_jaxpr_custom_rules[cond_p] = _cond_partial_eval
 
 
 def _cond_dce(used_outputs: list[bool], eqn: Any):
+    """Drops unused outputs and the branch equations only they need.
+
+    Inputs are all kept (unused ones stay unread): `dce_jaxpr` reads the used-input
+    flags against the new equation's inputs.
+    """
     branches = eqn.params["branches"]
     if not any(used_outputs) and not eqn.effects:
         return [False] * len(eqn.invars), None
-    used_in = [False] * (len(eqn.invars) - 1)
-    for br in branches:
-        _, u = pe.dce_closed_jaxpr(br, used_outputs)
-        used_in = [a or b for a, b in zip(used_in, u)]
-    new_brs = tuple(
-        pe.dce_closed_jaxpr(br, used_outputs, instantiate=used_in)[0] for br in branches
-    )
+    new_brs = tuple(pe.dce_closed_jaxpr(br, used_outputs, instantiate=True)[0] for br in branches)
     new_eqn = eqn.replace(
-        invars=[eqn.invars[0], *(x for x, u in zip(eqn.invars[1:], used_in) if u)],
         outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
         params=dict(branches=new_brs),
     )
-    return [True, *used_in], new_eqn
+    return [True] * len(eqn.invars), new_eqn
 
 
 pe.dce_rules[cond_p] = _cond_dce
@@ -818,6 +816,65 @@ def _scan_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any):
 
 
 pe.partial_eval_jaxpr_custom_rules[scan_p] = _scan_partial_eval
+
+
+def _scan_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:
+    """Drops unused stacked outputs, carries no used output depends on, and the body
+    equations only they need. Inputs are kept (see `_cond_dce`)."""
+    p = eqn.params
+    jaxpr, nc, ncar = p["jaxpr"], p["num_consts"], p["num_carry"]
+    n_in = len(eqn.invars)
+    if not any(used_outputs) and not eqn.effects:
+        return [False] * n_in, None
+    used_carry, used_ys = list(used_outputs[:ncar]), list(used_outputs[ncar:])
+    for _ in range(ncar + 1):
+        _, used_in = pe.dce_closed_jaxpr(jaxpr, used_carry + used_ys)
+        new = [a or b for a, b in zip(used_carry, used_in[nc : nc + ncar])]
+        if new == used_carry:
+            break
+        used_carry = new
+    if all(used_carry) and all(used_ys):
+        return [True] * n_in, eqn
+    body, _ = pe.dce_closed_jaxpr(jaxpr, used_carry + used_ys, instantiate=True)
+    # A dropped carry leaves its input unread: the body takes it as a scanned-over
+    # const no more, so it moves from the carry to the consts.
+    j = body.jaxpr
+    consts_v, carry_v, xs_v = _split3(j.invars, nc, ncar)
+    consts_o, carry_o, xs_o = _split3(eqn.invars, nc, ncar)
+    dropped = [not u for u in used_carry]
+    body = ClosedJaxpr(
+        j.replace(
+            invars=[
+                *consts_v,
+                *(v for v, d in zip(carry_v, dropped) if d),
+                *(v for v, d in zip(carry_v, dropped) if not d),
+                *xs_v,
+            ]
+        ),
+        body.consts,
+    )
+    invars = [
+        *consts_o,
+        *(x for x, d in zip(carry_o, dropped) if d),
+        *(x for x, d in zip(carry_o, dropped) if not d),
+        *xs_o,
+    ]
+    new_eqn = eqn.replace(
+        invars=invars,
+        outvars=[v for v, u in zip(eqn.outvars, used_carry + used_ys) if u],
+        params=dict(
+            p,
+            jaxpr=body,
+            num_consts=nc + sum(dropped),
+            num_carry=ncar - sum(dropped),
+            linear=(False,) * n_in,
+        ),
+        effects=body.effects,
+    )
+    return [True] * n_in, new_eqn
+
+
+pe.dce_rules[scan_p] = _scan_dce
 
 
 def _scan_transpose(
