@@ -306,6 +306,22 @@ def test_while_jvp_and_reverse_error():
         ad.grad(_sin3)(x)
 
 
+def test_while_dce_drops_unneeded_carry():
+    from polyjax_core.jaxpr_eval import eval_jaxpr
+    from polyjax_interpreters import partial_eval as pe
+
+    def f(x):
+        return lax.while_loop(
+            lambda c: c[0] < 4, lambda c: (c[0] + 1, c[1] * 2.0, lax.sin(c[2])), (0, x, x)
+        )
+
+    closed = make_jaxpr(f)(np.float32(0.5))
+    pruned, _ = pe.dce_jaxpr(closed.jaxpr, [False, True, False], instantiate=True)
+    assert "sin" not in str(pruned.eqns[-1].params["body_jaxpr"])
+    (got,) = eval_jaxpr(pruned, closed.consts, np.float32(0.5))
+    assert float(got) == 8.0
+
+
 def test_fori_loop():
     assert float(lax.fori_loop(0, 5, lambda i, x: x + i, 0.0)) == 10.0
     assert float(jit(lambda n: lax.fori_loop(0, n, lambda i, x: x + i, 0.0))(np.int32(5))) == 10.0

@@ -1201,6 +1201,61 @@ def _while_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any)
 pe.partial_eval_jaxpr_custom_rules[while_p] = _while_partial_eval
 
 
+def _while_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:
+    """Drops the carry components that neither the predicate nor a used output needs.
+
+    Their initial values stay inputs (unread body constants; see `_cond_dce`).
+    """
+    p = eqn.params
+    ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
+    cj, bj = p["cond_jaxpr"], p["body_jaxpr"]
+    n_in = len(eqn.invars)
+    if not any(used_outputs) and not eqn.effects:
+        return [False] * n_in, None
+    _, cond_used = pe.dce_closed_jaxpr(cj, [True])
+    used = [a or b for a, b in zip(used_outputs, cond_used[ncc:])]
+    for _ in range(len(used) + 1):
+        _, used_in = pe.dce_closed_jaxpr(bj, used)
+        new = [a or b for a, b in zip(used, used_in[nbc:])]
+        if new == used:
+            break
+        used = new
+    if all(used):
+        return [True] * n_in, eqn
+    body, _ = pe.dce_closed_jaxpr(bj, used, instantiate=True)
+    j = body.jaxpr
+    b_consts, b_carry = j.invars[:nbc], j.invars[nbc:]
+    body = ClosedJaxpr(
+        j.replace(
+            invars=[
+                *b_consts,
+                *(v for v, u in zip(b_carry, used) if not u),
+                *(v for v, u in zip(b_carry, used) if u),
+            ]
+        ),
+        body.consts,
+    )
+    cjj = cj.jaxpr
+    cond = ClosedJaxpr(
+        cjj.replace(invars=[*cjj.invars[:ncc], *(v for v, u in zip(cjj.invars[ncc:], used) if u)]),
+        cj.consts,
+    )
+    init = eqn.invars[ncc + nbc :]
+    new_eqn = eqn.replace(
+        invars=[
+            *eqn.invars[: ncc + nbc],
+            *(x for x, u in zip(init, used) if not u),
+            *(x for x, u in zip(init, used) if u),
+        ],
+        outvars=[v for v, u in zip(eqn.outvars, used) if u],
+        params=dict(p, cond_jaxpr=cond, body_jaxpr=body, body_nconsts=nbc + used.count(False)),
+    )
+    return [True] * n_in, new_eqn
+
+
+pe.dce_rules[while_p] = _while_dce
+
+
 def _while_transpose(cts: list, *args: Any, **params: Any) -> list:
     raise ValueError(
         "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
