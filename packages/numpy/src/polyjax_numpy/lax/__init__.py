@@ -22,7 +22,10 @@ Areas (private modules):
 """
 
 from polyjax_interpreters.ad import stop_gradient
-from polyjax_numpy.lax import _transform_hooks  # noqa: F401  (registers ad/vmap hooks)
+from polyjax_numpy.lax import (
+    _transform_hooks,  # noqa: F401  (registers ad/vmap hooks)
+    linalg,
+)
 from polyjax_numpy.lax._complex import (
     complex,
     complex_p,
@@ -193,6 +196,7 @@ from polyjax_numpy.lax._elementwise import (
     tanh_p,
     xor_p,
 )
+from polyjax_numpy.lax._fft import FftType, fft, fft_p
 from polyjax_numpy.lax._parallel import (
     all_gather,
     all_gather_p,
@@ -317,6 +321,7 @@ from polyjax_numpy.lax._special import (
 
 __all__ = [
     "AccuracyMode",
+    "FftType",
     "GatherDimensionNumbers",
     "GatherScatterMode",
     "Precision",
@@ -429,6 +434,8 @@ __all__ = [
     "expand_dims",
     "expm1",
     "expm1_p",
+    "fft",
+    "fft_p",
     "floor",
     "floor_p",
     "fori_loop",
@@ -459,6 +466,7 @@ __all__ = [
     "le_p",
     "lgamma",
     "lgamma_p",
+    "linalg",
     "log",
     "log1p",
     "log1p_p",

@@ -1,0 +1,118 @@
+"""Calls into the LAPACK kernels that jaxlib ships, as typed-FFI custom calls on CPU.
+
+`jaxlib.lapack.registrations()` maps ``"cpu"`` to ``(name, capsule, api_version)``
+triples (``lapack_<s|d|c|z><routine>_ffi``); importing this module registers them
+with XLA (`xla_client.register_custom_call_target`; registrations queue until the
+CPU client installs its handler, so the order does not matter) and runs
+`lapack._lapack.initialize()`, which binds the kernels to the LAPACK routines.
+
+`custom_call` emits ``stablehlo.custom_call`` in the typed-FFI form
+(``api_version = 4``): the kernel's attributes go in ``backend_config`` as a
+dictionary (``ui8`` for LAPACK's character flags such as ``uplo = 76``, 'L').
+Matrices are column-major: each operand and result gets the layout
+``[n-2, n-1, n-3, ..., 0]`` (minor-to-major), which XLA arranges with transposes
+around the call. Leading dimensions are batch dimensions: the kernels loop over them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib import xla_client
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from polyjax_core.abstract_values import ShapedArray
+from polyjax_interpreters import mlir
+
+try:  # jaxlib's LAPACK bindings
+    from jaxlib import lapack as _lapack_mod
+except ImportError:  # pragma: no cover - jaxlib always ships them on CPU
+    _lapack_mod = None
+
+_PREFIX = {
+    np.dtype(np.float32): "s",
+    np.dtype(np.float64): "d",
+    np.dtype(np.complex64): "c",
+    np.dtype(np.complex128): "z",
+}
+
+
+def _register() -> None:
+    if _lapack_mod is None:
+        return
+    for platform, targets in _lapack_mod.registrations().items():
+        for name, capsule, api_version in targets:
+            xla_client.register_custom_call_target(name, capsule, platform, api_version=api_version)
+    _lapack_mod._lapack.initialize()
+
+
+_register()
+
+
+def target_name(fn_base: str, dtype: Any) -> str:
+    """``lapack_<s|d|c|z><fn_base>_ffi`` for the element type `dtype`."""
+    return f"lapack_{_PREFIX[np.dtype(dtype)]}{fn_base}_ffi"
+
+
+def column_major(ndim: int) -> list[int]:
+    """Minor-to-major layout with the last two dimensions column-major."""
+    if ndim < 2:
+        return list(range(ndim - 1, -1, -1))
+    return [ndim - 2, ndim - 1, *range(ndim - 3, -1, -1)]
+
+
+def _layout_attr(ndim: int) -> ir.Attribute:
+    return ir.DenseIntElementsAttr.get(
+        np.array(column_major(ndim), np.int64), type=ir.IndexType.get()
+    )
+
+
+def _attr(value: Any) -> ir.Attribute:
+    if isinstance(value, ir.Attribute):
+        return value
+    if isinstance(value, bool):
+        return ir.BoolAttr.get(value)
+    if isinstance(value, str):  # a LAPACK character flag
+        return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), ord(value))
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
+
+
+def custom_call(
+    target: str,
+    operands: Sequence[ir.Value],
+    operand_avals: Sequence[ShapedArray],
+    result_avals: Sequence[ShapedArray],
+    attributes: dict[str, Any],
+    aliases: dict[int, int] | None = None,
+) -> list[ir.Value]:
+    """A typed-FFI ``stablehlo.custom_call`` to `target` (one op, several results).
+
+    Args:
+      attributes: the kernel's attributes; strings become ``ui8`` character codes.
+      aliases: result index -> operand index whose buffer the result may reuse.
+    """
+    result_types = [mlir.aval_to_ir_type(a) for a in result_avals]
+    alias_attrs = [
+        hlo.OutputOperandAlias.get(
+            output_tuple_indices=[out] if len(result_avals) > 1 else [],
+            operand_index=operand,
+            operand_tuple_indices=[],
+        )
+        for out, operand in (aliases or {}).items()
+    ]
+    op = hlo.CustomCallOp(
+        result_types,
+        list(operands),
+        call_target_name=ir.StringAttr.get(target),
+        has_side_effect=ir.BoolAttr.get(False),
+        backend_config=ir.DictAttr.get({k: _attr(v) for k, v in attributes.items()}),
+        api_version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
+        called_computations=ir.ArrayAttr.get([]),
+        operand_layouts=ir.ArrayAttr.get([_layout_attr(a.ndim) for a in operand_avals]),
+        result_layouts=ir.ArrayAttr.get([_layout_attr(a.ndim) for a in result_avals]),
+        output_operand_aliases=ir.ArrayAttr.get(alias_attrs),
+    )
+    return list(op.results)

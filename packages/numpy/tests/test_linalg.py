@@ -1,0 +1,196 @@
+"""`lax.linalg` on CPU (LAPACK custom calls): values against NumPy/SciPy, check_grads,
+vmap against a loop, jit against eager."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+from polyjax_core import config, make_jaxpr
+from polyjax_interpreters.batching import vmap
+from polyjax_interpreters.jit import jit
+from polyjax_interpreters.test_util import check_grads
+from polyjax_numpy.lax import linalg
+
+rng = np.random.default_rng(0)
+f32, f64, c64 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64)
+
+
+def _rand(shape, dtype):
+    x = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def _spd(shape, dtype):
+    a = _rand(shape, dtype)
+    n = shape[-1]
+    return (a @ np.conj(np.swapaxes(a, -1, -2)) + n * np.eye(n)).astype(dtype)
+
+
+def _tri(shape, dtype, lower):
+    a = _rand(shape, dtype)
+    a = np.tril(a) if lower else np.triu(a)
+    n = shape[-1]
+    return (a + 2 * n * np.eye(n)).astype(dtype)
+
+
+def _tol(dtype):
+    return 1e-4 if np.dtype(dtype) in (f32, c64) else 1e-10
+
+
+# ---------------------------------------------------------------------------
+# cholesky
+
+
+@pytest.mark.parametrize("dtype", [f32, c64])
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3), (0, 2, 2), (1, 1)])
+def test_cholesky_values(dtype, shape):
+    x = _spd(shape, dtype)
+    out = np.asarray(linalg.cholesky(x))
+    assert out.dtype == dtype
+    if x.size:
+        np.testing.assert_allclose(out, np.linalg.cholesky(x), rtol=_tol(dtype), atol=_tol(dtype))
+
+
+def test_cholesky_failure_is_nan():
+    x = _spd((3, 3, 3), f32)
+    x[1] = -np.eye(3)
+    out = np.asarray(linalg.cholesky(x))
+    assert np.isnan(out[1]).all()
+    assert np.isfinite(out[[0, 2]]).all()
+
+
+def test_cholesky_reads_lower_triangle_without_symmetrize():
+    x = _spd((3, 3), f32)
+    garbage = x + np.triu(np.full((3, 3), 100.0, np.float32), 1)
+    out = np.asarray(linalg.cholesky(garbage, symmetrize_input=False))
+    np.testing.assert_allclose(out, np.linalg.cholesky(x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [f32, c64])
+def test_cholesky_grads(dtype):
+    x = _spd((2, 3, 3), dtype)
+    check_grads(linalg.cholesky, (x,), order=2, atol=5e-2, rtol=5e-2)
+
+
+def test_cholesky_vmap_and_jit():
+    xs = _spd((4, 3, 3), f32)
+    xs_t = np.moveaxis(xs, 0, 2)  # batched at axis 2
+    out = np.asarray(vmap(linalg.cholesky, in_axes=2)(xs_t))
+    want = np.stack([np.asarray(linalg.cholesky(x)) for x in xs])
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(jit(linalg.cholesky)(xs)), want, rtol=1e-6, atol=1e-6)
+
+
+def test_cholesky_errors():
+    with pytest.raises(ValueError, match="must have shape"):
+        make_jaxpr(linalg.cholesky)(np.ones((2, 3), np.float32))
+    with pytest.raises(TypeError):
+        make_jaxpr(linalg.cholesky)(np.ones((2, 2), np.int32))
+
+
+# ---------------------------------------------------------------------------
+# triangular_solve
+
+FLAGS = [
+    # left_side, lower, transpose_a, conjugate_a, unit_diagonal
+    (True, True, False, False, False),
+    (True, False, True, False, False),
+    (False, True, False, False, True),
+    (False, False, True, True, False),
+    (True, True, True, True, False),
+    (True, False, False, True, True),
+]
+
+
+def _op(a, transpose_a, conjugate_a, unit_diagonal, lower):
+    a = np.tril(a) if lower else np.triu(a)
+    if unit_diagonal:
+        a = a - np.diag(np.diag(a)) + np.eye(a.shape[-1])
+    if conjugate_a:
+        a = np.conj(a)
+    return a.T if transpose_a else a
+
+
+@pytest.mark.parametrize("dtype", [f32, c64])
+@pytest.mark.parametrize("flags", FLAGS)
+def test_triangular_solve_values(dtype, flags):
+    left_side, lower, transpose_a, conjugate_a, unit_diagonal = flags
+    a = _rand((4, 4), dtype) + 8 * np.eye(4, dtype=dtype)  # both triangles filled
+    b = _rand((4, 3) if left_side else (3, 4), dtype)
+    x = np.asarray(
+        linalg.triangular_solve(
+            a,
+            b,
+            left_side=left_side,
+            lower=lower,
+            transpose_a=transpose_a,
+            conjugate_a=conjugate_a,
+            unit_diagonal=unit_diagonal,
+        )
+    )
+    op = _op(a, transpose_a, conjugate_a, unit_diagonal, lower)
+    want = np.linalg.solve(op, b) if left_side else np.linalg.solve(op.T, b.T).T
+    np.testing.assert_allclose(x, want, rtol=1e-4, atol=1e-4)
+    if left_side and not conjugate_a and not unit_diagonal:
+        ref = sla.solve_triangular(a, b, lower=lower, trans=int(transpose_a))
+        np.testing.assert_allclose(x, ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [f32, c64])
+@pytest.mark.parametrize("flags", FLAGS[:4])
+def test_triangular_solve_grads(dtype, flags):
+    left_side, lower, transpose_a, conjugate_a, unit_diagonal = flags
+    a = _tri((2, 3, 3), dtype, lower)
+    b = _rand((2, 3, 2) if left_side else (2, 2, 3), dtype)
+
+    def f(a, b):
+        return linalg.triangular_solve(
+            a,
+            b,
+            left_side=left_side,
+            lower=lower,
+            transpose_a=transpose_a,
+            conjugate_a=conjugate_a,
+            unit_diagonal=unit_diagonal,
+        )
+
+    check_grads(f, (a, b), order=2, atol=5e-2, rtol=5e-2)
+
+
+def test_triangular_solve_vmap():
+    a = _tri((3, 4, 4), f32, lower=True)
+    b = _rand((4, 2), f32)
+    f = lambda a, b: linalg.triangular_solve(a, b, left_side=True, lower=True)  # noqa: E731
+    out = np.asarray(vmap(f, in_axes=(0, None))(a, b))
+    want = np.stack([np.asarray(f(ai, b)) for ai in a])
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
+    bs = _rand((4, 2, 3), f32)  # batched at axis 2
+    out = np.asarray(vmap(f, in_axes=(0, 2))(a, bs))
+    want = np.stack([np.asarray(f(a[i], bs[:, :, i])) for i in range(3)])
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(jit(f)(a[0], b)), np.asarray(f(a[0], b)), rtol=1e-6, atol=1e-6
+    )
+
+
+def test_triangular_solve_errors():
+    a = np.eye(3, dtype=np.float32)
+    with pytest.raises(ValueError):
+        make_jaxpr(lambda a, b: linalg.triangular_solve(a, b, left_side=True))(
+            a, np.ones((2, 3), np.float32)
+        )
+    with pytest.raises(TypeError):
+        make_jaxpr(linalg.triangular_solve)(a, np.ones((3, 3), np.float64).astype(np.complex64))
+
+
+def test_x64():
+    with config.enable_x64(True):
+        x = _spd((2, 3, 3), f64)
+        np.testing.assert_allclose(
+            np.asarray(linalg.cholesky(x)), np.linalg.cholesky(x), rtol=1e-12, atol=1e-12
+        )
+        check_grads(linalg.cholesky, (x,), order=1)
