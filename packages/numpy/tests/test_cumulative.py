@@ -56,9 +56,13 @@ def _data(shape, dtype, seed=0):
 @pytest.mark.parametrize(
     "shape, axis", [((6,), 0), ((3, 4), 1), ((3, 4), -2), ((0, 3), 0), ((2, 0), 1)]
 )
-@pytest.mark.parametrize("reverse", [False, True])
-def test_values(name, dtype, shape, axis, reverse):
+def test_values(name, dtype, shape, axis):
     x = _data(shape, dtype)
+    for reverse in (False, True):
+        _check_values(name, dtype, x, axis, reverse)
+
+
+def _check_values(name, dtype, x, axis, reverse):
     got = getattr(lax, name)(x, axis=axis, reverse=reverse)
     assert got.dtype == x.dtype and got.shape == x.shape
     want = _oracle(name, x, axis, reverse)

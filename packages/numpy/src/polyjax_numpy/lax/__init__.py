@@ -318,6 +318,16 @@ from polyjax_numpy.lax._special import (
     zeta,
     zeta_p,
 )
+from polyjax_numpy.lax._windowed import (
+    reduce_window,
+    reduce_window_max_p,
+    reduce_window_min_p,
+    reduce_window_p,
+    reduce_window_sum_p,
+    select_and_gather_add_p,
+    select_and_scatter_add,
+    select_and_scatter_add_p,
+)
 
 __all__ = [
     "AccuracyMode",
@@ -519,6 +529,11 @@ __all__ = [
     "reduce_scatter_p",
     "reduce_sum",
     "reduce_sum_p",
+    "reduce_window",
+    "reduce_window_max_p",
+    "reduce_window_min_p",
+    "reduce_window_p",
+    "reduce_window_sum_p",
     "regularized_incomplete_beta",
     "regularized_incomplete_beta_p",
     "rem",
@@ -547,6 +562,9 @@ __all__ = [
     "scatter_mul_p",
     "scatter_p",
     "select",
+    "select_and_gather_add_p",
+    "select_and_scatter_add",
+    "select_and_scatter_add_p",
     "select_n",
     "select_n_p",
     "shift_left",
