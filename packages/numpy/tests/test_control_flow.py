@@ -358,3 +358,25 @@ def test_associative_scan_axis_and_pytree():
     got = lax.associative_scan(lambda a, b: (a[0] * b[0], lax.max(a[1], b[1])), (m, m), axis=1)
     np.testing.assert_allclose(np.asarray(got[0]), np.cumprod(m, 1), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(got[1]), np.maximum.accumulate(m, 1))
+
+
+def test_scan_symbolic_length_traces_and_lowers():
+    from polyjax_core import symbolic_dims as sd
+    from polyjax_core.abstract_values import ShapedArray, ShapeDtypeStruct
+    from polyjax_core.jaxpr_tracing import trace_to_jaxpr
+
+    n = sd.symbolic_dim("n")
+
+    def f(h, xs):
+        c, ys = lax.scan(lambda c, x: (lax.sin(c) * x, c * 2.0), h, xs, reverse=True)
+        return lax.reduce_sum(ys, (0, 1)) + lax.reduce_sum(c, (0,))
+
+    avals = [ShapedArray((3,), f32), ShapedArray((n, 3), f32)]
+    g = trace_to_jaxpr(lambda h, x: [ad.grad(f, argnums=1)(h, x)], avals)
+    assert g.jaxpr.outvars[0].aval.shape == (n, 3)
+    v = trace_to_jaxpr(
+        lambda h, x: [batching.vmap(f, (None, 1))(h, x)], [avals[0], ShapedArray((n, 4, 3), f32)]
+    )
+    assert v.jaxpr.outvars[0].aval.shape == (4,)
+    text = jit(f).lower(ShapeDtypeStruct((3,), f32), ShapeDtypeStruct((n, 3), f32)).as_text()
+    assert "stablehlo.while" in text and 'jax.global_constant = "n"' in text

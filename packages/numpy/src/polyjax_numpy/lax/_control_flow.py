@@ -30,6 +30,7 @@ from polyjax_core.jaxpr import ClosedJaxpr, Var
 from polyjax_core.jaxpr_eval import jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
+from polyjax_core.symbolic_dims import DimExpr
 from polyjax_core.tracing import Tracer
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
 from polyjax_interpreters import ad, batching, dispatch, mlir
@@ -476,7 +477,7 @@ def scan(
             raise ValueError(f"scan got value with no leading axis to scan over: {a.str_short()}")
         lengths.add(a.shape[0])
     if length is not None:
-        length = int(length)
+        length = length if isinstance(length, DimExpr) else int(length)
         if lengths and lengths != {length}:
             raise ValueError(
                 f"scan got `length` argument of {length} which disagrees with leading axis "
@@ -489,7 +490,7 @@ def scan(
     else:
         length = lengths.pop()
     if unroll is True:
-        unroll = max(length, 1)
+        unroll = 1 if isinstance(length, DimExpr) else max(length, 1)
     elif unroll is False:
         unroll = 1
     unroll = int(unroll)
@@ -592,7 +593,7 @@ def _scan_lowering(
     mctx, dims = ctx.module_context, ctx.dim_var_values
 
     def step(i: ir.Value, consts: Sequence, carry: Sequence, xs: Sequence, ys: Sequence):
-        idx = hlo.subtract(_i32(length - 1), i) if reverse else i
+        idx = hlo.subtract(last, i) if reverse else i
         zero = _i32(0)
         x_slices = []
         for x, a in zip(xs, x_avals):
@@ -613,16 +614,22 @@ def _scan_lowering(
         return outs[:ncar], new_ys
 
     ys = [mlir.full_like_aval(ctx, 0, a) for a in ys_avals]
-    u = max(1, min(unroll, length)) if length > 0 else 1
-    n_main = (length // u) * u
+    if isinstance(length, DimExpr):  # a symbolic trip count: no unrolling
+        (n_v,) = mlir.eval_dynamic_shape(ctx, (length,))
+        last = hlo.subtract(n_v, _i32(1))
+        u, n_main, n_static = 1, n_v, 0
+    else:
+        u = max(1, min(unroll, length)) if length > 0 else 1
+        n_main = n_static = (length // u) * u
+        n_v, last = _i32(n_main), _i32(length - 1)
     carry = list(init)
-    if n_main > 0:
+    if not isinstance(n_main, int) or n_main > 0:
         vals = [_i32(0), *consts, *carry, *xs, *ys]
         types = [v.type for v in vals]
         loop = hlo.WhileOp(types, vals)
         cblock = loop.regions[0].blocks.append(*types)
         with ir.InsertionPoint(cblock):
-            hlo.return_([mlir.compare_hlo(cblock.arguments[0], _i32(n_main), "LT", "SIGNED")])
+            hlo.return_([mlir.compare_hlo(cblock.arguments[0], n_v, "LT", "SIGNED")])
         bblock = loop.regions[1].blocks.append(*types)
         with ir.InsertionPoint(bblock):
             a = list(bblock.arguments)
@@ -638,7 +645,7 @@ def _scan_lowering(
         res = list(loop.results)
         carry = res[1 + nc : 1 + nc + ncar]
         ys = res[1 + nc + ncar + len(xs) :]
-    for k in range(n_main, length):  # the iterations left over by unrolling
+    for k in range(n_static, n_static if u == 1 else length):  # left over by unrolling
         carry, ys = step(_i32(k), consts, carry, xs, ys)
     return [*carry, *ys]
 
