@@ -81,7 +81,7 @@ def test_cond_printed_jaxpr():
 @pytest.mark.parametrize("positive,order", [(True, 2), (False, 1)])
 def test_cond_grads(positive, order):
     x = np.abs(_rand(3)) + 0.5
-    check_grads(_piecewise, (x if positive else -x,), order=order)
+    check_grads(jit(_piecewise), (x if positive else -x,), order=order)
 
 
 def test_cond_grad_closed_over():
@@ -211,9 +211,9 @@ def _scan_loss(h0, xs, w):
 
 def test_scan_grads():
     args = (_rand(2), _rand(4, 2, seed=1), _rand(2, seed=2))
-    check_grads(_scan_loss, args, order=2)
+    check_grads(jit(_scan_loss), args, order=2)
     check_grads(
-        lambda h, xs: lax.scan(_cell, (h, np.int32(0)), xs, reverse=True)[1],
+        jit(lambda h, xs: lax.scan(_cell, (h, np.int32(0)), xs, reverse=True)[1]),
         args[:2],
         order=1,
     )
@@ -328,7 +328,7 @@ def test_fori_loop():
     # Static bounds: a scan, so reverse mode works.
     g = lambda x: lax.fori_loop(1, 4, lambda i, x: lax.sin(x) * x + i, x)  # noqa: E731
     assert "scan[" in str(make_jaxpr(g)(np.float32(0.5)))
-    check_grads(g, (np.float32(0.7),), order=2)
+    check_grads(jit(g), (np.float32(0.7),), order=2)
     text = str(make_jaxpr(lambda n, x: lax.fori_loop(0, n, lambda i, x: x * 2.0, x))(3, 1.0))
     assert "while[" in text
 
