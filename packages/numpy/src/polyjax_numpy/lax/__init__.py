@@ -18,7 +18,9 @@ Areas (private modules):
   - `_shape_ops`: broadcasting, reshaping, slicing, padding, iota, full;
   - `_reductions`: `reduce_sum/max/min/prod`, `argmax/argmin`;
   - `_dot`: `dot_general`, `dot`, `Precision`;
-  - `_complex`: `complex`, `real`, `imag`, `conj`.
+  - `_complex`: `complex`, `real`, `imag`, `conj`;
+  - `_control_flow`: `cond`/`switch`, `scan`, `while_loop`, `fori_loop`, `map`,
+    `associative_scan` (initial-style primitives `cond`, `scan`, `while`).
 """
 
 from polyjax_interpreters.ad import stop_gradient
