@@ -50,6 +50,16 @@ from polyjax_numpy.lax._control_flow import (
     while_loop,
     while_p,
 )
+from polyjax_numpy.lax._convolution import (
+    ConvDimensionNumbers,
+    conv,
+    conv_dimension_numbers,
+    conv_general_dilated,
+    conv_general_dilated_p,
+    conv_transpose,
+    conv_with_general_padding,
+    padtype_to_pads,
+)
 from polyjax_numpy.lax._cumulative import (
     cumlogsumexp,
     cumlogsumexp_p,
@@ -333,6 +343,7 @@ from polyjax_numpy.lax._windowed import (
 
 __all__ = [
     "AccuracyMode",
+    "ConvDimensionNumbers",
     "FftType",
     "GatherDimensionNumbers",
     "GatherScatterMode",
@@ -400,6 +411,12 @@ __all__ = [
     "cond_p",
     "conj",
     "conj_p",
+    "conv",
+    "conv_dimension_numbers",
+    "conv_general_dilated",
+    "conv_general_dilated_p",
+    "conv_transpose",
+    "conv_with_general_padding",
     "convert_element_type",
     "convert_element_type_p",
     "cos",
@@ -502,6 +519,7 @@ __all__ = [
     "or_p",
     "pad",
     "pad_p",
+    "padtype_to_pads",
     "pmax",
     "pmax_p",
     "pmean",
