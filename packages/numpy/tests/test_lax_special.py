@@ -103,6 +103,11 @@ def test_edges_and_domain():
 def test_python_scalars_and_type_errors():
     assert lax.igamma(2.0, np.float32(1.0)).dtype == f32
     assert lax.regularized_incomplete_beta(1.0, 2.0, np.float32(0.5)).dtype == f32
+    x = np.array([0.25, 0.5], f32)
+    np.testing.assert_array_equal(
+        np.asarray(lax.betainc(2.0, 3.0, x)),
+        np.asarray(lax.regularized_incomplete_beta(2.0, 3.0, x)),
+    )
     with pytest.raises(TypeError, match="igamma"):
         lax.igamma(np.int32(1), np.int32(2))
     with pytest.raises(TypeError):

@@ -311,12 +311,12 @@ from polyjax_numpy.lax._sorting import (
     top_k,
     top_k_p,
 )
-
 from polyjax_numpy.lax._special import (
     bessel_i0e,
     bessel_i0e_p,
     bessel_i1e,
     bessel_i1e_p,
+    betainc,
     igamma,
     igamma_grad_a,
     igamma_grad_a_p,
@@ -388,6 +388,7 @@ __all__ = [
     "bessel_i0e_p",
     "bessel_i1e",
     "bessel_i1e_p",
+    "betainc",
     "bitwise_and",
     "bitwise_not",
     "bitwise_or",

@@ -72,6 +72,7 @@ __all__ = [
     "bessel_i0e_p",
     "bessel_i1e",
     "bessel_i1e_p",
+    "betainc",
     "igamma",
     "igamma_grad_a",
     "igamma_grad_a_p",
@@ -552,6 +553,12 @@ def regularized_incomplete_beta(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Any
     """
     a, b, x = sr.match_python_scalars((a, b, x))
     return regularized_incomplete_beta_p.bind(a, b, x)
+
+
+def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Any:
+    """Elementwise regularized incomplete beta function `I_x(a, b)` (JAX's name for
+    `regularized_incomplete_beta`)."""
+    return regularized_incomplete_beta(a, b, x)
 
 
 def bessel_i0e(x: ArrayLike) -> Any:

@@ -1,0 +1,152 @@
+"""Coverage of JAX's `jax.lax` API: which public names polyjax implements.
+
+`JAX_LAX` lists the names of JAX's `jax.lax` API reference (the sections of its
+`jax.lax` documentation page; `linalg.*` names live in `jax.lax.linalg`), as
+data: JAX is never imported. `IMPLEMENTED` is the subset polyjax has. The tests
+fail when an implemented name stops being exported, and when `docs/lax.md` (the
+table generated from these two by `tools/lax_coverage.py`) is out of date.
+A newly implemented name is added to `IMPLEMENTED` and the table regenerated:
+
+    uv run --no-sync python tools/lax_coverage.py
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from polyjax_numpy import lax
+
+# Section -> names, in the order of JAX's `jax.lax` API reference.
+JAX_LAX: dict[str, tuple[str, ...]] = {
+    "Operators": tuple(
+        """
+        abs acos acosh add after_all approx_max_k approx_min_k argmax argmin asin asinh atan
+        atan2 atanh batch_matmul bessel_i0e bessel_i1e betainc bitcast_convert_type bitwise_and
+        bitwise_not bitwise_or bitwise_xor population_count broadcast broadcast_in_dim
+        broadcast_shapes broadcast_to_rank broadcasted_iota cbrt ceil clamp clz collapse complex
+        composite concatenate conj conv convert_element_type conv_dimension_numbers
+        conv_general_dilated conv_general_dilated_local conv_general_dilated_patches
+        conv_transpose conv_with_general_padding cos cosh cumlogsumexp cummax cummin cumprod
+        cumsum digamma div dot dot_general dynamic_index_in_dim dynamic_slice
+        dynamic_slice_in_dim dynamic_update_index_in_dim dynamic_update_slice
+        dynamic_update_slice_in_dim empty eq erf erfc erf_inv exp exp2 expand_dims expm1 fft
+        floor full full_like gather ge gt igamma igamma_grad_a igammac imag index_in_dim
+        index_take integer_pow iota is_finite le lgamma log log1p logistic lt max min mul ne neg
+        nextafter optimization_barrier pad platform_dependent polygamma pow random_gamma_grad
+        ragged_all_to_all ragged_dot ragged_dot_general real reciprocal reduce reduce_and
+        reduce_max reduce_min reduce_or reduce_precision reduce_prod reduce_sum reduce_window
+        reduce_xor rem reshape rev rng_bit_generator rng_uniform round rsqrt scatter scatter_add
+        scatter_apply scatter_max scatter_min scatter_mul scatter_sub shift_left
+        shift_right_arithmetic shift_right_logical sign sin sinh slice slice_in_dim sort
+        sort_key_val split sqrt square squeeze sub tan tanh top_k transpose zeta
+        """.split()
+    ),
+    "Control flow operators": tuple(
+        "associative_scan cond fori_loop map scan select select_n switch while_loop".split()
+    ),
+    "Custom gradient operators": ("stop_gradient", "custom_linear_solve", "custom_root"),
+    "Parallel operators": tuple(
+        """
+        all_gather all_to_all psum psum_scatter pmax pmin pmean ppermute pshuffle pswapaxes
+        axis_index axis_size psend precv
+        """.split()
+    ),
+    "Sharding-related operators": ("with_sharding_constraint",),
+    "Linear algebra operators (jax.lax.linalg)": tuple(
+        f"linalg.{n}"
+        for n in """
+        cholesky cholesky_update eig eigh hessenberg householder_product lu
+        lu_pivots_to_permutation qdwh qr schur svd SvdAlgorithm symmetric_product
+        triangular_solve tridiagonal tridiagonal_solve EigImplementation EighImplementation
+        """.split()
+    ),
+    "Argument classes": tuple(
+        """
+        AccuracyMode ConvDimensionNumbers ConvGeneralDilatedDimensionNumbers DotAlgorithm
+        DotAlgorithmPreset DotDimensionNumbers FftType GatherDimensionNumbers GatherScatterMode
+        Precision PrecisionLike RaggedDotDimensionNumbers RandomAlgorithm RoundingMethod
+        ScatterDimensionNumbers Tolerance
+        """.split()
+    ),
+}
+
+# The names of JAX_LAX that polyjax implements (with JAX's signature and semantics).
+IMPLEMENTED: frozenset[str] = frozenset(
+    """
+    abs acos acosh add argmax argmin asin asinh atan atan2 atanh batch_matmul bessel_i0e
+    bessel_i1e betainc bitwise_and bitwise_not bitwise_or bitwise_xor broadcast broadcast_in_dim
+    broadcast_to_rank broadcasted_iota cbrt ceil clamp complex concatenate conj
+    convert_element_type cos cosh cumlogsumexp cummax cummin cumprod cumsum digamma div dot
+    dot_general dynamic_index_in_dim dynamic_slice dynamic_slice_in_dim
+    dynamic_update_index_in_dim dynamic_update_slice dynamic_update_slice_in_dim eq erf erfc
+    erf_inv exp exp2 expand_dims expm1 fft floor full full_like gather ge gt igamma
+    igamma_grad_a igammac imag index_in_dim integer_pow iota is_finite le lgamma log log1p
+    logistic lt max min mul ne neg pad polygamma pow random_gamma_grad real reciprocal
+    reduce_max reduce_min reduce_prod reduce_sum reduce_window rem reshape rev rng_bit_generator
+    round rsqrt
+    scatter scatter_add scatter_apply scatter_max scatter_min scatter_mul shift_left
+    shift_right_arithmetic shift_right_logical sign sin sinh slice slice_in_dim sort sqrt square
+    squeeze sub tan tanh top_k transpose zeta
+    associative_scan cond fori_loop map scan select select_n switch while_loop
+    stop_gradient
+    all_gather all_to_all psum psum_scatter pmax pmin pmean ppermute pshuffle axis_index
+    axis_size
+    linalg.cholesky linalg.triangular_solve
+    AccuracyMode FftType GatherDimensionNumbers GatherScatterMode Precision RandomAlgorithm
+    RoundingMethod ScatterDimensionNumbers Tolerance
+    """.split()
+)
+
+DOC = pathlib.Path(__file__).resolve().parents[3] / "docs" / "lax.md"
+
+
+def _lookup(name: str) -> bool:
+    module = lax
+    if name.startswith("linalg."):
+        module, name = getattr(lax, "linalg", None), name.removeprefix("linalg.")
+        if module is None:
+            return False
+    return name in getattr(module, "__all__", ()) and hasattr(module, name)
+
+
+def render_doc() -> str:
+    """The text of docs/lax.md: one table per section of JAX's API reference."""
+    every = [n for names in JAX_LAX.values() for n in names]
+    done = sum(n in IMPLEMENTED for n in every)
+    lines = [
+        "# `polyjax.lax` against `jax.lax`",
+        "",
+        "Which names of JAX's `jax.lax` API reference polyjax implements, section by",
+        "section (`linalg.*` is `jax.lax.linalg`). Generated by `tools/lax_coverage.py`",
+        "from the lists in `packages/numpy/tests/test_lax_coverage.py`, which also checks",
+        "that every implemented name stays exported. Primitive objects (`<name>_p`) are",
+        "not listed.",
+        "",
+        f"Implemented: {done} of {len(every)} names.",
+    ]
+    for section, names in JAX_LAX.items():
+        n_done = sum(n in IMPLEMENTED for n in names)
+        lines += ["", f"## {section} ({n_done} of {len(names)})", ""]
+        lines += ["| name | status |", "|---|---|"]
+        for name in names:
+            status = "implemented" if name in IMPLEMENTED else "not implemented"
+            lines.append(f"| `{name}` | {status} |")
+    return "\n".join(lines) + "\n"
+
+
+def test_lists_are_consistent():
+    every = [n for names in JAX_LAX.values() for n in names]
+    assert len(set(every)) == len(every)
+    assert IMPLEMENTED <= set(every), sorted(IMPLEMENTED - set(every))
+
+
+@pytest.mark.parametrize("name", sorted(IMPLEMENTED))
+def test_implemented_name_is_exported(name):
+    assert _lookup(name), f"lax.{name} is listed as implemented but is not exported"
+
+
+def test_doc_table_is_current():
+    assert DOC.exists(), "docs/lax.md is missing: run tools/lax_coverage.py"
+    assert DOC.read_text() == render_doc(), "docs/lax.md is stale: run tools/lax_coverage.py"
