@@ -547,3 +547,21 @@ def test_narrow_index_dtypes():
     gdn = lax.GatherDimensionNumbers((), (0,), (0,))
     out = lax.gather(x, np.uint8([[255], [3]]), gdn, (1,), mode="fill")
     np.testing.assert_array_equal(np.asarray(out), np.float32([255, 3]))
+
+
+def test_vmap_scatter_apply_and_replace():
+    dn = lax.ScatterDimensionNumbers((), (0,), (0,))
+    xb = np.arange(8, dtype=f32).reshape(2, 4)
+    ib = np.int32([[[1], [1]], [[3], [0]]])
+
+    def f(x, i):
+        return lax.scatter_apply(x, i, lambda v: v * 2 + 1, dn, update_shape=(2,))
+
+    def g(x, i):
+        return lax.scatter(x, i, np.float32([-1, -2]), dn, mode="clip")
+
+    unique = np.int32([[[1], [2]], [[3], [0]]])  # which repeated update wins is unspecified
+    for fun, i in ((f, ib), (g, unique)):
+        out = batching.vmap(fun)(xb, i)
+        np.testing.assert_array_equal(np.asarray(out), _loop(fun, (0, 0), (xb, i)))
+    np.testing.assert_array_equal(np.asarray(f(xb[0], ib[0])), np.float32([0, 7, 2, 3]))

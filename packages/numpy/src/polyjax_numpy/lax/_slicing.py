@@ -38,6 +38,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_numpy.lax._elementwise import _convert_element_type
@@ -1269,6 +1270,14 @@ scatter_max = _scatter_wrapper(scatter_max_p, "scatter_max")
 scatter_max.__doc__ = _SCATTER_DOC.format(what="The maximum of `operand` and `updates` there.")
 
 
+@functools.lru_cache(maxsize=128)
+def _apply_jaxpr(func: Any, dtype: np.dtype) -> Any:
+    """The update region `(x, _) -> func(x)` of `scatter_apply`, traced once per
+    function and dtype (so that repeated eager calls reuse one executable)."""
+    scalar = ShapedArray((), dtype)
+    return trace_to_jaxpr(lambda x, _: [func(x)], [scalar, scalar])
+
+
 def scatter_apply(
     operand: Any,
     scatter_indices: Any,
@@ -1291,11 +1300,8 @@ def scatter_apply(
       ...               update_shape=(1,))
       Array([ 1., 20.,  3.], dtype=float32)
     """
-    from polyjax_core.jaxpr_tracing import trace_to_jaxpr
-
     aval = get_aval(operand)
-    scalar = ShapedArray((), aval.dtype)
-    jaxpr = trace_to_jaxpr(lambda x, _: [func(x)], [scalar, scalar])
+    jaxpr = _apply_jaxpr(func, np.dtype(aval.dtype))
     updates = full(tuple(update_shape), 0, aval.dtype)
     return scatter_p.bind(
         operand,
