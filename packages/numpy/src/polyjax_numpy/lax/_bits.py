@@ -1,0 +1,344 @@
+"""Bit-level operations and general reductions.
+
+- `population_count`, `clz`: per-element bit counts of integers (zero tangents);
+- `nextafter`: the next representable float from `x1` towards `x2`;
+- `bitcast_convert_type`: reinterpret the bits as another dtype; a change of
+  width adds (narrower) or removes (wider) a trailing axis of the width ratio;
+- `reduce_precision`: round to a float format of `exponent_bits` and
+  `mantissa_bits` (linear: tangents and cotangents are rounded the same way);
+- `reduce_and/or/xor`: bitwise (or logical) reductions over axes;
+- `reduce`: a reduction with a user computation, using the differentiable
+  `reduce_sum/max/min` primitives when the computation is `add`/`max`/`min`
+  started from its identity.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib.mlir.dialects import chlo
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from polyjax_core import dtypes
+from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.jaxpr_tracing import trace_to_jaxpr
+from polyjax_core.primitive import Primitive
+from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_numpy.lax import _elementwise as _ew
+from polyjax_numpy.lax import _reductions as _red
+from polyjax_numpy.lax import _shape_rules as sr
+
+__all__ = [
+    "bitcast_convert_type",
+    "bitcast_convert_type_p",
+    "clz",
+    "clz_p",
+    "nextafter",
+    "nextafter_p",
+    "population_count",
+    "population_count_p",
+    "reduce",
+    "reduce_and",
+    "reduce_and_p",
+    "reduce_or",
+    "reduce_or_p",
+    "reduce_p",
+    "reduce_precision",
+    "reduce_precision_p",
+    "reduce_xor",
+    "reduce_xor_p",
+]
+
+
+# ---------------------------------------------------------------------------
+# population_count, clz, nextafter
+
+population_count_p = _ew._unop("population_count", sr.INT, hlo.popcnt)
+clz_p = _ew._unop("clz", sr.INT, hlo.count_leading_zeros)
+nextafter_p = _ew._binop("nextafter", sr.FLOAT, chlo.next_after)
+
+for _p in (population_count_p, clz_p):
+    ad.defjvp_zero(_p)
+    batching.defvectorized(_p)
+ad.defjvp_zero(nextafter_p)
+batching.defbroadcasting(nextafter_p)
+
+
+def population_count(x: Any) -> Any:
+    """The number of set bits in each element of the integer array `x`."""
+    return population_count_p.bind(x)
+
+
+def clz(x: Any) -> Any:
+    """The number of leading zero bits in each element of the integer array `x`."""
+    return clz_p.bind(x)
+
+
+def nextafter(x1: Any, x2: Any) -> Any:
+    """The next representable value after `x1` in the direction of `x2` (elementwise)."""
+    return _ew._binary(nextafter_p, x1, x2)
+
+
+# ---------------------------------------------------------------------------
+# bitcast_convert_type
+
+bitcast_convert_type_p = Primitive("bitcast_convert_type")
+
+
+def _bitcast_rule(operand: ShapedArray, *, new_dtype: np.dtype) -> ShapedArray:
+    old = operand.dtype
+    if old == np.dtype(bool) or new_dtype == np.dtype(bool):
+        raise TypeError("bitcast_convert_type does not support bool")
+    a, b = old.itemsize, new_dtype.itemsize
+    shape = tuple(operand.shape)
+    if a > b:
+        shape = (*shape, a // b)
+    elif a < b:
+        if not shape or shape[-1] != b // a:
+            raise TypeError(
+                f"Attempting to convert array of shape {shape} from {old} of size {a} to "
+                f"dtype {new_dtype} of size {b}, but the last dimension must be {b // a}"
+            )
+        shape = shape[:-1]
+    return ShapedArray(shape, new_dtype)
+
+
+def _bitcast_lowering(ctx, x, *, new_dtype):
+    return [hlo.bitcast_convert(mlir.aval_to_ir_type(ctx.avals_out[0]), x)]
+
+
+def _bitcast_batch(args, dims, *, new_dtype):
+    (x,), (bd,) = args, dims
+    x = batching.moveaxis(x, bd, 0)
+    return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), 0
+
+
+bitcast_convert_type_p.def_abstract_eval(_bitcast_rule)
+bitcast_convert_type_p.def_impl(functools.partial(dispatch.apply_primitive, bitcast_convert_type_p))
+mlir.register_lowering(bitcast_convert_type_p, _bitcast_lowering)
+ad.defjvp_zero(bitcast_convert_type_p)
+batching.primitive_batchers[bitcast_convert_type_p] = _bitcast_batch
+
+
+def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
+    """Reinterprets the bits of `operand` as `new_dtype`.
+
+    Args:
+      operand: an array (not bool).
+      new_dtype: the dtype to reinterpret as. When it is narrower, the result gets a
+        trailing axis of size `itemsize ratio`; when wider, `operand`'s last axis must
+        have that size and is removed.
+    """
+    return bitcast_convert_type_p.bind(operand, new_dtype=dtypes.canonicalize_dtype(new_dtype))
+
+
+# ---------------------------------------------------------------------------
+# reduce_precision
+
+reduce_precision_p = Primitive("reduce_precision")
+
+
+def _reduce_precision_rule(operand: ShapedArray, *, exponent_bits, mantissa_bits):
+    sr.check_dtypes("reduce_precision", (operand,), (sr.FLOAT,))
+    if exponent_bits < 1 or mantissa_bits < 0:
+        raise ValueError("reduce_precision needs exponent_bits >= 1 and mantissa_bits >= 0")
+    return ShapedArray(operand.shape, operand.dtype, operand.weak_type)
+
+
+def _reduce_precision_lowering(ctx, x, *, exponent_bits, mantissa_bits):
+    return [hlo.reduce_precision(x, exponent_bits, mantissa_bits)]
+
+
+def _reduce_precision_transpose(ct, operand, *, exponent_bits, mantissa_bits):
+    ct = ad.instantiate_zeros(ct)
+    return [reduce_precision_p.bind(ct, exponent_bits=exponent_bits, mantissa_bits=mantissa_bits)]
+
+
+reduce_precision_p.def_abstract_eval(_reduce_precision_rule)
+reduce_precision_p.def_impl(functools.partial(dispatch.apply_primitive, reduce_precision_p))
+mlir.register_lowering(reduce_precision_p, _reduce_precision_lowering)
+ad.deflinear2(reduce_precision_p, _reduce_precision_transpose)
+batching.defvectorized(reduce_precision_p)
+
+
+def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> Any:
+    """Rounds `operand` to the float format of `exponent_bits` and `mantissa_bits`.
+
+    The result keeps `operand`'s dtype; e.g. `(8, 7)` rounds float32 to bfloat16
+    values and `(5, 10)` to float16 values (overflowing to infinity).
+    """
+    return reduce_precision_p.bind(
+        operand,
+        exponent_bits=operator.index(exponent_bits),
+        mantissa_bits=operator.index(mantissa_bits),
+    )
+
+
+# ---------------------------------------------------------------------------
+# reduce_and / reduce_or / reduce_xor
+
+
+def _make_bitwise_reduction(kind: str) -> tuple[Primitive, Callable]:
+    name = f"reduce_{kind}"
+    prim = Primitive(name)
+    combine = {"and": hlo.and_, "or": hlo.or_, "xor": hlo.xor}[kind]
+
+    def abstract_eval(operand: ShapedArray, *, axes: tuple) -> ShapedArray:
+        sr.check_dtypes(name, (operand,), (sr.BOOL_OR_INT,))
+        _red._check_axes(operand, axes)
+        return ShapedArray(_red._reduced_shape(operand.shape, axes), operand.dtype)
+
+    def lowering(ctx, x, *, axes):
+        dtype = ctx.avals_in[0].dtype
+        init = np.asarray(-1 if kind == "and" else 0).astype(dtype)
+        if dtype == np.dtype(bool):
+            init = np.asarray(kind == "and")
+        return _red._reduce_hlo(
+            [x], [mlir.ir_constant(init)], axes, ctx.avals_out, lambda a, b: [combine(a, b)]
+        )
+
+    prim.def_abstract_eval(abstract_eval)
+    prim.def_impl(functools.partial(dispatch.apply_primitive, prim))
+    mlir.register_lowering(prim, lowering)
+    ad.defjvp_zero(prim)
+    batching.primitive_batchers[prim] = functools.partial(_red._reduction_batch, prim)
+
+    def fun(operand: Any, axes: Sequence[int]) -> Any:
+        return prim.bind(operand, axes=_red._axes_tuple(axes))
+
+    fun.__name__ = fun.__qualname__ = name
+    fun.__doc__ = f"""The bitwise (logical for bool) {kind} of `operand` over `axes`."""
+    return prim, fun
+
+
+reduce_and_p, reduce_and = _make_bitwise_reduction("and")
+reduce_or_p, reduce_or = _make_bitwise_reduction("or")
+reduce_xor_p, reduce_xor = _make_bitwise_reduction("xor")
+
+
+# ---------------------------------------------------------------------------
+# General reduce with a user computation
+
+reduce_p = Primitive("reduce")
+reduce_p.multiple_results = True
+
+
+def _reduce_abstract_eval(*args, computation, dimensions):
+    n = len(args) // 2
+    operands, inits = args[:n], args[n:]
+    shapes = {tuple(o.shape) for o in operands}
+    if len(shapes) != 1:
+        raise TypeError("reduce operands must all have the same shape")
+    for o in operands:
+        _red._check_axes(o, dimensions)
+    shape = _red._reduced_shape(operands[0].shape, dimensions)
+    return [ShapedArray(shape, i.dtype) for i in inits]
+
+
+def _reduce_lowering(ctx, *args, computation, dimensions):
+    n = len(args) // 2
+
+    def body(*scalars):
+        return mlir.jaxpr_subcomp(
+            ctx.module_context,
+            computation.jaxpr,
+            computation.consts,
+            scalars,
+            ctx.dim_var_values,
+        )
+
+    return _red._reduce_hlo(args[:n], args[n:], dimensions, ctx.avals_out, body)
+
+
+def _reduce_batch(args, dims, *, computation, dimensions):
+    n = len(args) // 2
+    if any(d is not None for d in dims[n:]):
+        raise NotImplementedError("reduce under vmap with batched initial values")
+    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    operands = [batching.bdim_at_front(a, d, size) for a, d in zip(args[:n], dims[:n])]
+    new_dims = tuple(d + 1 for d in dimensions)
+    out = reduce_p.bind(*operands, *args[n:], computation=computation, dimensions=new_dims)
+    return out, [0] * len(out)
+
+
+def _reduce_jvp(primals, tangents, **params):
+    raise NotImplementedError(
+        "Differentiation of reduce with a general computation is not implemented; "
+        "use lax.add, lax.mul, lax.max or lax.min as the computation"
+    )
+
+
+reduce_p.def_abstract_eval(_reduce_abstract_eval)
+reduce_p.def_impl(functools.partial(dispatch.apply_primitive, reduce_p))
+mlir.register_lowering(reduce_p, _reduce_lowering)
+batching.primitive_batchers[reduce_p] = _reduce_batch
+ad.primitive_jvps[reduce_p] = _reduce_jvp
+
+_MONOIDS = {
+    _ew.add: ("sum", _red.reduce_sum),
+    _ew.mul: ("prod", _red.reduce_prod),
+    _ew.max: ("max", _red.reduce_max),
+    _ew.min: ("min", _red.reduce_min),
+}
+
+
+def _is_identity(init: Any, kind: str, dtype: np.dtype) -> bool:
+    try:
+        value = np.asarray(init)
+    except Exception:  # a tracer: not known to be the identity
+        return False
+    return value.shape == () and bool(value == np.asarray(_red._identity(kind, dtype), dtype))
+
+
+def reduce(
+    operands: Any,
+    init_values: Any,
+    computation: Callable[..., Any],
+    dimensions: Sequence[int],
+) -> Any:
+    """Reduces `operands` over `dimensions` with `computation`, from `init_values`.
+
+    Args:
+      operands: an array, or a tuple of arrays of one shape (reduced together).
+      init_values: the scalar(s) the reduction starts from, one per operand.
+      computation: a function of two scalars (two tuples for tuple operands)
+        returning their combination; it should be associative and commutative.
+      dimensions: the axes to reduce.
+
+    Returns:
+      The reduced array (a tuple for tuple operands).
+
+    Example:
+      >>> import numpy as np
+      >>> from polyjax_numpy import lax
+      >>> reduce(np.float32([1, 2, 3]), np.float32(0), lax.add, (0,))
+      Array(6., dtype=float32)
+    """
+    single = not isinstance(operands, (tuple, list))
+    ops = [operands] if single else list(operands)
+    inits = [init_values] if single else list(init_values)
+    dims = tuple(operator.index(d) for d in dimensions)
+    if single and computation in _MONOIDS:
+        kind, fn = _MONOIDS[computation]
+        if _is_identity(init_values, kind, get_aval(operands).dtype):
+            return fn(operands, dims)
+    in_avals = [get_aval(o) for o in ops]
+    init_vals = [
+        _ew._convert_element_type(i, a.dtype, False) if not hasattr(i, "aval") else i
+        for i, a in zip(inits, in_avals)
+    ]
+    scalar_avals = [ShapedArray((), get_aval(i).dtype) for i in init_vals]
+
+    def flat(*xs):
+        n = len(xs) // 2
+        a, b = xs[:n], xs[n:]
+        out = computation(a[0], b[0]) if single else computation(tuple(a), tuple(b))
+        return [out] if single else list(out)
+
+    closed = trace_to_jaxpr(flat, scalar_avals * 2)
+    out = reduce_p.bind(*ops, *init_vals, computation=closed, dimensions=dims)
+    return out[0] if single else tuple(out)
