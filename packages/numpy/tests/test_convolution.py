@@ -14,7 +14,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from polyjax_core import make_jaxpr
+from polyjax_core import make_jaxpr, symbolic_dim
+from polyjax_core import symbolic_dims as sd
+from polyjax_core.abstract_values import ShapeDtypeStruct
 from polyjax_interpreters import ad, batching
 from polyjax_interpreters.jit import jit
 from polyjax_interpreters.test_util import check_grads
@@ -353,3 +355,21 @@ def test_preferred_element_type():
         lax.conv_general_dilated(xf, wf, (1,), "VALID", preferred_element_type=np.int32)
     with pytest.raises(TypeError, match="same dtypes"):
         lax.conv_general_dilated(x, wf, (1,), "VALID")
+
+
+def test_symbolic_shapes():
+    b = symbolic_dim("b")
+    w = ShapeDtypeStruct((4, 2, 3), np.float32)
+    x = ShapeDtypeStruct((b, 2, 9), np.float32)
+    (out,) = make_jaxpr(lambda x, w: lax.conv_general_dilated(x, w, (2,), "SAME"))(x, w).out_avals
+    assert out.shape == (b, 4, 5)
+    x = ShapeDtypeStruct((2, 2, b), np.float32)
+    f = make_jaxpr(lambda x, w: lax.conv_general_dilated(x, w, (2,), [(1, 1)], rhs_dilation=(2,)))
+    (out,) = f(x, w).out_avals
+    # (b + 2 - 5) // 2 + 1 windows, and none when b < 3
+    for n in (1, 3, 4, 9):
+        assert sd.evaluate(out.shape[2], {"b": n}) == max(n + 2 - 5 + 2, 0) // 2
+    with pytest.raises(ValueError, match="batch"):
+        make_jaxpr(lambda x, w: lax.conv_general_dilated(x, w, (1,), "VALID", batch_group_count=2))(
+            ShapeDtypeStruct((b, 2, 9), np.float32), ShapeDtypeStruct((4, 2, 3), np.float32)
+        )
