@@ -20,7 +20,10 @@ Areas (private modules):
   - `_dot`: `dot_general`, `dot`, `Precision`;
   - `_complex`: `complex`, `real`, `imag`, `conj`;
   - `_control_flow`: `cond`/`switch`, `scan`, `while_loop`, `fori_loop`, `map`,
-    `associative_scan` (initial-style primitives `cond`, `scan`, `while`).
+    `associative_scan` (initial-style primitives `cond`, `scan`, `while`);
+  - `_special`: `igamma`/`igammac` (and their derivatives), `betainc`,
+    `bessel_i0e/i1e`, `zeta`;
+  - `_random_bits`: `threefry2x32`, `rng_bit_generator`.
 """
 
 from polyjax_interpreters.ad import stop_gradient
