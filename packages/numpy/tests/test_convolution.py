@@ -168,8 +168,8 @@ def test_grads_both_operands(name, ls, rs, kw):
 @pytest.mark.parametrize(
     "in_axes", [(0, None), (None, 0), (0, 0), (1, 2)], ids=["lhs", "rhs", "both", "both_inner"]
 )
-@pytest.mark.parametrize("name, ls, rs, kw", [CASES[i] for i in (1, 7, 8, 11)],
-                         ids=[IDS[i] for i in (1, 7, 8, 11)])  # fmt: skip
+@pytest.mark.parametrize("name, ls, rs, kw", [CASES[i] for i in (7, 8, 11)],
+                         ids=[IDS[i] for i in (7, 8, 11)])  # fmt: skip
 def test_vmap_matches_loop(name, ls, rs, kw, in_axes):
     v = 3
     x = rand(ls[: in_axes[0]] + (v,) + ls[in_axes[0] :]) if in_axes[0] is not None else rand(ls)
@@ -373,3 +373,25 @@ def test_symbolic_shapes():
         make_jaxpr(lambda x, w: lax.conv_general_dilated(x, w, (1,), "VALID", batch_group_count=2))(
             ShapeDtypeStruct((b, 2, 9), np.float32), ShapeDtypeStruct((4, 2, 3), np.float32)
         )
+
+
+def test_precision_lowers():
+    x, w = rand((1, 2, 6)), rand((3, 2, 2))
+    expected = _conv_ref(x, w, (1,), [(0, 0)], (1,), (1,), _specs(None, 3))
+    for precision in ("highest", (lax.Precision.HIGH, lax.Precision.DEFAULT)):
+        got = jit(lambda x, w, p=precision: lax.conv(x, w, (1,), "VALID", precision=p))(x, w)
+        np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name, ls, rs, kw", [CASES[i] for i in (8, 11)],
+                         ids=[IDS[i] for i in (8, 11)])  # fmt: skip
+def test_per_example_grads_vmap_matches_loop(name, ls, rs, kw):
+    """vmap of grad: the transposed (regrouped) convolutions are batched too."""
+    v = 2
+    xs, w = rand((v, *ls)), rand(rs)
+    f = _fun(kw)
+    grad_w = ad.grad(lambda x, w: (f(x, w) ** 2).sum(), argnums=(0, 1))
+    got = batching.vmap(grad_w, in_axes=(0, None))(xs, w)
+    for i in range(v):
+        for g, e in zip(got, grad_w(xs[i], w)):
+            np.testing.assert_allclose(np.asarray(g)[i], np.asarray(e), rtol=1e-4, atol=1e-4)
