@@ -210,3 +210,21 @@ def test_jit_matches_eager():
 
     for a, b in zip(jit(f)(x), f(x)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_symbolic_batch_dimension_shapes():
+    from polyjax_core import symbolic_dim
+    from polyjax_core.abstract_values import ShapeDtypeStruct
+
+    b = symbolic_dim("b")
+    x = ShapeDtypeStruct((b, 5), np.float32)
+
+    def f(x):
+        pooled = lax.reduce_window(x, -np.inf, lax.max, (1, 2), (1, 2), "VALID")
+        return lax.sort(x, 1), lax.top_k(x, 2)[1], lax.cumsum(x, 1), pooled
+
+    shapes = [(a.shape, a.dtype) for a in make_jaxpr(f)(x).out_avals]
+    f32, i32 = np.dtype(np.float32), np.dtype(np.int32)
+    assert shapes == [((b, 5), f32), ((b, 2), i32), ((b, 5), f32), ((b, 2), f32)]
+    with pytest.raises(NotImplementedError, match="symbolic dimension"):
+        make_jaxpr(lambda x: lax.reduce_window(x, 0.0, lax.add, (2, 1), (1, 1), "VALID"))(x)

@@ -71,7 +71,13 @@ def _window_out_shape(
         shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
     ):
         if type(d) is not int:
-            raise NotImplementedError("windowed reductions over symbolic dimensions")
+            # A symbolic axis is supported when the window leaves it alone (batch axes).
+            if (w, s, lo, hi, bd) != (1, 1, 0, 0, 1):
+                raise NotImplementedError(
+                    "windowed reductions that window a symbolic dimension are not supported"
+                )
+            out.append(d)
+            continue
         padded = _dilate(d, bd) + lo + hi
         span = _dilate(w, wd)
         out.append(max(0, (padded - span) // s + 1) if padded >= span else 0)
