@@ -1,10 +1,10 @@
 """Special functions: incomplete gamma and beta functions, Bessel functions, zeta.
 
 `bessel_i1e` and `zeta` lower to the CHLO ops of the same name. The others
-have no XLA op: they lower to a fixed-trip `stablehlo.while` loop whose body
-is one step of a series or continued fraction written with lax operations,
-run on every element at once (a converged element stops changing, so the
-fixed trip count only has to cover the slowest element of the domain).
+have no XLA op: they lower to a `stablehlo.while` loop whose body is one
+step of a series or continued fraction written with lax operations, run on
+every element at once until every element has converged (with a cap on the
+trip count; a converged element stops changing).
 
 - `igamma(a, x)` is the regularized lower incomplete gamma function
   `P(a, x) = gamma(a, x) / Gamma(a)`, `igammac(a, x) = Q(a, x) = 1 - P(a, x)`:
@@ -45,7 +45,9 @@ from polyjax_numpy.lax._elementwise import (
     _unop_rule,
     abs,
     add,
+    bitwise_and,
     bitwise_or,
+    convert_element_type,
     digamma,
     div,
     eq,
@@ -65,6 +67,7 @@ from polyjax_numpy.lax._elementwise import (
     sqrt,
     sub,
 )
+from polyjax_numpy.lax._reductions import reduce_max
 from polyjax_numpy.lax._shape_ops import full_like
 
 __all__ = [
@@ -103,13 +106,19 @@ def _emit(ctx: mlir.LoweringRuleContext, fn: Callable, avals: Sequence, vals: Se
     )
 
 
+def _any_active(active: Any) -> list:
+    return [gt(reduce_max(active, tuple(range(len(active.shape)))), 0.0)]
+
+
 def _fixed_loop(
     ctx: mlir.LoweringRuleContext, trips: int, step: Callable, avals: Sequence, init: Sequence
 ) -> list:
-    """Applies `step` (a function of the loop state, in lax operations) `trips` times.
+    """Applies `step` (a function of the loop state, in lax operations) until no
+    element is active, at most `trips` times.
 
-    The loop is a `stablehlo.while` over an int32 counter and the state, so
-    the program stays small whatever the trip count.
+    The last component of the state says which elements are still active (1.0,
+    else 0.0). The loop is a `stablehlo.while` over an int32 counter and the
+    state, so the program stays small whatever the trip count.
     """
     i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
     types = [i32] + [mlir.aval_to_ir_type(a) for a in avals]
@@ -117,7 +126,8 @@ def _fixed_loop(
     cond = op.cond.blocks.append(*types)
     with ir.InsertionPoint(cond):
         pred = mlir.compare_hlo(cond.arguments[0], mlir._i32_constant(trips), "LT", "SIGNED")
-        hlo.return_([pred])
+        (active,) = _emit(ctx, _any_active, avals[-1:], list(cond.arguments)[-1:])
+        hlo.return_([hlo.and_(pred, active)])
     body = op.body.blocks.append(*types)
     with ir.InsertionPoint(body):
         outs = _emit(ctx, step, avals, list(body.arguments)[1:])
@@ -135,8 +145,9 @@ def _series_lowering(ctx: mlir.LoweringRuleContext, args: Sequence[ir.Value], al
 
     `algorithm(run_loop, *avals)` gets the compute avals and calls
     `run_loop(prologue, trips, step, epilogue)`: `prologue(*operands)` gives the
-    initial loop state, `step(*state)` the next one, and
-    `epilogue(*operands, *state)` the result.
+    initial loop state, `step(*state)` the next one followed by a boolean array
+    (the elements that have not converged yet), and `epilogue(*operands, *state)`
+    the result.
     """
     out = ctx.avals_out[0]
     cdt = _compute_dtype(out.dtype)
@@ -152,8 +163,16 @@ def _series_lowering(ctx: mlir.LoweringRuleContext, args: Sequence[ir.Value], al
     n_in = len(vals)
 
     def run_loop(prologue: Callable, trips: int, step: Callable, epilogue: Callable):
-        init = _emit(ctx, prologue, [caval] * n_in, vals)
-        state = _fixed_loop(ctx, trips, step, [caval] * len(init), init)
+        def first(*operands):
+            state = prologue(*operands)
+            return [*state, _full(state[0], 1.0)]
+
+        def next_(*state):
+            *new, active = step(*state[:-1])
+            return [*new, convert_element_type(active, cdt)]
+
+        init = _emit(ctx, first, [caval] * n_in, vals)
+        state = _fixed_loop(ctx, trips, next_, [caval] * len(init), init)[:-1]
         (res,) = _emit(ctx, epilogue, [caval] * (n_in + len(state)), [*vals, *state])
         return res
 
@@ -175,8 +194,12 @@ def _tiny(x: Any) -> float:
     return float(np.finfo(x.dtype).tiny) * 16
 
 
-def _trips(dtype: Any) -> int:
-    return 500 if np.dtype(dtype) == np.float64 else 200
+def _eps(x: Any) -> float:
+    return float(np.finfo(x.dtype).eps)
+
+
+# The most iterations: the series and fraction need O(sqrt(a)) steps near x = a.
+_MAX_TRIPS = 2000
 
 
 # ---------------------------------------------------------------------------
@@ -229,7 +252,13 @@ def _igamma_step(a, x, r, c, s, dc, ds, i, b, cc, d, h, db, dcc, dd, dh) -> list
     ddelta = add(mul(dd, cc), mul(d, dcc))
     dh = add(mul(dh, delta), mul(h, ddelta))
     h = mul(h, delta)
-    return [a, x, r, c, s, dc, ds, i, b, cc, d, h, db, dcc, dd, dh]
+    eps = _eps(a)
+    active = select(
+        lt(x, add(a, 1.0)),
+        bitwise_or(gt(abs(c), mul(abs(s), eps)), gt(abs(dc), mul(abs(ds), eps))),
+        bitwise_or(gt(abs(sub(delta, 1.0)), eps), gt(abs(mul(h, ddelta)), mul(abs(dh), eps))),
+    )
+    return [a, x, r, c, s, dc, ds, i, b, cc, d, h, db, dcc, dd, dh, active]
 
 
 def _igamma_result(which: str) -> Callable:
@@ -277,7 +306,7 @@ def _or(*preds: Any) -> Any:
 
 def _igamma_lowering(which: str) -> Callable:
     def rule(ctx: mlir.LoweringRuleContext, a: ir.Value, x: ir.Value) -> list:
-        trips = _trips(_compute_dtype(ctx.avals_out[0].dtype))
+        trips = _MAX_TRIPS
 
         def algorithm(run_loop):
             return run_loop(_igamma_prologue, trips, _igamma_step, _igamma_result(which))
@@ -297,7 +326,7 @@ igamma_grad_a_p = _binary_float("igamma_grad_a", _igamma_lowering("da"))
 
 
 def _random_gamma_grad_lowering(ctx: mlir.LoweringRuleContext, a: ir.Value, x: ir.Value):
-    trips = _trips(_compute_dtype(ctx.avals_out[0].dtype))
+    trips = _MAX_TRIPS
 
     def epilogue(a, x, *state):
         (dp_da,) = _igamma_result("da")(a, x, *state)
@@ -376,16 +405,17 @@ def _beta_step(a, b, x, n, c, d, h) -> list:
         d = reciprocal(select(lt(abs(d), tiny), _full(d, tiny), d))
         c = add(1.0, div(coef, c))
         c = select(lt(abs(c), tiny), _full(c, tiny), c)
-        return c, d, mul(h, mul(d, c))
+        delta = mul(d, c)
+        return c, d, mul(h, delta), delta
 
     # Two terms per step: d_{2m} then d_{2m+1}, with m = n.
     m = n
     a2m = add(a, mul(2.0, m))
     even = div(mul(mul(m, sub(b, m)), x), mul(sub(a2m, 1.0), a2m))
-    c, d, h = lentz(even, c, d, h)
+    c, d, h, _ = lentz(even, c, d, h)
     odd = neg(div(mul(mul(add(a, m), add(add(a, b), m)), x), mul(a2m, add(a2m, 1.0))))
-    c, d, h = lentz(odd, c, d, h)
-    return [a, b, x, add(n, 1.0), c, d, h]
+    c, d, h, delta = lentz(odd, c, d, h)
+    return [a, b, x, add(n, 1.0), c, d, h, gt(abs(sub(delta, 1.0)), _eps(a))]
 
 
 def _beta_epilogue(a0, b0, x0, a, b, x, n, c, d, h) -> list:
@@ -404,7 +434,7 @@ def _beta_epilogue(a0, b0, x0, a, b, x, n, c, d, h) -> list:
 
 
 def _beta_lowering(ctx: mlir.LoweringRuleContext, a: ir.Value, b: ir.Value, x: ir.Value):
-    trips = _trips(_compute_dtype(ctx.avals_out[0].dtype))
+    trips = _MAX_TRIPS
 
     def algorithm(run_loop):
         return run_loop(_beta_prologue, trips, _beta_step, _beta_epilogue)
@@ -458,7 +488,9 @@ def _i0e_prologue(x: Any) -> list:
 def _i0e_step(x, k, t, s) -> list:
     k = add(k, 1.0)
     t = mul(t, div(mul(mul(x, x), 0.25), mul(k, k)))
-    return [x, k, t, add(s, t)]
+    s = add(s, t)
+    active = bitwise_or(lt(k, 2.0), gt(t, mul(s, _eps(x))))
+    return [x, k, t, s, bitwise_and(le(abs(x), _I0E_SWITCH), active)]
 
 
 def _i0e_epilogue(x0, x, k, t, s) -> list:
@@ -473,7 +505,7 @@ def _i0e_epilogue(x0, x, k, t, s) -> list:
 
 
 def _bessel_i0e_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value) -> list:
-    trips = 80 if _compute_dtype(ctx.avals_out[0].dtype) == np.float32 else 110
+    trips = 200
 
     def algorithm(run_loop):
         return run_loop(_i0e_prologue, trips, _i0e_step, _i0e_epilogue)
