@@ -75,27 +75,26 @@ JAX_LAX: dict[str, tuple[str, ...]] = {
 # The names of JAX_LAX that polyjax implements (with JAX's signature and semantics).
 IMPLEMENTED: frozenset[str] = frozenset(
     """
-    abs acos acosh add argmax argmin asin asinh atan atan2 atanh batch_matmul bessel_i0e
-    bessel_i1e betainc bitwise_and bitwise_not bitwise_or bitwise_xor broadcast broadcast_in_dim
-    broadcast_to_rank broadcasted_iota cbrt ceil clamp complex concatenate conj
-    convert_element_type cos cosh cumlogsumexp cummax cummin cumprod cumsum digamma div dot
-    dot_general dynamic_index_in_dim dynamic_slice dynamic_slice_in_dim
-    dynamic_update_index_in_dim dynamic_update_slice dynamic_update_slice_in_dim eq erf erfc
-    erf_inv exp exp2 expand_dims expm1 fft floor full full_like gather ge gt igamma
+    abs acos acosh add all_gather all_to_all argmax argmin asin asinh associative_scan atan
+    atan2 atanh axis_index axis_size batch_matmul bessel_i0e bessel_i1e betainc
+    bitcast_convert_type bitwise_and bitwise_not bitwise_or bitwise_xor broadcast
+    broadcast_in_dim broadcast_to_rank broadcasted_iota cbrt ceil clamp clz complex concatenate
+    cond conj conv conv_dimension_numbers conv_general_dilated conv_transpose
+    conv_with_general_padding convert_element_type cos cosh cumlogsumexp cummax cummin cumprod
+    cumsum digamma div dot dot_general dynamic_index_in_dim dynamic_slice dynamic_slice_in_dim
+    dynamic_update_index_in_dim dynamic_update_slice dynamic_update_slice_in_dim eq erf erf_inv
+    erfc exp exp2 expand_dims expm1 fft floor fori_loop full full_like gather ge gt igamma
     igamma_grad_a igammac imag index_in_dim integer_pow iota is_finite le lgamma log log1p
-    logistic lt max min mul ne neg pad polygamma pow random_gamma_grad real reciprocal
-    reduce_max reduce_min reduce_prod reduce_sum reduce_window rem reshape rev rng_bit_generator
-    round rsqrt
-    scatter scatter_add scatter_apply scatter_max scatter_min scatter_mul shift_left
+    logistic lt map max min mul ne neg nextafter pad pmax pmean pmin polygamma population_count
+    pow ppermute pshuffle psum psum_scatter random_gamma_grad real reciprocal reduce reduce_and
+    reduce_max reduce_min reduce_or reduce_precision reduce_prod reduce_sum reduce_window
+    reduce_xor rem reshape rev rng_bit_generator round rsqrt scan scatter scatter_add
+    scatter_apply scatter_max scatter_min scatter_mul select select_n shift_left
     shift_right_arithmetic shift_right_logical sign sin sinh slice slice_in_dim sort sqrt square
-    squeeze sub tan tanh top_k transpose zeta
-    associative_scan cond fori_loop map scan select select_n switch while_loop
-    stop_gradient
-    all_gather all_to_all psum psum_scatter pmax pmin pmean ppermute pshuffle axis_index
-    axis_size
-    linalg.cholesky linalg.triangular_solve
-    AccuracyMode FftType GatherDimensionNumbers GatherScatterMode Precision RandomAlgorithm
-    RoundingMethod ScatterDimensionNumbers Tolerance
+    squeeze stop_gradient sub switch tan tanh top_k transpose while_loop zeta AccuracyMode
+    ConvDimensionNumbers FftType GatherDimensionNumbers GatherScatterMode Precision
+    RandomAlgorithm RoundingMethod ScatterDimensionNumbers Tolerance linalg.cholesky
+    linalg.triangular_solve
     """.split()
 )
 
