@@ -194,3 +194,95 @@ def test_x64():
             np.asarray(linalg.cholesky(x)), np.linalg.cholesky(x), rtol=1e-12, atol=1e-12
         )
         check_grads(linalg.cholesky, (x,), order=1)
+
+
+# ---------------------------------------------------------------------------
+# lu
+
+
+@pytest.mark.parametrize("dtype", [f32, c64])
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3), (5, 3), (3, 5)])
+def test_lu_values(dtype, shape):
+    x = _rand(shape, dtype)
+    lu, pivots, perm = (np.asarray(o) for o in linalg.lu(x))
+    m, n = shape[-2:]
+    k = min(m, n)
+    assert pivots.shape == (*shape[:-2], k) and perm.shape == (*shape[:-2], m)
+    assert pivots.dtype == np.int32 and perm.dtype == np.int32
+    for idx in np.ndindex(shape[:-2]):
+        l_ = np.tril(lu[idx], -1)[:, :k] + np.eye(m, k)
+        u_ = np.triu(lu[idx])[:k, :]
+        np.testing.assert_allclose(x[idx][perm[idx]], l_ @ u_, rtol=1e-4, atol=1e-4)
+        np.testing.assert_array_equal(pivots[idx], sla.lu_factor(x[idx])[1])
+
+
+def test_lu_pivots_to_permutation():
+    pivots = np.array([[2, 2, 2], [0, 2, 2]], np.int32)
+    perm = np.asarray(linalg.lu_pivots_to_permutation(pivots, 4))
+    np.testing.assert_array_equal(perm, [[2, 0, 1, 3], [0, 2, 1, 3]])
+
+
+@pytest.mark.parametrize("dtype", [f32, c64])
+def test_lu_grads_and_vmap(dtype):
+    x = _rand((2, 3, 3), dtype)
+    check_grads(jit(lambda a: linalg.lu(a)[0]), (x[:1],), order=1, atol=5e-2, rtol=5e-2)
+    xs = np.moveaxis(x, 0, 1)
+    outs = vmap(linalg.lu, in_axes=1)(xs)
+    for out, i in zip(outs, range(3)):
+        want = np.stack([np.asarray(linalg.lu(a)[i]) for a in x])
+        np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# eigh
+
+
+@pytest.mark.parametrize("dtype", [f32, c64])
+def test_eigh(dtype):
+    a = _rand((2, 4, 4), dtype)
+    x = a + np.conj(np.swapaxes(a, -1, -2))
+    v, w = (np.asarray(o) for o in linalg.eigh(x))
+    assert w.dtype == np.finfo(dtype).dtype
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(x), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(x @ v, v * w[..., None, :], rtol=1e-4, atol=1e-4)
+    check_grads(jit(lambda s: linalg.eigh(s)[1]), (x[:1],), order=1, atol=5e-2, rtol=5e-2)
+    if dtype == f32:  # real eigenvectors are defined up to sign: differentiate v * v
+        f = jit(lambda s: (lambda v: v * v)(linalg.eigh(s)[0]))
+        check_grads(f, (x[:1],), order=1, atol=5e-2, rtol=5e-2)
+    ws = np.asarray(vmap(lambda s: linalg.eigh(s)[1])(x))
+    np.testing.assert_allclose(ws, w, rtol=1e-6, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# qr and householder_product
+
+
+@pytest.mark.parametrize("dtype", [f32, c64])
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4)])
+@pytest.mark.parametrize("full_matrices", [False, True])
+def test_qr_values(dtype, shape, full_matrices):
+    x = _rand(shape, dtype)
+    q, r = (np.asarray(o) for o in linalg.qr(x, full_matrices=full_matrices))
+    qn, rn = np.linalg.qr(x, mode="complete" if full_matrices else "reduced")
+    assert q.shape == qn.shape and r.shape == rn.shape
+    np.testing.assert_allclose(q @ r, x, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.abs(q), np.abs(qn), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(r, np.triu(r))
+
+
+@pytest.mark.parametrize("dtype", [f32, c64])
+def test_qr_grads_and_vmap(dtype):
+    x = _rand((2, 4, 3), dtype)
+    f = jit(lambda a: linalg.qr(a, full_matrices=False))
+    check_grads(f, (x[:1],), order=1, atol=5e-2, rtol=5e-2)
+    qs, rs = vmap(lambda a: linalg.qr(a), in_axes=2)(np.moveaxis(x, 0, 2))
+    q, r = linalg.qr(x)
+    np.testing.assert_allclose(np.asarray(qs), np.asarray(q), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(rs), np.asarray(r), rtol=1e-6, atol=1e-6)
+
+
+def test_householder_product():
+    x = _rand((5, 3), f32)
+    (qr_, tau), _ = sla.qr(x, mode="raw")
+    q = np.asarray(linalg.householder_product(qr_.astype(np.float32), tau.astype(np.float32)))
+    np.testing.assert_allclose(q, np.linalg.qr(x)[0], rtol=1e-4, atol=1e-4)

@@ -9,9 +9,10 @@ CPU client installs its handler, so the order does not matter) and runs
 `custom_call` emits ``stablehlo.custom_call`` in the typed-FFI form
 (``api_version = 4``): the kernel's attributes go in ``backend_config`` as a
 dictionary (``ui8`` for LAPACK's character flags such as ``uplo = 76``, 'L').
-Matrices are column-major: each operand and result gets the layout
+Matrices are column-major: each matrix operand and result gets the layout
 ``[n-2, n-1, n-3, ..., 0]`` (minor-to-major), which XLA arranges with transposes
-around the call. Leading dimensions are batch dimensions: the kernels loop over them.
+around the call; batches of vectors (eigenvalues, pivots, ``info``) keep the
+row-major default. Leading dimensions are batch dimensions: the kernels loop over them.
 """
 
 from __future__ import annotations
@@ -64,10 +65,9 @@ def column_major(ndim: int) -> list[int]:
     return [ndim - 2, ndim - 1, *range(ndim - 3, -1, -1)]
 
 
-def _layout_attr(ndim: int) -> ir.Attribute:
-    return ir.DenseIntElementsAttr.get(
-        np.array(column_major(ndim), np.int64), type=ir.IndexType.get()
-    )
+def _layout_attr(ndim: int, matrix: bool) -> ir.Attribute:
+    layout = column_major(ndim) if matrix else list(range(ndim - 1, -1, -1))
+    return ir.DenseIntElementsAttr.get(np.array(layout, np.int64), type=ir.IndexType.get())
 
 
 def _attr(value: Any) -> ir.Attribute:
@@ -87,12 +87,17 @@ def custom_call(
     result_avals: Sequence[ShapedArray],
     attributes: dict[str, Any],
     aliases: dict[int, int] | None = None,
+    vectors: Sequence[int] = (),
+    operand_vectors: Sequence[int] = (),
 ) -> list[ir.Value]:
     """A typed-FFI ``stablehlo.custom_call`` to `target` (one op, several results).
 
     Args:
       attributes: the kernel's attributes; strings become ``ui8`` character codes.
       aliases: result index -> operand index whose buffer the result may reuse.
+      vectors, operand_vectors: indices of the results (operands) that are batches of
+        vectors (eigenvalues, pivots, ...), laid out row-major; every other array of
+        rank 2 or more is a batch of column-major matrices.
     """
     result_types = [mlir.aval_to_ir_type(a) for a in result_avals]
     alias_attrs = [
@@ -111,8 +116,12 @@ def custom_call(
         backend_config=ir.DictAttr.get({k: _attr(v) for k, v in attributes.items()}),
         api_version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
         called_computations=ir.ArrayAttr.get([]),
-        operand_layouts=ir.ArrayAttr.get([_layout_attr(a.ndim) for a in operand_avals]),
-        result_layouts=ir.ArrayAttr.get([_layout_attr(a.ndim) for a in result_avals]),
+        operand_layouts=ir.ArrayAttr.get(
+            [_layout_attr(a.ndim, i not in operand_vectors) for i, a in enumerate(operand_avals)]
+        ),
+        result_layouts=ir.ArrayAttr.get(
+            [_layout_attr(a.ndim, i not in vectors) for i, a in enumerate(result_avals)]
+        ),
         output_operand_aliases=ir.ArrayAttr.get(alias_attrs),
     )
     return list(op.results)

@@ -29,14 +29,39 @@ from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_numpy.lax import _lapack
-from polyjax_numpy.lax._complex import conj
+from polyjax_numpy.lax._complex import complex as _complex
+from polyjax_numpy.lax._complex import conj, imag, real
 from polyjax_numpy.lax._dot import batch_matmul
-from polyjax_numpy.lax._elementwise import add, div, mul, neg
-from polyjax_numpy.lax._shape_ops import transpose
+from polyjax_numpy.lax._elementwise import (
+    add,
+    convert_element_type,
+    div,
+    eq,
+    mul,
+    neg,
+    sub,
+)
+from polyjax_numpy.lax._reductions import reduce_sum
+from polyjax_numpy.lax._shape_ops import (
+    broadcasted_iota,
+    expand_dims,
+    pad,
+    transpose,
+)
+from polyjax_numpy.lax._shape_ops import slice as _slice
 
 __all__ = [
     "cholesky",
     "cholesky_p",
+    "eigh",
+    "eigh_p",
+    "householder_product",
+    "householder_product_p",
+    "lu",
+    "lu_p",
+    "lu_pivots_to_permutation",
+    "qr",
+    "qr_p",
     "triangular_solve",
     "triangular_solve_p",
 ]
@@ -121,6 +146,7 @@ def _cholesky_lowering(ctx: Any, x: ir.Value) -> list:
         [aval, info_aval],
         {"uplo": "L"},
         aliases={0: 0},
+        vectors=(1,),
     )
     ok = mlir.compare_hlo(info, mlir.full_like_aval(ctx, 0, info_aval), "EQ")
     ok = mlir.broadcast_in_dim(
@@ -339,3 +365,420 @@ def triangular_solve(
         conjugate_a=conjugate_a,
         unit_diagonal=bool(unit_diagonal),
     )
+
+
+# ---------------------------------------------------------------------------
+# lu
+
+
+def _diag_mask(aval: ShapedArray) -> np.ndarray:
+    m, n = aval.shape[-2:]
+    return np.eye(m, n).astype(aval.dtype).reshape((1,) * (aval.ndim - 2) + (m, n))
+
+
+def lu_pivots_to_permutation(pivots: Any, permutation_size: int) -> Any:
+    """The permutation that LAPACK-style row swaps `pivots` (0-based) describe.
+
+    Row ``i`` was swapped with row ``pivots[..., i]``, in order; the result `perm`
+    satisfies ``a[..., perm, :] == l @ u``. The swaps are unrolled (one step per pivot).
+    """
+    aval = get_aval(pivots)
+    batch, k = tuple(aval.shape[:-1]), aval.shape[-1]
+    shape = (*batch, permutation_size)
+    iota = broadcasted_iota(np.int32, shape, len(batch))
+    perm = iota
+    for i in range(k):
+        j = _slice(pivots, (0,) * len(batch) + (i,), (*batch, i + 1))  # [..., 1]
+        onehot_j = convert_element_type(eq(iota, j), np.int32)
+        onehot_i = convert_element_type(eq(iota, np.int32(i)), np.int32)
+        p_j = reduce_sum(mul(perm, onehot_j), (len(batch),))
+        p_i = reduce_sum(mul(perm, onehot_i), (len(batch),))
+        delta = expand_dims(sub(p_j, p_i), (len(batch),))
+        perm = add(perm, mul(sub(onehot_i, onehot_j), delta))
+    return perm
+
+
+def _lu_abstract_eval(x: ShapedArray) -> list:
+    _check_matrix_dtype("lu", x)
+    if x.ndim < 2:
+        raise ValueError(f"Argument to LU decomposition must have ndims >= 2, got {x.ndim}")
+    batch, (m, n) = tuple(x.shape[:-2]), x.shape[-2:]
+    k = min(m, n)
+    i32 = np.dtype(np.int32)
+    return [
+        ShapedArray(x.shape, x.dtype, x.weak_type),
+        ShapedArray((*batch, k), i32),
+        ShapedArray((*batch, m), i32),
+    ]
+
+
+def _lu_lowering(ctx: Any, x: ir.Value) -> list:
+    (aval,) = ctx.avals_in
+    lu_aval, piv_aval, perm_aval = ctx.avals_out
+    batch = aval.shape[:-2]
+    info_aval = ShapedArray(batch, np.dtype(np.int32))
+    factor, ipiv, info = _lapack.custom_call(
+        _lapack.target_name("getrf", aval.dtype),
+        [x],
+        [aval],
+        [aval, piv_aval, info_aval],
+        {},
+        aliases={0: 0},
+        vectors=(1, 2),
+    )
+    pivots = hlo.subtract(ipiv, mlir.full_like_aval(ctx, 1, piv_aval))  # 1-based -> 0-based
+    ok = mlir.compare_hlo(info, mlir.full_like_aval(ctx, 0, info_aval), "GE")
+    ok = mlir.broadcast_in_dim(
+        ctx, ok, ShapedArray(aval.shape, np.dtype(bool)), tuple(range(len(batch)))
+    )
+    factor = hlo.select(ok, factor, mlir.full_like_aval(ctx, np.nan, aval))
+    perm_rule = mlir.lower_fun(
+        lambda p: lu_pivots_to_permutation(p, aval.shape[-2]), multiple_results=False
+    )
+    (perm,) = perm_rule(ctx.replace(avals_in=[piv_aval], avals_out=[perm_aval]), pivots)
+    return [factor, pivots, perm]
+
+
+lu_p = _primitive("lu", _lu_abstract_eval, _lu_lowering, multiple_results=True)
+
+
+def _permutation_matrix(perm: Any, dtype: Any) -> Any:
+    """``P`` with ``(P @ a) == a[..., perm, :]``: ``P[i, j] = (perm[i] == j)``."""
+    aval = get_aval(perm)
+    m = aval.shape[-1]
+    shape = (*aval.shape, m)
+    cols = broadcasted_iota(np.int32, shape, aval.ndim)
+    return convert_element_type(eq(expand_dims(perm, (aval.ndim,)), cols), dtype)
+
+
+def _lu_jvp(primals: list, tangents: list) -> tuple:
+    (x,), (dx,) = primals, tangents
+    lu_, pivots, perm = lu_p.bind(x)
+    aval = get_aval(x)
+    int_zeros = [ad.Zero.from_primal_value(pivots), ad.Zero.from_primal_value(perm)]
+    if type(dx) is ad.Zero:
+        return [lu_, pivots, perm], [ad.Zero(get_aval(lu_)), *int_zeros]
+    m, n = aval.shape[-2:]
+    if m != n:
+        raise NotImplementedError("lu: derivatives of non-square matrices are not supported yet")
+    eye = _diag_mask(aval)
+    l_ = add(_triangle(lu_, lower=True, diag=0.0), eye)
+    u_ = _triangle(lu_, lower=False)
+    pdx = batch_matmul(_permutation_matrix(perm, aval.dtype), dx)
+    la = triangular_solve(l_, pdx, left_side=True, lower=True, unit_diagonal=True)
+    la = triangular_solve(u_, la, left_side=False, lower=False)
+    dl = batch_matmul(l_, _triangle(la, lower=True, diag=0.0))
+    du = batch_matmul(_triangle(la, lower=False), u_)
+    return [lu_, pivots, perm], [add(dl, du), *int_zeros]
+
+
+def _lu_batch(args: list, dims: list) -> tuple:
+    (x,), (bd,) = args, dims
+    return lu_p.bind(batching.moveaxis(x, bd, 0)), [0, 0, 0]
+
+
+ad.primitive_jvps[lu_p] = _lu_jvp
+batching.primitive_batchers[lu_p] = _lu_batch
+
+
+def lu(x: Any) -> tuple[Any, Any, Any]:
+    """LU decomposition with partial pivoting: ``x[..., perm, :] == l @ u`` (``getrf``).
+
+    Returns:
+      ``(lu, pivots, permutation)``: `lu` holds ``l`` below the diagonal (its unit
+      diagonal is implicit) and ``u`` on and above it; `pivots` (int32, ``[..., min(m, n)]``,
+      0-based) are LAPACK's row swaps; `permutation` (int32, ``[..., m]``) applies them all.
+      A factorization that fails (bad input) gives NaN in `lu`; a singular matrix does not
+      fail (``u`` has a zero on its diagonal).
+    """
+    return tuple(lu_p.bind(x))
+
+
+# ---------------------------------------------------------------------------
+# eigh
+
+
+def _eigh_abstract_eval(x: ShapedArray, *, lower: bool, sort_eigenvalues: bool) -> list:
+    _check_matrix_dtype("eigh", x)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(
+            f"Argument to symmetric eigendecomposition must have shape [..., n, n], got "
+            f"shape {tuple(x.shape)}"
+        )
+    real_dtype = np.finfo(x.dtype).dtype
+    return [
+        ShapedArray(x.shape, x.dtype, x.weak_type),
+        ShapedArray(tuple(x.shape[:-1]), real_dtype, x.weak_type),
+    ]
+
+
+def _eigh_lowering(ctx: Any, x: ir.Value, *, lower: bool, sort_eigenvalues: bool) -> list:
+    (aval,) = ctx.avals_in
+    v_aval, w_aval = ctx.avals_out
+    batch = aval.shape[:-2]
+    info_aval = ShapedArray(batch, np.dtype(np.int32))
+    fn = "heevd" if _is_complex(aval.dtype) else "syevd"
+    v, w, info = _lapack.custom_call(
+        _lapack.target_name(fn, aval.dtype),
+        [x],
+        [aval],
+        [v_aval, w_aval, info_aval],
+        {"mode": "V", "uplo": "L" if lower else "U"},
+        aliases={0: 0},
+        vectors=(1, 2),
+    )
+    ok = mlir.compare_hlo(info, mlir.full_like_aval(ctx, 0, info_aval), "EQ")
+    ok_v = mlir.broadcast_in_dim(
+        ctx, ok, ShapedArray(aval.shape, np.dtype(bool)), tuple(range(len(batch)))
+    )
+    ok_w = mlir.broadcast_in_dim(
+        ctx, ok, ShapedArray(w_aval.shape, np.dtype(bool)), tuple(range(len(batch)))
+    )
+    v = hlo.select(ok_v, v, mlir.full_like_aval(ctx, np.nan, v_aval))
+    w = hlo.select(ok_w, w, mlir.full_like_aval(ctx, np.nan, w_aval))
+    return [v, w]  # LAPACK sorts the eigenvalues in ascending order
+
+
+eigh_p = _primitive("eigh", _eigh_abstract_eval, _eigh_lowering, multiple_results=True)
+
+
+def _eigh_jvp(primals: list, tangents: list, *, lower: bool, sort_eigenvalues: bool) -> tuple:
+    # w_dot = Re diag(V^H dA V); V_dot = V (F * (V^H dA V)), F_ij = 1 / (w_j - w_i) off
+    # the diagonal and 0 on it.
+    (x,), (dx,) = primals, tangents
+    v, w = eigh_p.bind(x, lower=lower, sort_eigenvalues=sort_eigenvalues)
+    if type(dx) is ad.Zero:
+        return [v, w], [ad.Zero(get_aval(v)), ad.Zero(get_aval(w))]
+    aval = get_aval(x)
+    dx = symmetrize(dx)  # the decomposition reads one triangle of a Hermitian matrix
+    vdv = batch_matmul(_H(v), batch_matmul(dx, v))
+    eye = _diag_mask(aval)
+    diag = reduce_sum(mul(vdv, eye), (aval.ndim - 1,))
+    w_dot = _real_part(diag)
+    w_row = expand_dims(w, (aval.ndim - 2,))  # [..., 1, n]: w_j
+    w_col = expand_dims(w, (aval.ndim - 1,))  # [..., n, 1]: w_i
+    diff = sub(w_row, w_col)
+    eye_r = eye.real.astype(get_aval(w).dtype)
+    f = div(1 - eye_r, add(diff, eye_r))  # the diagonal divides 0 by 1
+    f = convert_element_type(f, aval.dtype)
+    v_dot = batch_matmul(v, mul(f, vdv))
+    return [v, w], [v_dot, w_dot]
+
+
+def _real_part(x: Any) -> Any:
+    return real(x) if _is_complex(get_aval(x).dtype) else x
+
+
+def _eigh_batch(args: list, dims: list, **params: Any) -> tuple:
+    (x,), (bd,) = args, dims
+    return eigh_p.bind(batching.moveaxis(x, bd, 0), **params), [0, 0]
+
+
+ad.primitive_jvps[eigh_p] = _eigh_jvp
+batching.primitive_batchers[eigh_p] = _eigh_batch
+
+
+def eigh(
+    x: Any,
+    *,
+    lower: bool = True,
+    symmetrize_input: bool = True,
+    sort_eigenvalues: bool = True,
+    subset_by_index: Any = None,
+) -> tuple[Any, Any]:
+    """Eigendecomposition of Hermitian matrices: ``x @ v == v * w`` (``syevd``/``heevd``).
+
+    Args:
+      x: ``[..., n, n]`` Hermitian (real symmetric) matrices.
+      lower: read the lower (else upper) triangle of `x` (without `symmetrize_input`).
+      symmetrize_input: decompose ``(x + x^H) / 2``.
+      sort_eigenvalues: LAPACK already returns them in ascending order.
+      subset_by_index: not supported (must be None or cover all eigenvalues).
+
+    Returns:
+      ``(v, w)``: eigenvectors in the columns of `v`, real eigenvalues `w` ascending.
+    """
+    if subset_by_index is not None and tuple(subset_by_index) != (0, get_aval(x).shape[-1]):
+        raise NotImplementedError("eigh: subset_by_index is not supported yet")
+    if symmetrize_input:
+        _eigh_abstract_eval(get_aval(x), lower=lower, sort_eigenvalues=sort_eigenvalues)
+        x = symmetrize(x)
+    v, w = eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues))
+    return v, w
+
+
+# ---------------------------------------------------------------------------
+# qr and householder_product
+
+
+def _householder_product_abstract_eval(a: ShapedArray, taus: ShapedArray) -> ShapedArray:
+    _check_matrix_dtype("householder_product", a)
+    if a.ndim < 2 or taus.ndim != a.ndim - 1 or tuple(taus.shape[:-1]) != tuple(a.shape[:-2]):
+        raise ValueError(
+            "householder_product needs a: [..., m, n] and taus: [..., k] with the same batch "
+            f"dimensions, got {tuple(a.shape)} and {tuple(taus.shape)}"
+        )
+    m, n = a.shape[-2:]
+    if not (m >= n >= taus.shape[-1]):
+        raise ValueError(
+            f"householder_product needs m >= n >= k, got a: {tuple(a.shape)}, taus: "
+            f"{tuple(taus.shape)}"
+        )
+    if np.dtype(a.dtype) != np.dtype(taus.dtype):
+        raise TypeError("householder_product: a and taus must have the same dtype")
+    return ShapedArray(a.shape, a.dtype, a.weak_type)
+
+
+def _householder_product_lowering(ctx: Any, a: ir.Value, taus: ir.Value) -> list:
+    a_aval, t_aval = ctx.avals_in
+    fn = "ungqr" if _is_complex(a_aval.dtype) else "orgqr"
+    return _lapack.custom_call(
+        _lapack.target_name(fn, a_aval.dtype),
+        [a, taus],
+        [a_aval, t_aval],
+        [a_aval],
+        {},
+        aliases={0: 0},
+        operand_vectors=(1,),
+    )
+
+
+householder_product_p = _primitive(
+    "householder_product", _householder_product_abstract_eval, _householder_product_lowering
+)
+
+
+def _householder_product_batch(args: list, dims: list) -> tuple:
+    size = next(get_aval(x).shape[d] for x, d in zip(args, dims) if d is not batching.not_mapped)
+    a, t = (batching.bdim_at_front(x, d, size) for x, d in zip(args, dims))
+    return householder_product_p.bind(a, t), 0
+
+
+batching.primitive_batchers[householder_product_p] = _householder_product_batch
+
+
+def householder_product(a: Any, taus: Any) -> Any:
+    """The product of the Householder reflectors stored below the diagonal of `a`
+    (as ``geqrf`` leaves them) with scales `taus` (``orgqr``/``ungqr``).
+
+    Args:
+      a: ``[..., m, n]`` with ``m >= n``.
+      taus: ``[..., k]`` with ``k <= n``.
+
+    Returns:
+      The ``[..., m, n]`` matrix with orthonormal columns.
+    """
+    return householder_product_p.bind(a, taus)
+
+
+def _geqrf_abstract_eval(x: ShapedArray) -> list:
+    _check_matrix_dtype("qr", x)
+    k = min(x.shape[-2:])
+    return [ShapedArray(x.shape, x.dtype), ShapedArray((*x.shape[:-2], k), x.dtype)]
+
+
+def _geqrf_lowering(ctx: Any, x: ir.Value) -> list:
+    (aval,) = ctx.avals_in
+    return _lapack.custom_call(
+        _lapack.target_name("geqrf", aval.dtype),
+        [x],
+        [aval],
+        list(ctx.avals_out),
+        {},
+        aliases={0: 0},
+        vectors=(1,),
+    )
+
+
+geqrf_p = _primitive("geqrf", _geqrf_abstract_eval, _geqrf_lowering, multiple_results=True)
+batching.primitive_batchers[geqrf_p] = lambda args, dims: (
+    geqrf_p.bind(batching.moveaxis(args[0], dims[0], 0)),
+    [0, 0],
+)
+
+
+def _qr_abstract_eval(x: ShapedArray, *, full_matrices: bool) -> list:
+    _check_matrix_dtype("qr", x)
+    if x.ndim < 2:
+        raise ValueError(f"Argument to QR decomposition must have ndims >= 2, got {x.ndim}")
+    batch, (m, n) = tuple(x.shape[:-2]), x.shape[-2:]
+    k = m if full_matrices else min(m, n)
+    return [ShapedArray((*batch, m, k), x.dtype), ShapedArray((*batch, k, n), x.dtype)]
+
+
+def _qr_impl(x: Any, *, full_matrices: bool) -> list:
+    aval = get_aval(x)
+    batch, (m, n) = tuple(aval.shape[:-2]), aval.shape[-2:]
+    a, taus = geqrf_p.bind(x)
+    zeros = (0,) * len(batch)
+    if m < n:
+        q_in = _slice(a, zeros + (0, 0), (*batch, m, m))
+    elif full_matrices and m > n:
+        config = [(0, 0, 0)] * len(batch) + [(0, 0, 0), (0, m - n, 0)]
+        q_in = pad(a, np.zeros((), aval.dtype), config)
+    else:
+        q_in = a
+    q = householder_product(q_in, taus)
+    k = m if full_matrices else min(m, n)
+    r = _triangle(_slice(a, zeros + (0, 0), (*batch, k, n)), lower=False)
+    return [q, r]
+
+
+qr_p = Primitive("qr")
+qr_p.multiple_results = True
+qr_p.def_abstract_eval(_qr_abstract_eval)
+qr_p.def_impl(_qr_impl)
+mlir.register_lowering(qr_p, mlir.lower_fun(_qr_impl, multiple_results=True))
+
+
+def _qr_jvp(primals: list, tangents: list, *, full_matrices: bool) -> tuple:
+    # For m >= n (reduced): with C = Q^H dX R^{-1}, dR = (C - B) R and dQ = Q B +
+    # (dX - Q Q^H dX) R^{-1}, where B = tril(C, -1) - tril(C, -1)^H (plus, for complex
+    # numbers, the imaginary part of C's diagonal that keeps R's diagonal real).
+    (x,), (dx,) = primals, tangents
+    q, r = qr_p.bind(x, full_matrices=full_matrices)
+    if type(dx) is ad.Zero:
+        return [q, r], [ad.Zero(get_aval(q)), ad.Zero(get_aval(r))]
+    m, n = get_aval(x).shape[-2:]
+    if m < n or (full_matrices and m > n):
+        raise NotImplementedError(
+            "qr: derivatives need m >= n (and full_matrices=False when m > n)"
+        )
+    qt_dx = batch_matmul(_H(q), dx)
+    c = triangular_solve(r, qt_dx, left_side=False, lower=False)
+    low = _triangle(c, lower=True, diag=0.0)
+    b = sub(low, _H(low))
+    if _is_complex(get_aval(c).dtype):
+        eye = _diag_mask(get_aval(c))
+        diag_im = mul(_complex(np.zeros((), np.finfo(eye.dtype).dtype), imag(c)), eye)
+        b = add(b, diag_im)
+    dr = batch_matmul(sub(c, b), r)
+    rest = sub(dx, batch_matmul(q, qt_dx))
+    dq = add(batch_matmul(q, b), triangular_solve(r, rest, left_side=False, lower=False))
+    return [q, r], [dq, dr]
+
+
+def _qr_batch(args: list, dims: list, **params: Any) -> tuple:
+    (x,), (bd,) = args, dims
+    return qr_p.bind(batching.moveaxis(x, bd, 0), **params), [0, 0]
+
+
+ad.primitive_jvps[qr_p] = _qr_jvp
+batching.primitive_batchers[qr_p] = _qr_batch
+
+
+def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True) -> tuple[Any, Any]:
+    """QR decomposition ``x == q @ r`` (``geqrf`` then ``orgqr``/``ungqr``).
+
+    Args:
+      x: ``[..., m, n]``.
+      full_matrices: `q` is ``[..., m, m]`` and `r` ``[..., m, n]``; otherwise, with
+        ``k = min(m, n)``, `q` is ``[..., m, k]`` and `r` ``[..., k, n]``.
+
+    Returns:
+      ``(q, r)``: `q` with orthonormal columns, `r` upper triangular.
+    """
+    if pivoting:
+        raise NotImplementedError("qr: pivoting=True is not supported yet")
+    q, r = qr_p.bind(x, full_matrices=bool(full_matrices))
+    return q, r
