@@ -94,6 +94,7 @@ IMPLEMENTED: frozenset[str] = frozenset(
     squeeze stop_gradient sub switch tan tanh top_k transpose while_loop zeta AccuracyMode
     ConvDimensionNumbers FftType GatherDimensionNumbers GatherScatterMode Precision
     RandomAlgorithm RoundingMethod ScatterDimensionNumbers Tolerance linalg.cholesky
+    linalg.eigh linalg.householder_product linalg.lu linalg.lu_pivots_to_permutation linalg.qr
     linalg.triangular_solve
     """.split()
 )
