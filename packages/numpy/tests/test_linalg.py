@@ -286,3 +286,31 @@ def test_householder_product():
     (qr_, tau), _ = sla.qr(x, mode="raw")
     q = np.asarray(linalg.householder_product(qr_.astype(np.float32), tau.astype(np.float32)))
     np.testing.assert_allclose(q, np.linalg.qr(x)[0], rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------
+# svd
+
+
+@pytest.mark.parametrize("dtype", [f32, c64])
+@pytest.mark.parametrize("shape", [(5, 3), (2, 3, 4)])
+@pytest.mark.parametrize("full_matrices", [False, True])
+def test_svd_values(dtype, shape, full_matrices):
+    x = _rand(shape, dtype)
+    u, s, vh = (np.asarray(o) for o in linalg.svd(x, full_matrices=full_matrices))
+    un, sn, vhn = np.linalg.svd(x, full_matrices=full_matrices)
+    assert u.shape == un.shape and vh.shape == vhn.shape and s.dtype == np.finfo(dtype).dtype
+    np.testing.assert_allclose(s, sn, rtol=1e-4, atol=1e-4)
+    k = s.shape[-1]
+    np.testing.assert_allclose(
+        (u[..., :k] * s[..., None, :]) @ vh[..., :k, :], x, rtol=1e-4, atol=1e-4
+    )
+
+
+def test_svd_grads_and_vmap():
+    x = _rand((4, 3), f32)
+    f = jit(lambda a: linalg.svd(a, compute_uv=False))
+    check_grads(f, (x,), order=1, atol=5e-2, rtol=5e-2)
+    xs = _rand((3, 4, 3), f32)
+    out = np.asarray(vmap(lambda a: linalg.svd(a, compute_uv=False))(xs))
+    np.testing.assert_allclose(out, np.linalg.svd(xs, compute_uv=False), rtol=1e-4, atol=1e-4)

@@ -62,6 +62,8 @@ __all__ = [
     "lu_pivots_to_permutation",
     "qr",
     "qr_p",
+    "svd",
+    "svd_p",
     "triangular_solve",
     "triangular_solve_p",
 ]
@@ -782,3 +784,106 @@ def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True) -> tuple[A
         raise NotImplementedError("qr: pivoting=True is not supported yet")
     q, r = qr_p.bind(x, full_matrices=bool(full_matrices))
     return q, r
+
+
+# ---------------------------------------------------------------------------
+# svd
+
+
+def _svd_abstract_eval(x: ShapedArray, *, full_matrices: bool, compute_uv: bool) -> list:
+    _check_matrix_dtype("svd", x)
+    if x.ndim < 2:
+        raise ValueError(
+            f"Argument to singular value decomposition must have ndims >= 2, got {x.ndim}"
+        )
+    batch, (m, n) = tuple(x.shape[:-2]), x.shape[-2:]
+    k = min(m, n)
+    s = ShapedArray((*batch, k), np.finfo(x.dtype).dtype)
+    if not compute_uv:
+        return [s]
+    return [
+        s,
+        ShapedArray((*batch, m, m if full_matrices else k), x.dtype),
+        ShapedArray((*batch, n if full_matrices else k, n), x.dtype),
+    ]
+
+
+def _svd_lowering(ctx: Any, x: ir.Value, *, full_matrices: bool, compute_uv: bool) -> list:
+    (aval,) = ctx.avals_in
+    batch, (m, n) = tuple(aval.shape[:-2]), aval.shape[-2:]
+    k = min(m, n)
+    u_aval = ShapedArray((*batch, m, m if full_matrices else k), aval.dtype)
+    vt_aval = ShapedArray((*batch, n if full_matrices else k, n), aval.dtype)
+    s_aval = ShapedArray((*batch, k), np.finfo(aval.dtype).dtype)
+    info_aval = ShapedArray(batch, np.dtype(np.int32))
+    _, s, u, vt, info = _lapack.custom_call(
+        _lapack.target_name("gesdd", aval.dtype),
+        [x],
+        [aval],
+        [aval, s_aval, u_aval, vt_aval, info_aval],
+        {"mode": "A" if full_matrices else "S"},
+        aliases={0: 0},
+        vectors=(1, 4),
+    )
+    ok = mlir.compare_hlo(info, mlir.full_like_aval(ctx, 0, info_aval), "EQ")
+    outs = []
+    pairs = ((s, s_aval), (u, u_aval), (vt, vt_aval)) if compute_uv else ((s, s_aval),)
+    for val, a in pairs:
+        ok_b = mlir.broadcast_in_dim(
+            ctx, ok, ShapedArray(a.shape, np.dtype(bool)), tuple(range(len(batch)))
+        )
+        outs.append(hlo.select(ok_b, val, mlir.full_like_aval(ctx, np.nan, a)))
+    return outs
+
+
+svd_p = _primitive("svd", _svd_abstract_eval, _svd_lowering, multiple_results=True)
+
+
+def _svd_jvp(primals: list, tangents: list, *, full_matrices: bool, compute_uv: bool) -> tuple:
+    # The singular values: s_dot = Re diag(U^H dA V).
+    if compute_uv:
+        raise NotImplementedError(
+            "svd: derivatives of u and vh are not supported yet (use compute_uv=False)"
+        )
+    (x,), (dx,) = primals, tangents
+    (s,) = svd_p.bind(x, full_matrices=full_matrices, compute_uv=False)
+    if type(dx) is ad.Zero:
+        return [s], [ad.Zero(get_aval(s))]
+    _, u, vt = svd_p.bind(x, full_matrices=False, compute_uv=True)
+    prod = batch_matmul(_H(u), batch_matmul(dx, _H(vt)))
+    eye = _diag_mask(get_aval(prod))
+    s_dot = _real_part(reduce_sum(mul(prod, eye), (get_aval(prod).ndim - 1,)))
+    return [s], [s_dot]
+
+
+def _svd_batch(args: list, dims: list, **params: Any) -> tuple:
+    (x,), (bd,) = args, dims
+    out = svd_p.bind(batching.moveaxis(x, bd, 0), **params)
+    return out, [0] * len(out)
+
+
+ad.primitive_jvps[svd_p] = _svd_jvp
+batching.primitive_batchers[svd_p] = _svd_batch
+
+
+def svd(
+    x: Any,
+    *,
+    full_matrices: bool = True,
+    compute_uv: bool = True,
+    subset_by_index: Any = None,
+    algorithm: Any = None,
+) -> Any:
+    """Singular value decomposition ``x == u @ diag(s) @ vh`` (``gesdd``).
+
+    Returns:
+      ``(u, s, vh)`` with `s` descending (real), or just `s` when not `compute_uv`.
+      Only `s` (``compute_uv=False``) is differentiable so far.
+    """
+    if subset_by_index is not None or algorithm is not None:
+        raise NotImplementedError("svd: subset_by_index and algorithm are not supported yet")
+    out = svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    if not compute_uv:
+        return out[0]
+    s, u, vh = out
+    return u, s, vh
