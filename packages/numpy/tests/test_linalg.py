@@ -314,3 +314,23 @@ def test_svd_grads_and_vmap():
     xs = _rand((3, 4, 3), f32)
     out = np.asarray(vmap(lambda a: linalg.svd(a, compute_uv=False))(xs))
     np.testing.assert_allclose(out, np.linalg.svd(xs, compute_uv=False), rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------
+# tridiagonal_solve
+
+
+def test_tridiagonal_solve():
+    m = 4
+    dl, du, b = _rand((2, m), f32), _rand((2, m), f32), _rand((2, m, 3), f32)
+    d = (4 + _rand((2, m), f32)).astype(f32)
+    x = np.asarray(linalg.tridiagonal_solve(dl, d, du, b))
+    for i in range(2):
+        a = np.diag(d[i]) + np.diag(dl[i][1:], -1) + np.diag(du[i][:-1], 1)
+        np.testing.assert_allclose(x[i], np.linalg.solve(a, b[i]), rtol=1e-4, atol=1e-4)
+    check_grads(jit(linalg.tridiagonal_solve), (dl, d, du, b), order=1, atol=5e-2, rtol=5e-2)
+    out = np.asarray(vmap(linalg.tridiagonal_solve, in_axes=(0, 0, 0, None))(dl, d, du, b[0]))
+    want = np.stack(
+        [np.asarray(linalg.tridiagonal_solve(dl[i], d[i], du[i], b[0])) for i in range(2)]
+    )
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)

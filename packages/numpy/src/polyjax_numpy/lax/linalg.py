@@ -64,6 +64,8 @@ __all__ = [
     "qr_p",
     "svd",
     "svd_p",
+    "tridiagonal_solve",
+    "tridiagonal_solve_p",
     "triangular_solve",
     "triangular_solve_p",
 ]
@@ -887,3 +889,115 @@ def svd(
         return out[0]
     s, u, vh = out
     return u, s, vh
+
+
+# ---------------------------------------------------------------------------
+# tridiagonal_solve
+
+
+def _tridiagonal_solve_abstract_eval(dl, d, du, b) -> ShapedArray:
+    _check_matrix_dtype("tridiagonal_solve", b)
+    if len({np.dtype(a.dtype) for a in (dl, d, du, b)}) != 1:
+        raise TypeError("tridiagonal_solve: dl, d, du and b must have the same dtype")
+    if b.ndim < 2 or any(tuple(a.shape) != tuple(b.shape[:-1]) for a in (dl, d, du)):
+        raise ValueError(
+            "tridiagonal_solve needs dl, d, du of shape [..., m] and b of shape [..., m, n], "
+            f"got {tuple(dl.shape)}, {tuple(d.shape)}, {tuple(du.shape)}, {tuple(b.shape)}"
+        )
+    return ShapedArray(b.shape, b.dtype, b.weak_type)
+
+
+def _tridiagonal_solve_lowering(ctx: Any, dl, d, du, b) -> list:
+    dl_aval, d_aval, du_aval, b_aval = ctx.avals_in
+    batch = b_aval.shape[:-2]
+    info_aval = ShapedArray(batch, np.dtype(np.int32))
+    outs = _lapack.custom_call(
+        _lapack.target_name("gtsv", b_aval.dtype),
+        [dl, d, du, b],
+        list(ctx.avals_in),
+        [dl_aval, d_aval, du_aval, b_aval, info_aval],
+        {},
+        aliases={0: 0, 1: 1, 2: 2, 3: 3},
+        vectors=(0, 1, 2, 4),
+        operand_vectors=(0, 1, 2),
+    )
+    x, info = outs[3], outs[4]
+    ok = mlir.compare_hlo(info, mlir.full_like_aval(ctx, 0, info_aval), "EQ")
+    ok = mlir.broadcast_in_dim(
+        ctx, ok, ShapedArray(b_aval.shape, np.dtype(bool)), tuple(range(len(batch)))
+    )
+    return [hlo.select(ok, x, mlir.full_like_aval(ctx, np.nan, b_aval))]
+
+
+tridiagonal_solve_p = _primitive(
+    "tridiagonal_solve", _tridiagonal_solve_abstract_eval, _tridiagonal_solve_lowering
+)
+
+
+def _shift(x: Any, axis: int, by: int) -> Any:
+    """`x` moved `by` places along `axis` (1: y[i] = x[i-1]), zero-filled."""
+    nd = get_aval(x).ndim
+    config = [(0, 0, 0)] * nd
+    config[axis % nd] = (by, -by, 0)
+    return pad(x, np.zeros((), get_aval(x).dtype), config)
+
+
+def _tridiagonal_matvec(dl, d, du, x):
+    """A @ x for the tridiagonal A (dl[i] = A[i, i-1], du[i] = A[i, i+1])."""
+    col = lambda v: expand_dims(v, (get_aval(v).ndim,))  # noqa: E731
+    out = mul(col(d), x)
+    out = add(out, mul(col(dl), _shift(x, -2, 1)))
+    return add(out, mul(col(du), _shift(x, -2, -1)))
+
+
+def _tridiagonal_jvp_diag(which: int):
+    def rule(g, dl, d, du, b):
+        x = tridiagonal_solve_p.bind(dl, d, du, b)
+        parts = [np.zeros((), get_aval(g).dtype)] * 3
+        parts[which] = g
+        z = [p if p is g else mul(p, mul(g, np.zeros((), get_aval(g).dtype))) for p in parts]
+        return neg(tridiagonal_solve_p.bind(dl, d, du, _tridiagonal_matvec(*z, x)))
+
+    return rule
+
+
+def _tridiagonal_solve_transpose(ct, dl, d, du, b):
+    if any(ad.is_undefined_primal(a) for a in (dl, d, du)):
+        raise ValueError("tridiagonal_solve is linear in b only")
+    if type(ct) is ad.Zero:
+        return [None, None, None, ad.Zero(b.aval)]
+    dl_t = _shift(du, -1, 1)  # (A^T)[i, i-1] = A[i-1, i]
+    du_t = _shift(dl, -1, -1)  # (A^T)[i, i+1] = A[i+1, i]
+    return [None, None, None, tridiagonal_solve_p.bind(dl_t, d, du_t, ct)]
+
+
+def _tridiagonal_solve_batch(args, dims):
+    size = next(get_aval(x).shape[d] for x, d in zip(args, dims) if d is not batching.not_mapped)
+    args = [batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)]
+    return tridiagonal_solve_p.bind(*args), 0
+
+
+ad.defjvp(
+    tridiagonal_solve_p,
+    _tridiagonal_jvp_diag(0),
+    _tridiagonal_jvp_diag(1),
+    _tridiagonal_jvp_diag(2),
+    lambda g, dl, d, du, b: tridiagonal_solve_p.bind(dl, d, du, g),
+)
+ad.primitive_transposes[tridiagonal_solve_p] = _tridiagonal_solve_transpose
+batching.primitive_batchers[tridiagonal_solve_p] = _tridiagonal_solve_batch
+
+
+def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any) -> Any:
+    """Solves ``A @ x = b`` for tridiagonal `A` (``gtsv``, partial pivoting).
+
+    Args:
+      dl: ``[..., m]`` sub-diagonal, ``dl[i] = A[i, i-1]`` (``dl[0]`` is ignored).
+      d: ``[..., m]`` diagonal.
+      du: ``[..., m]`` super-diagonal, ``du[i] = A[i, i+1]`` (``du[-1]`` is ignored).
+      b: ``[..., m, n]`` right-hand sides.
+
+    Returns:
+      `x`, of `b`'s shape (NaN where `A` is singular).
+    """
+    return tridiagonal_solve_p.bind(dl, d, du, b)
