@@ -18,7 +18,17 @@ import pytest
 import polyjax
 
 HEAVY = ("jaxlib", "polyjax_interpreters", "polyjax_numpy")
-SUBMODULES = ["dlpack", "dtypes", "errors", "lax", "sharding", "stages", "tree", "tree_util"]
+SUBMODULES = [
+    "dlpack",
+    "dtypes",
+    "errors",
+    "lax",
+    "numpy",
+    "sharding",
+    "stages",
+    "tree",
+    "tree_util",
+]
 
 
 def _loaded_after(code: str) -> set[str]:
@@ -126,6 +136,16 @@ def test_lax_reexports_polyjax_numpy_lax():
     for name in impl.__all__:
         assert getattr(lax, name) is getattr(impl, name)
     assert lax.sin_p.name == "sin"
+
+
+def test_numpy_reexports_polyjax_numpy_numpy():
+    import polyjax.numpy as jnp
+    import polyjax_numpy.numpy as impl
+
+    assert jnp.__all__ == impl.__all__
+    for name in impl.__all__:
+        assert getattr(jnp, name) is getattr(impl, name)
+    assert polyjax.numpy is jnp
 
 
 def test_tree_aliases():

@@ -1,7 +1,8 @@
-"""polyjax-numpy: the lax primitives (the NumPy API, random, nn and scipy come next).
+"""polyjax-numpy: the lax primitives and the NumPy API (random, nn and scipy come next).
 
 Modules:
   lax: every primitive, with its shape rule and lowering, and JAX's `lax` functions.
+  numpy: NumPy's API with JAX's semantics (`polyjax.numpy`), built on `lax`.
 
 Importing this package also defines the operators and methods of `Array` and
 of tracers (``x + y``, ``x[0]``, ``x.sum()``), with JAX's type promotion.
@@ -14,9 +15,9 @@ from polyjax_core import source_info as _source_info
 # Frames of this package are internal (tracebacks, user source lines).
 _source_info.register_exclusion(_os.path.dirname(_os.path.abspath(__file__)))
 
-from polyjax_numpy import _array_methods, lax  # noqa: E402,F401 (operators register on import)
+from polyjax_numpy import _array_methods, lax, numpy  # noqa: E402,F401 (operators register on import)
 
-__all__ = ["__version__", "lax"]
+__all__ = ["__version__", "lax", "numpy"]
 
 
 def __getattr__(name: str) -> str:

@@ -1,0 +1,236 @@
+"""Operands, dtype promotion and broadcasting: the plumbing under every `jnp` function.
+
+`jnp` functions accept "array-likes" (polyjax arrays, tracers, NumPy arrays and
+scalars, Python scalars) and, unlike `lax`, promote them to a common dtype on
+JAX's lattice (`polyjax_core.dtypes.result_type`) and broadcast them as NumPy
+does. Python scalars are *weakly typed*: they adapt to the other operand
+instead of widening it, so an `f32` array times `2.0` stays `f32`.
+
+The helpers here are private to `polyjax_numpy`: the `jnp` modules and the
+array methods share them, so that `x + y` and `jnp.add(x, y)` are one code path.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from polyjax_core import config, dtypes
+from polyjax_core import symbolic_dims as sd
+from polyjax_core.abstract_values import get_aval
+from polyjax_core.tracing import Tracer
+from polyjax_interpreters.array import Array
+from polyjax_numpy.lax import _elementwise as lax
+from polyjax_numpy.lax import _shape_ops, _shape_rules
+from polyjax_numpy.lax._shape_ops import canonicalize_axis
+
+ARRAY_TYPES = (Array, Tracer)
+_OPERAND_TYPES = (Array, Tracer, bool, int, float, complex, np.generic, np.ndarray)
+_WEAK_PY_SCALARS = frozenset({int, float, complex})
+_BOOL = np.dtype(bool)
+
+
+def is_operand(x: Any) -> bool:
+    """Whether `x` may take part in an arithmetic operator (else: NotImplemented)."""
+    return isinstance(x, _OPERAND_TYPES) or hasattr(x, "__jax_array__")
+
+
+def aval(x: Any) -> Any:
+    found = getattr(x, "aval", None)  # arrays and tracers carry theirs
+    return get_aval(x) if found is None else found
+
+
+def shape(x: Any) -> tuple:
+    return aval(x).shape
+
+
+def ndim(x: Any) -> int:
+    return len(aval(x).shape)
+
+
+def dtype(x: Any) -> np.dtype:
+    return aval(x).dtype
+
+
+def is_bool(x: Any) -> bool:
+    return dtype(x) == _BOOL
+
+
+def issubdtype_of(x: Any, category: type) -> bool:
+    """Whether the dtype of `x` is a subtype of `category` (e.g. `np.integer`)."""
+    return dtypes.issubdtype(dtype(x), category)
+
+
+def check_arraylike(fun_name: str, *args: Any) -> None:
+    """Raises JAX's TypeError when an argument is not an array or scalar.
+
+    Lists and tuples are refused on purpose, as in JAX: converting them silently
+    would hide a costly per-element transfer (`jnp.asarray` converts them).
+    """
+    for pos, arg in enumerate(args):
+        if not is_operand(arg):
+            raise TypeError(
+                f"{fun_name} requires ndarray or scalar arguments, got {type(arg)} at "
+                f"position {pos}."
+            )
+
+
+def convert(x: Any, to: Any, weak_type: bool = False) -> Any:
+    """`x` as dtype `to` with the given weak type (no operation when it already is).
+
+    Host values (Python and NumPy scalars, NumPy arrays) are converted on the host:
+    they stay literals or constants under a trace, and cost no device op when eager.
+    """
+    typ = type(x)
+    if typ in _WEAK_PY_SCALARS:
+        # Kept weak even where the result is strong: a strong operand beside it
+        # decides that, and weak host scalars are what lax passes on cheapest.
+        return _shape_rules.weak_scalar(x, to)
+    if typ is bool or isinstance(x, np.generic):
+        if dtypes.dtype(x) == to and not weak_type:
+            return x
+        return np.asarray(x, to)[()]
+    if typ is np.ndarray and not weak_type:
+        return x if x.dtype == to else x.astype(to)
+    a = aval(x)
+    if a.dtype == to and a.weak_type == weak_type:
+        return x
+    return lax._convert_element_type(x, to, weak_type)
+
+
+def scalar_like(value: Any, x: Any) -> Any:
+    """A rank-0 host constant of `x`'s dtype (a literal when traced)."""
+    return np.asarray(value, dtype(x))[()]
+
+
+def _same_types(args: Sequence[Any]) -> bool:
+    """Whether `args` are arrays of one dtype and weak type that need no rank promotion."""
+    first = getattr(args[0], "aval", None)
+    if first is None:
+        return False
+    for x in args[1:]:
+        a = getattr(x, "aval", None)
+        if (
+            a is None
+            or a.dtype != first.dtype
+            or a.weak_type != first.weak_type
+            or (a.shape and first.shape and len(a.shape) != len(first.shape))
+        ):
+            return False
+    return True
+
+
+def promote_dtypes(*args: Any) -> list[Any]:
+    """Converts `args` to their common dtype on JAX's lattice (weak if all were weak)."""
+    if len(args) < 2:
+        return list(args)
+    to, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    return [convert(x, to, weak) for x in args]
+
+
+def promote_dtypes_numeric(*args: Any) -> list[Any]:
+    """As `promote_dtypes`, with bool promoted to int32 (for arithmetic with no bool form)."""
+    to, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    to = dtypes.canonicalize_dtype(dtypes.to_numeric_dtype(to))
+    return [convert(x, to, weak) for x in args]
+
+
+def promote_dtypes_inexact(*args: Any) -> list[Any]:
+    """As `promote_dtypes`, then to a floating type if the common type is bool or integer."""
+    to, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    to = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(to))
+    return [convert(x, to, weak) for x in args]
+
+
+def promote_shapes(name: str, *args: Any) -> list[Any]:
+    """Gives lower-rank operands leading size-1 axes, as NumPy broadcasting does.
+
+    Rank-0 operands are left alone: lax's elementwise ops accept them next to any shape.
+    """
+    if len(args) < 2:
+        return list(args)
+    shapes = [shape(x) for x in args]
+    nonscalar_ranks = {len(s) for s in shapes if s}
+    if len(nonscalar_ranks) < 2:
+        return list(args)
+    result_rank = len(sd.broadcast_shapes(*shapes))
+    mode = config.numpy_rank_promotion.value
+    if mode != "allow":
+        shown = " ".join(map(str, shapes))
+        if mode == "raise":
+            raise ValueError(
+                f"Operands could not be broadcast together with shapes {shown} and with the "
+                "config option jax_numpy_rank_promotion='raise'. For more information, see "
+                "https://docs.jax.dev/en/latest/rank_promotion_warning.html."
+            )
+        warnings.warn(
+            f"Following NumPy automatic rank promotion for {name} on shapes {shown}. Set the "
+            "jax_numpy_rank_promotion config option to 'allow' to disable this message; for "
+            "more information, see https://docs.jax.dev/en/latest/rank_promotion_warning.html.",
+            stacklevel=4,
+        )
+    return [_shape_ops.broadcast_to_rank(x, result_rank) if shape(x) else x for x in args]
+
+
+def promote_args(name: str, *args: Any) -> list[Any]:
+    """Checks, promotes the dtypes and the ranks of the operands of `jnp.<name>`."""
+    if _same_types(args):  # the common case, without computing a promotion
+        return list(args)
+    check_arraylike(name, *args)
+    return promote_shapes(name, *promote_dtypes(*args))
+
+
+def promote_args_numeric(name: str, *args: Any) -> list[Any]:
+    """As `promote_args`, with bool promoted to the default integer."""
+    if _same_types(args) and args[0].aval.dtype != _BOOL:
+        return list(args)
+    check_arraylike(name, *args)
+    return promote_shapes(name, *promote_dtypes_numeric(*args))
+
+
+def promote_args_inexact(name: str, *args: Any) -> list[Any]:
+    """As `promote_args`, with bool and integers promoted to the default float."""
+    if _same_types(args) and dtypes.issubdtype(args[0].aval.dtype, np.inexact):
+        return list(args)
+    check_arraylike(name, *args)
+    return promote_shapes(name, *promote_dtypes_inexact(*args))
+
+
+def reduction_axes(axis: Any, ndim_: int) -> tuple[int, ...]:
+    """`axis` (None, an int or a sequence of ints) as a tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim_))
+    if isinstance(axis, tuple | list):
+        axes = tuple(canonicalize_axis(a, ndim_) for a in axis)
+    else:
+        axes = (canonicalize_axis(axis, ndim_),)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"duplicate value in 'axis': {axis}")
+    return axes
+
+
+__all__ = [
+    "ARRAY_TYPES",
+    "aval",
+    "canonicalize_axis",
+    "check_arraylike",
+    "convert",
+    "dtype",
+    "is_bool",
+    "is_operand",
+    "issubdtype_of",
+    "ndim",
+    "promote_args",
+    "promote_args_inexact",
+    "promote_args_numeric",
+    "promote_dtypes",
+    "promote_dtypes_inexact",
+    "promote_dtypes_numeric",
+    "promote_shapes",
+    "reduction_axes",
+    "scalar_like",
+    "shape",
+]

@@ -1,0 +1,15 @@
+"""polyjax.numpy: NumPy's API on polyjax arrays, as in ``jax.numpy``.
+
+The functions live in polyjax-numpy (``polyjax_numpy.numpy``); this module
+re-exports that public namespace unchanged.
+
+Example:
+  >>> import polyjax.numpy as jnp
+  >>> jnp.sum(jnp.array([1.0, 2.0]) * 2)
+  Array(6., dtype=float32)
+"""
+
+from polyjax_numpy import numpy as _jnp
+from polyjax_numpy.numpy import *  # noqa: F403
+
+__all__ = list(_jnp.__all__)
