@@ -17,7 +17,11 @@ What it measures, on the default backend (set JAX_PLATFORMS to choose another):
   function each run so no cache helps;
 - ``make_jaxpr`` of a function of 2,000 elementwise operations, per equation;
 - tracing and lowering ``jit(grad(loss))`` of an 8-layer MLP (tanh layers of
-  32x32 weights, a batch of 8, mean squared error), a fresh function each run.
+  32x32 weights, a batch of 8, mean squared error), a fresh function each run;
+- a jitted ``lax.scan`` of 1,000 steps of an RNN cell
+  (``h = tanh(W h + U x_t + b)``, hidden and input size 32), per call, and the
+  time to trace, lower and compile it, a fresh function each run;
+- a jitted ``vmap(lax.dot)`` over 64 pairs of 128x128 f32 matrices, per call.
 
 Per-call figures follow ``timeit``: a loop of NUMBER calls is timed REPEAT
 times; the median per call is reported (and the minimum, for reference). The
@@ -59,6 +63,14 @@ JAX_MAKE_JAXPR_PER_EQN = 33.9e-6
 JAX_GRAD_MLP_TRACE_LOWER = 21e-3
 N_TRACE_OPS = 2000
 MLP_LAYERS, MLP_WIDTH, MLP_BATCH = 8, 32, 8
+
+# JAX 0.10.2 on this machine kind; the target is parity within 5%: issue 5, point 9.
+JAX_SCAN_RNN = 245e-6
+JAX_SCAN_RNN_COMPILE = 80e-3
+JAX_VMAP_MATMUL = 3.45e-3
+PARITY = 1.05
+RNN_STEPS, RNN_HIDDEN, RNN_INPUT = 1000, 32, 32
+MATMUL_BATCH, MATMUL_SIZE = 64, 128
 
 
 @dataclass
@@ -348,6 +360,86 @@ def bench_tracing(quick: bool) -> list[Result]:
     ]
 
 
+def _rnn() -> Callable[..., Any]:
+    """A new function object each time: an RNN cell scanned over the rows of ``xs``."""
+    import polyjax.lax as lax
+
+    def run(w, u, b, h0, xs):
+        def cell(h, x):
+            h = lax.tanh(lax.add(lax.add(lax.dot(w, h), lax.dot(u, x)), b))
+            return h, h
+
+        return lax.scan(cell, h0, xs)
+
+    return run
+
+
+def bench_loops(quick: bool) -> list[Result]:
+    import numpy as np
+
+    import polyjax
+    import polyjax.lax as lax
+
+    number, repeat, runs = (5, 3, 1) if quick else (200, 9, 7)
+    wait = polyjax.block_until_ready
+    rng = np.random.default_rng(0)
+
+    def normal(*shape: int, scale: float = 1.0):
+        return polyjax.device_put((rng.standard_normal(shape) * scale).astype(np.float32))
+
+    # Weights scaled so that tanh stays out of saturation: every step does real work.
+    h, d = RNN_HIDDEN, RNN_INPUT
+    rnn_args = (
+        normal(h, h, scale=h**-0.5),
+        normal(h, d, scale=d**-0.5),
+        normal(h),
+        normal(h),
+        normal(RNN_STEPS, d),
+    )
+
+    def scan_per_call() -> tuple[float, float]:
+        f = polyjax.jit(_rnn())
+        return per_call(lambda: f(*rnn_args), number=number, repeat=repeat, wait=wait)
+
+    def scan_compile() -> tuple[float, float]:
+        polyjax.jit(_rnn()).lower(*rnn_args).compile()  # warm-up: imports, rule caches
+        times = []
+        for _ in range(runs):
+            f = polyjax.jit(_rnn())
+            t0 = time.perf_counter()
+            f.lower(*rnn_args).compile()
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times), min(times)
+
+    def vmap_matmul() -> tuple[float, float]:
+        shape = (MATMUL_BATCH, MATMUL_SIZE, MATMUL_SIZE)
+        a, b = normal(*shape), normal(*shape)
+        f = polyjax.jit(polyjax.vmap(lax.dot))
+        return per_call(lambda: f(a, b), number=max(number // 10, 1), repeat=repeat, wait=wait)
+
+    n = MATMUL_SIZE
+    return [
+        _guarded(
+            f"jit lax.scan of an RNN cell, {RNN_STEPS} steps, per call",
+            JAX_SCAN_RNN,
+            JAX_SCAN_RNN * PARITY,
+            scan_per_call,
+        ),
+        _guarded(
+            "  trace+lower+compile it (a fresh function)",
+            JAX_SCAN_RNN_COMPILE,
+            JAX_SCAN_RNN_COMPILE * PARITY,
+            scan_compile,
+        ),
+        _guarded(
+            f"jit(vmap(dot)), {MATMUL_BATCH} pairs of {n}x{n} f32, per call",
+            JAX_VMAP_MATMUL,
+            JAX_VMAP_MATMUL * PARITY,
+            vmap_matmul,
+        ),
+    ]
+
+
 # ---------------------------------------------------------------------------
 # Report
 
@@ -409,6 +501,7 @@ def main(argv: list[str] | None = None) -> int:
     results += bench_dispatch(args.quick)
     results += bench_compile(args.quick)
     results += bench_tracing(args.quick)
+    results += bench_loops(args.quick)
 
     print(header())
     if args.quick:
