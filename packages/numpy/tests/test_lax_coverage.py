@@ -81,7 +81,8 @@ IMPLEMENTED: frozenset[str] = frozenset(
     broadcast_in_dim broadcast_to_rank broadcasted_iota cbrt ceil clamp clz complex concatenate
     cond conj conv conv_dimension_numbers conv_general_dilated conv_transpose
     conv_with_general_padding convert_element_type cos cosh cumlogsumexp cummax cummin cumprod
-    cumsum digamma div dot dot_general dynamic_index_in_dim dynamic_slice dynamic_slice_in_dim
+    cumsum custom_linear_solve custom_root digamma div dot dot_general dynamic_index_in_dim
+    dynamic_slice dynamic_slice_in_dim
     dynamic_update_index_in_dim dynamic_update_slice dynamic_update_slice_in_dim eq erf erf_inv
     erfc exp exp2 expand_dims expm1 fft floor fori_loop full full_like gather ge gt igamma
     igamma_grad_a igammac imag index_in_dim integer_pow iota is_finite le lgamma log log1p

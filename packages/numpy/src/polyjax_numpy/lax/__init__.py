@@ -21,6 +21,8 @@ Areas (private modules):
   - `_complex`: `complex`, `real`, `imag`, `conj`;
   - `_control_flow`: `cond`/`switch`, `scan`, `while_loop`, `fori_loop`, `map`,
     `associative_scan` (initial-style primitives `cond`, `scan`, `while`);
+  - `_custom_solvers`: `custom_linear_solve`, `custom_root` (implicit
+    differentiation of solvers; primitive `custom_linear_solve`);
   - `_special`: `igamma`/`igammac` (and their derivatives), `betainc`,
     `bessel_i0e/i1e`, `zeta`;
   - `_random_bits`: `threefry2x32`, `rng_bit_generator`.
@@ -94,6 +96,11 @@ from polyjax_numpy.lax._cumulative import (
     cumprod_p,
     cumsum,
     cumsum_p,
+)
+from polyjax_numpy.lax._custom_solvers import (
+    custom_linear_solve,
+    custom_linear_solve_p,
+    custom_root,
 )
 from polyjax_numpy.lax._dot import (
     Precision,
@@ -461,6 +468,9 @@ __all__ = [
     "cumprod_p",
     "cumsum",
     "cumsum_p",
+    "custom_linear_solve",
+    "custom_linear_solve_p",
+    "custom_root",
     "digamma",
     "digamma_p",
     "div",
