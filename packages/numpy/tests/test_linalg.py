@@ -334,3 +334,130 @@ def test_tridiagonal_solve():
         [np.asarray(linalg.tridiagonal_solve(dl[i], d[i], du[i], b[0])) for i in range(2)]
     )
     np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# eig
+
+
+def _check_eig(x, w, vl, vr, tol):
+    """Eigenvalues as a set against NumPy; ``x vr = vr w``, ``vl^H x = w vl^H``, unit norms."""
+    for idx in np.ndindex(x.shape[:-2]):
+        np.testing.assert_allclose(
+            np.sort_complex(w[idx]), np.sort_complex(np.linalg.eigvals(x[idx])), rtol=tol, atol=tol
+        )
+    np.testing.assert_allclose(x @ vr, vr * w[..., None, :], rtol=tol, atol=tol)
+    vl_h = np.conj(np.swapaxes(vl, -1, -2))
+    np.testing.assert_allclose(vl_h @ x, w[..., :, None] * vl_h, rtol=tol, atol=tol)
+    for v in (vl, vr):
+        np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1.0, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [f32, c64, f64])
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3), (1, 1), (0, 2, 2), (2, 0, 0)])
+def test_eig_values(dtype, shape):
+    with config.enable_x64(dtype == f64):
+        x = _rand(shape, dtype)
+        w, vl, vr = (np.asarray(o) for o in linalg.eig(x))
+    want = np.result_type(dtype, np.complex64)
+    assert w.dtype == vl.dtype == vr.dtype == want
+    assert w.shape == shape[:-1] and vl.shape == vr.shape == shape
+    _check_eig(x, w, vl, vr, 10 * _tol(dtype))
+
+
+@pytest.mark.parametrize("left", [False, True])
+@pytest.mark.parametrize("right", [False, True])
+def test_eig_outputs(left, right):
+    x = _rand((3, 3), f32)
+    out = linalg.eig(x, compute_left_eigenvectors=left, compute_right_eigenvectors=right)
+    assert len(out) == 1 + left + right
+    w_all, vl_all, vr_all = (np.asarray(o) for o in linalg.eig(x))
+    np.testing.assert_array_equal(np.asarray(out[0]), w_all)
+    if left:
+        np.testing.assert_allclose(np.asarray(out[1]), vl_all, rtol=1e-5, atol=1e-5)
+    if right:
+        np.testing.assert_allclose(np.asarray(out[-1]), vr_all, rtol=1e-5, atol=1e-5)
+
+
+def test_eig_failure_is_nan():
+    x = _rand((3, 2, 2), f32)
+    x[1, 0, 1] = np.inf
+    for out in linalg.eig(x):
+        out = np.asarray(out)
+        assert np.isnan(out[1]).all() and np.isfinite(out[[0, 2]]).all()
+
+
+def test_eig_vmap_and_jit():
+    xs = _rand((3, 4, 4), f32)
+    want = [np.asarray(o) for o in linalg.eig(xs)]
+    outs = vmap(linalg.eig, in_axes=2)(np.moveaxis(xs, 0, 2))
+    loop = [np.stack(o) for o in zip(*[[np.asarray(v) for v in linalg.eig(x)] for x in xs])]
+    for out, w, lw in zip(outs, want, loop):
+        np.testing.assert_allclose(np.asarray(out), lw, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(w, lw, rtol=1e-6, atol=1e-6)
+    for out, w in zip(jit(linalg.eig)(xs), want):
+        np.testing.assert_allclose(np.asarray(out), w, rtol=1e-6, atol=1e-6)
+
+
+def _eigvals(a):
+    return linalg.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
+
+
+def test_eig_eigenvalue_grads():
+    check_grads(jit(_eigvals), (_rand((2, 3, 3), f32),), order=1, atol=5e-2, rtol=5e-2)
+    with config.enable_x64(True):
+        for dtype in (f64, np.complex128):
+            check_grads(jit(_eigvals), (_rand((4, 4), dtype),), order=2, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("left, right", [(False, True), (True, False), (True, True)])
+def test_eig_eigenvector_grads(left, right):
+    def f(a):
+        return linalg.eig(
+            a,
+            compute_left_eigenvectors=left,
+            compute_right_eigenvectors=right,
+            enable_eigvec_derivs=True,
+        )
+
+    with config.enable_x64(True):
+        order = 2 if left and right else 1  # one second-order case keeps the test fast
+        check_grads(jit(f), (_rand((4, 4), np.complex128),), order=order, atol=1e-5, rtol=1e-5)
+        # A real matrix's eigenvectors of a complex pair are fixed up to sign: use v * v.
+        g = jit(lambda a: [v * v for v in f(a)[1:]])
+        check_grads(g, (_rand((4, 4), f64),), order=1, atol=1e-5, rtol=1e-5)
+
+
+def test_eig_eigenvector_grads_need_opt_in():
+    from polyjax_interpreters.ad import jvp
+
+    x = _rand((3, 3), f32)
+    with pytest.raises(NotImplementedError, match="enable_eigvec_derivs"):
+        jvp(lambda a: linalg.eig(a, compute_left_eigenvectors=False), (x,), (x,))
+
+
+def test_eig_errors():
+    with pytest.raises(ValueError, match=r"\[\.\.\., n, n\]"):
+        make_jaxpr(linalg.eig)(np.ones((2, 3), np.float32))
+    with pytest.raises(TypeError, match="int32"):
+        make_jaxpr(linalg.eig)(np.ones((2, 2), np.int32))
+    with pytest.raises(NotImplementedError, match="MAGMA"):
+        linalg.eig(np.eye(2, dtype=np.float32), implementation=linalg.EigImplementation.MAGMA)
+    with pytest.raises(ValueError):
+        linalg.eig(np.eye(2, dtype=np.float32), implementation="bogus")
+    w = linalg.eig(np.eye(2, dtype=np.float32), implementation="lapack")[0]
+    np.testing.assert_allclose(np.asarray(w), [1, 1])
+
+
+def test_algorithm_enums():
+    x = _rand((3, 3), f32)
+    s = linalg.svd(x, compute_uv=False, algorithm=linalg.SvdAlgorithm.DEFAULT)
+    np.testing.assert_allclose(np.asarray(s), np.linalg.svd(x, compute_uv=False), rtol=1e-5)
+    with pytest.raises(NotImplementedError, match="algorithm"):
+        linalg.svd(x, algorithm=linalg.SvdAlgorithm.JACOBI)
+    sym = x + x.T
+    w = linalg.eigh(sym, implementation=linalg.EighImplementation.QR)[1]
+    np.testing.assert_allclose(np.asarray(w), np.linalg.eigvalsh(sym), rtol=1e-5, atol=1e-5)
+    with pytest.raises(NotImplementedError, match="implementation"):
+        linalg.eigh(sym, implementation=linalg.EighImplementation.QDWH)
+    assert {e.name for e in linalg.EigImplementation} == {"CUSOLVER", "MAGMA", "LAPACK"}

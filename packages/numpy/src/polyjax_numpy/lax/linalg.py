@@ -9,6 +9,16 @@ loop over (so `vmap` just moves the mapped axis to the front).
   factor is NaN, as in JAX.
 - `triangular_solve(a, b, ...)`: ``op(a) @ x = b`` or ``x @ op(a) = b`` for a
   triangular `a` (``trsm``); only `a`'s `lower` triangle is read.
+- `eig(x, ...)`: eigenvalues and left/right eigenvectors of a general matrix
+  (``geev``), always complex, unsorted, vectors of unit norm. Derivatives follow
+  JAX: the eigenvalues' jvp is ``diag(V^{-1} dA V)``; the eigenvectors' jvp exists
+  only with ``enable_eigvec_derivs=True`` (it assumes distinct eigenvalues and keeps
+  ``geev``'s normalization), otherwise it raises `NotImplementedError`. Unlike JAX,
+  the eigenvalues' second derivative works without that flag: the eigenvalue jvp
+  does not depend on how the eigenvectors are scaled, so it differentiates through
+  them with the flag set internally.
+- `EigImplementation`, `EighImplementation`, `SvdAlgorithm`: JAX's enums; only the
+  CPU LAPACK choice (``LAPACK``, ``QR``, ``DEFAULT``) is accepted.
 
     >>> linalg.cholesky(np.array([[4.0, 2.0], [2.0, 5.0]], np.float32))
     Array([[2., 0.],
@@ -17,7 +27,9 @@ loop over (so `vmap` just moves the mapped axis to the front).
 
 from __future__ import annotations
 
+import enum
 import functools
+import warnings
 from typing import Any
 
 import numpy as np
@@ -41,7 +53,7 @@ from polyjax_numpy.lax._elementwise import (
     neg,
     sub,
 )
-from polyjax_numpy.lax._reductions import reduce_sum
+from polyjax_numpy.lax._reductions import argmax, reduce_sum
 from polyjax_numpy.lax._shape_ops import (
     broadcasted_iota,
     expand_dims,
@@ -51,8 +63,13 @@ from polyjax_numpy.lax._shape_ops import (
 from polyjax_numpy.lax._shape_ops import slice as _slice
 
 __all__ = [
+    "EigImplementation",
+    "EighImplementation",
+    "SvdAlgorithm",
     "cholesky",
     "cholesky_p",
+    "eig",
+    "eig_p",
     "eigh",
     "eigh_p",
     "householder_product",
@@ -582,6 +599,15 @@ ad.primitive_jvps[eigh_p] = _eigh_jvp
 batching.primitive_batchers[eigh_p] = _eigh_batch
 
 
+class EighImplementation(enum.Enum):
+    """Which algorithm computes `eigh` (JAX's names; polyjax runs LAPACK's QR-based
+    ``syevd``/``heevd`` on CPU)."""
+
+    QR = "qr"
+    JACOBI = "jacobi"
+    QDWH = "qdwh"
+
+
 def eigh(
     x: Any,
     *,
@@ -589,6 +615,7 @@ def eigh(
     symmetrize_input: bool = True,
     sort_eigenvalues: bool = True,
     subset_by_index: Any = None,
+    implementation: EighImplementation | None = None,
 ) -> tuple[Any, Any]:
     """Eigendecomposition of Hermitian matrices: ``x @ v == v * w`` (``syevd``/``heevd``).
 
@@ -598,17 +625,268 @@ def eigh(
       symmetrize_input: decompose ``(x + x^H) / 2``.
       sort_eigenvalues: LAPACK already returns them in ascending order.
       subset_by_index: not supported (must be None or cover all eigenvalues).
+      implementation: ``None`` or ``EighImplementation.QR`` (LAPACK on CPU).
 
     Returns:
       ``(v, w)``: eigenvectors in the columns of `v`, real eigenvalues `w` ascending.
     """
     if subset_by_index is not None and tuple(subset_by_index) != (0, get_aval(x).shape[-1]):
         raise NotImplementedError("eigh: subset_by_index is not supported yet")
+    if implementation is not None and EighImplementation(implementation) is not (
+        EighImplementation.QR
+    ):
+        raise NotImplementedError(
+            f"eigh: implementation={implementation} is not supported (only QR, on CPU)"
+        )
     if symmetrize_input:
         _eigh_abstract_eval(get_aval(x), lower=lower, sort_eigenvalues=sort_eigenvalues)
         x = symmetrize(x)
     v, w = eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues))
     return v, w
+
+
+# ---------------------------------------------------------------------------
+# eig
+
+
+class EigImplementation(enum.Enum):
+    """Which library computes `eig` (JAX's names; polyjax runs LAPACK on CPU)."""
+
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
+
+
+def _eig_abstract_eval(
+    x: ShapedArray,
+    *,
+    compute_left_eigenvectors: bool,
+    compute_right_eigenvectors: bool,
+    enable_eigvec_derivs: bool,
+    implementation: Any,
+) -> list:
+    _check_matrix_dtype("eig", x)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(
+            f"Argument to nonsymmetric eigendecomposition must have shape [..., n, n], got "
+            f"shape {tuple(x.shape)}"
+        )
+    dtype = np.result_type(x.dtype, np.complex64)
+    vectors = ShapedArray(x.shape, dtype)
+    return [
+        ShapedArray(tuple(x.shape[:-1]), dtype),
+        *[vectors] * (bool(compute_left_eigenvectors) + bool(compute_right_eigenvectors)),
+    ]
+
+
+def _eig_lowering(
+    ctx: Any,
+    x: ir.Value,
+    *,
+    compute_left_eigenvectors: bool,
+    compute_right_eigenvectors: bool,
+    enable_eigvec_derivs: bool,
+    implementation: Any,
+) -> list:
+    (aval,) = ctx.avals_in
+    batch, n = tuple(aval.shape[:-2]), aval.shape[-1]
+    w_aval, *v_avals = ctx.avals_out
+    if n == 0 or 0 in batch:  # nothing to compute; geev rejects n == 0 (lda < 1)
+        return [mlir.full_like_aval(ctx, 0, a) for a in ctx.avals_out]
+    v_aval = ShapedArray(aval.shape, w_aval.dtype)
+    info_aval = ShapedArray(batch, np.dtype(np.int32))
+    attrs = {
+        "compute_left": "V" if compute_left_eigenvectors else "N",
+        "compute_right": "V" if compute_right_eigenvectors else "N",
+    }
+    target = _lapack.target_name("geev", aval.dtype)
+    if _is_complex(aval.dtype):
+        w, vl, vr, info = _lapack.custom_call(
+            target, [x], [aval], [w_aval, v_aval, v_aval, info_aval], attrs, vectors=(0, 3)
+        )
+    else:  # real and imaginary parts of the eigenvalues; complex eigenvectors
+        part = ShapedArray(w_aval.shape, aval.dtype)
+        wr, wi, vl, vr, info = _lapack.custom_call(
+            target,
+            [x],
+            [aval],
+            [part, part, v_aval, v_aval, info_aval],
+            attrs,
+            vectors=(0, 1, 4),
+        )
+        w = hlo.complex(wr, wi)
+    ok = mlir.compare_hlo(info, mlir.full_like_aval(ctx, 0, info_aval), "EQ")
+    outs = [w]
+    if compute_left_eigenvectors:
+        outs.append(vl)
+    if compute_right_eigenvectors:
+        outs.append(vr)
+    return [_nan_where_failed(ctx, ok, out, a) for out, a in zip(outs, ctx.avals_out)]
+
+
+def _nan_where_failed(ctx: Any, ok: ir.Value, out: ir.Value, aval: ShapedArray) -> ir.Value:
+    """`out` with NaN in every batch element whose `ok` (shape: the batch) is False."""
+    batch = tuple(ctx.avals_in[0].shape[:-2])
+    ok = mlir.broadcast_in_dim(
+        ctx, ok, ShapedArray(aval.shape, np.dtype(bool)), tuple(range(len(batch)))
+    )
+    return hlo.select(ok, out, mlir.full_like_aval(ctx, np.nan, aval))
+
+
+eig_p = _primitive("eig", _eig_abstract_eval, _eig_lowering, multiple_results=True)
+
+
+def _solve(a: Any, b: Any) -> Any:
+    """``a^{-1} @ b`` for square `a`, by LU with partial pivoting."""
+    lu_, _, perm = lu_p.bind(a)
+    pb = batch_matmul(_permutation_matrix(perm, get_aval(b).dtype), b)
+    y = triangular_solve(lu_, pb, left_side=True, lower=True, unit_diagonal=True)
+    return triangular_solve(lu_, y, left_side=True, lower=False)
+
+
+def _diagonal(x: Any) -> Any:
+    aval = get_aval(x)
+    return reduce_sum(mul(x, _diag_mask(aval)), (aval.ndim - 1,))
+
+
+def _eigvec_tangent(w: Any, v: Any, vinv_dx_v: Any) -> Any:
+    """The tangent of ``geev``'s eigenvectors `v` of a matrix ``x`` with eigenvalues `w`.
+
+    With ``dx = v C v^{-1}``-style bookkeeping, ``dv = v C`` where ``C_ij = (v^{-1} dx
+    v)_ij / (w_j - w_i)`` off the diagonal. The diagonal of ``C`` (each eigenvector's
+    free complex scale) is fixed by ``geev``'s normalization: unit 2-norm (``Re(v_j^H
+    dv_j) = 0``) and a real largest-magnitude component ``k`` (``Im(dv_kj) = 0``).
+    """
+    aval = get_aval(v)
+    nd = aval.ndim
+    eye = _diag_mask(aval)
+    diff = sub(expand_dims(w, (nd - 2,)), expand_dims(w, (nd - 1,)))  # w_j - w_i
+    f = div(1 - eye, add(diff, eye))  # the diagonal divides 0 by 1
+    du = batch_matmul(v, mul(f, vinv_dx_v))
+    norm_re = neg(real(reduce_sum(mul(conj(v), du), (nd - 2,))))  # [..., n]
+    # The largest component's index is piecewise constant: no tangent flows through it.
+    k = argmax(real(mul(conj(v), v)), nd - 2, np.int32)
+    rows = broadcasted_iota(np.int32, aval.shape, nd - 2)
+    onehot = convert_element_type(eq(rows, expand_dims(k, (nd - 2,))), aval.dtype)
+    v_k = real(reduce_sum(mul(v, onehot), (nd - 2,)))
+    du_k = imag(reduce_sum(mul(du, onehot), (nd - 2,)))
+    scale = _complex(norm_re, neg(div(du_k, v_k)))
+    return add(du, mul(v, expand_dims(scale, (nd - 2,))))
+
+
+def _eig_jvp(
+    primals: list,
+    tangents: list,
+    *,
+    compute_left_eigenvectors: bool,
+    compute_right_eigenvectors: bool,
+    enable_eigvec_derivs: bool,
+    implementation: Any,
+) -> tuple:
+    # w_dot = diag(V^{-1} dA V) for the right eigenvectors V (A V = V diag(w)).
+    (x,), (dx,) = primals, tangents
+    left, right = compute_left_eigenvectors, compute_right_eigenvectors
+    if (left or right) and not enable_eigvec_derivs:
+        raise NotImplementedError(
+            "eig: derivatives of eigenvectors are defined only for distinct eigenvalues and "
+            "a unique largest component of each eigenvector, which cannot be checked; pass "
+            "enable_eigvec_derivs=True to opt in (or differentiate the eigenvalues only)"
+        )
+    # The eigenvalues' derivative does not depend on how V is scaled, so differentiating
+    # it again through V is valid without the user's opt-in.
+    outs = eig_p.bind(
+        x,
+        compute_left_eigenvectors=left,
+        compute_right_eigenvectors=True,
+        enable_eigvec_derivs=True,
+        implementation=implementation,
+    )
+    w, vr = outs[0], outs[-1]
+    primal_out = [w, *([outs[1]] if left else []), *([vr] if right else [])]
+    if type(dx) is ad.Zero:
+        return primal_out, [ad.Zero(get_aval(o)) for o in primal_out]
+    dx = convert_element_type(dx, get_aval(vr).dtype)
+    vinv_dx_v = _solve(vr, batch_matmul(dx, vr))
+    tangent_out = [_diagonal(vinv_dx_v)]
+    if left:  # left eigenvectors are right eigenvectors of x^H, eigenvalues conj(w)
+        vl = outs[1]
+        tangent_out.append(_eigvec_tangent(conj(w), vl, _solve(vl, batch_matmul(_H(dx), vl))))
+    if right:
+        tangent_out.append(_eigvec_tangent(w, vr, vinv_dx_v))
+    return primal_out, tangent_out
+
+
+def _eig_batch(args: list, dims: list, **params: Any) -> tuple:
+    (x,), (bd,) = args, dims
+    out = eig_p.bind(batching.moveaxis(x, bd, 0), **params)
+    return out, [0] * len(out)
+
+
+ad.primitive_jvps[eig_p] = _eig_jvp
+batching.primitive_batchers[eig_p] = _eig_batch
+
+
+def eig(
+    x: Any,
+    *,
+    compute_left_eigenvectors: bool = True,
+    compute_right_eigenvectors: bool = True,
+    enable_eigvec_derivs: bool = False,
+    implementation: EigImplementation | str | None = None,
+    use_magma: bool | None = None,
+) -> list:
+    """Eigendecomposition of general square matrices (``geev``).
+
+    Args:
+      x: ``[..., n, n]`` (float32, float64, complex64 or complex128).
+      compute_left_eigenvectors: also return `vl`, with ``vl[..., :, j]^H @ x ==
+        w[..., j] * vl[..., :, j]^H``.
+      compute_right_eigenvectors: also return `vr`, with ``x @ vr[..., :, j] ==
+        w[..., j] * vr[..., :, j]``.
+      enable_eigvec_derivs: allow differentiating `vl` and `vr`. Their derivative
+        follows ``geev``'s normalization (unit 2-norm, largest-magnitude component
+        real) and is valid only for distinct eigenvalues and a unique largest
+        component, which cannot be checked; without it, only `w` is differentiable.
+      implementation: ``None`` or ``EigImplementation.LAPACK`` (the CPU kernel).
+      use_magma: deprecated spelling of `implementation` (GPU only in JAX).
+
+    Returns:
+      ``[w, vl, vr]`` without the vectors not asked for: complex eigenvalues `w`
+      (``[..., n]``, in LAPACK's order, unsorted) and complex eigenvectors in the
+      columns of `vl` and `vr` (``[..., n, n]``), each of unit norm. A batch element
+      whose decomposition fails (for instance with non-finite input) is all NaN.
+
+    Raises:
+      TypeError: for an integer or low-precision `x`.
+      ValueError: for a non-square `x`.
+      NotImplementedError: for a GPU implementation (MAGMA, cuSOLVER).
+
+    Example:
+      >>> w, vr = eig(np.array([[2.0, 0.0], [0.0, 3.0]], np.float32),
+      ...             compute_left_eigenvectors=False)
+      >>> w
+      Array([2.+0.j, 3.+0.j], dtype=complex64)
+    """
+    if use_magma is not None:
+        warnings.warn(
+            "use_magma is deprecated, pass implementation=EigImplementation.MAGMA instead",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        implementation = EigImplementation.MAGMA if use_magma else EigImplementation.LAPACK
+    if implementation is not None:
+        implementation = EigImplementation(implementation)
+        if implementation is not EigImplementation.LAPACK:
+            raise NotImplementedError(
+                f"eig: implementation={implementation} is not supported (only LAPACK)"
+            )
+    return eig_p.bind(
+        x,
+        compute_left_eigenvectors=bool(compute_left_eigenvectors),
+        compute_right_eigenvectors=bool(compute_right_eigenvectors),
+        enable_eigvec_derivs=bool(enable_eigvec_derivs),
+        implementation=implementation,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -868,13 +1146,23 @@ ad.primitive_jvps[svd_p] = _svd_jvp
 batching.primitive_batchers[svd_p] = _svd_batch
 
 
+class SvdAlgorithm(enum.Enum):
+    """Which algorithm computes `svd` (JAX's names; polyjax runs LAPACK's divide and
+    conquer ``gesdd`` on CPU, the ``DEFAULT``)."""
+
+    DEFAULT = "default"
+    QR = "QR"
+    JACOBI = "Jacobi"
+    POLAR = "polar"
+
+
 def svd(
     x: Any,
     *,
     full_matrices: bool = True,
     compute_uv: bool = True,
     subset_by_index: Any = None,
-    algorithm: Any = None,
+    algorithm: SvdAlgorithm | None = None,
 ) -> Any:
     """Singular value decomposition ``x == u @ diag(s) @ vh`` (``gesdd``).
 
@@ -882,8 +1170,10 @@ def svd(
       ``(u, s, vh)`` with `s` descending (real), or just `s` when not `compute_uv`.
       Only `s` (``compute_uv=False``) is differentiable so far.
     """
-    if subset_by_index is not None or algorithm is not None:
-        raise NotImplementedError("svd: subset_by_index and algorithm are not supported yet")
+    if subset_by_index is not None:
+        raise NotImplementedError("svd: subset_by_index is not supported yet")
+    if algorithm is not None and SvdAlgorithm(algorithm) is not SvdAlgorithm.DEFAULT:
+        raise NotImplementedError(f"svd: algorithm={algorithm} is not supported (only DEFAULT)")
     out = svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
     if not compute_uv:
         return out[0]
