@@ -250,9 +250,11 @@ def custom_linear_solve(
 
     Example:
       >>> a = np.array([[2.0, 1.0], [1.0, 3.0]], np.float32)
-      >>> matvec = lambda x: lax.dot(a, x)
-      >>> solve = lambda mv, y: np.linalg.solve(a, y)  # any solver of `mv`
-      >>> custom_linear_solve(matvec, np.ones(2, np.float32), solve, symmetric=True)
+      >>> def solve(matvec, y):  # Richardson iterations: any solver of `matvec` will do
+      ...     return lax.fori_loop(0, 100, lambda i, x: x + 0.3 * (y - matvec(x)), y * 0)
+      >>> b = np.ones(2, np.float32)
+      >>> custom_linear_solve(lambda x: lax.dot(a, x), b, solve, symmetric=True)
+      Array([0.39999998, 0.20000002], dtype=float32)
     """
     _check_callable("matvec", matvec)
     _check_callable("solve", solve)
