@@ -11,6 +11,7 @@ same places in Python's exception hierarchy, so that code catching
       UnexpectedTracerError            a tracer outlived the transformation that made it
     JAXIndexError(IndexError)
       TracerIntegerConversionError     ... by `int(x)`, `range(x)`, `lst[x]`
+      NonConcreteBooleanIndexError     a traced boolean mask indexes an array
     JaxprTypeError(TypeError)          `check_jaxpr` found an ill-typed jaxpr
 
 Every message says what was asked for, which function was being traced (and for
@@ -32,6 +33,7 @@ __all__ = [
     "JAXIndexError",
     "JAXTypeError",
     "JaxprTypeError",
+    "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",
     "TracerBoolConversionError",
     "TracerIntegerConversionError",
@@ -147,6 +149,29 @@ class TracerIntegerConversionError(JAXIndexError):
                 "A traced value cannot become a Python int. "
                 + _STATIC_HINT
                 + ", or index with traced operations (lax.dynamic_slice, jnp.take).",
+            )
+        )
+
+
+class NonConcreteBooleanIndexError(JAXIndexError):
+    """A traced boolean array was used as an index (`x[mask]` under `jit`).
+
+    Indexing with a boolean mask keeps the elements where it is True, so the
+    result's shape depends on the mask's values, which tracing does not know.
+
+    Fixes: keep the shape static, e.g. `jnp.where(mask, x, 0)` instead of
+    `x[mask]`, or `jnp.nonzero(mask, size=n)` for at most `n` indices.
+    """
+
+    def __init__(self, tracer: Tracer):
+        self.tracer = tracer
+        super().__init__(
+            _message(
+                tracer,
+                "Array boolean indices must be concrete; got",
+                "The shape of x[mask] depends on how many entries of the mask are True, and "
+                "a traced mask has no values yet. Use jnp.where(mask, x, fill) to keep the "
+                "shape, or jnp.nonzero(mask, size=...) for a bounded number of indices.",
             )
         )
 

@@ -45,6 +45,7 @@ from polyjax_core.errors import (
 
 __all__ = [
     "BINARY_OPERATORS",
+    "IMMUTABLE_ARRAY_MESSAGE",
     "OTHER_OPERATORS",
     "EvalTrace",
     "Trace",
@@ -55,6 +56,13 @@ __all__ = [
     "register_tracer_method",
     "set_current_trace",
 ]
+
+# What `x[idx] = y` raises (a TypeError, as in JAX) for tracers and arrays alike.
+IMMUTABLE_ARRAY_MESSAGE = (
+    "Arrays are immutable and do not support in-place item assignment. Instead of "
+    "x[idx] = y, use x = x.at[idx].set(y) or another .at[] method (add, subtract, multiply, "
+    "divide, power, min, max, apply, get)."
+)
 
 
 class Trace:
@@ -250,6 +258,9 @@ class Tracer:
 
     def __hash__(self) -> int:
         raise TypeError(f"unhashable type: {type(self).__name__!r} (traced arrays are unhashable)")
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise TypeError(IMMUTABLE_ARRAY_MESSAGE)
 
     def __len__(self) -> int:
         if not self.shape:

@@ -306,11 +306,7 @@ class Array:
         raise TypeError(f"unhashable type: {type(self).__name__!r}")
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        raise TypeError(
-            f"{type(self).__name__!r} object does not support item assignment: polyjax "
-            "arrays are immutable. Build a new array instead (x.at[index].set(value) "
-            "where available)."
-        )
+        raise TypeError(tracing.IMMUTABLE_ARRAY_MESSAGE)
 
     def __getattr__(self, name: str) -> Any:
         # Only reached when normal lookup fails: the attributes the array library adds.

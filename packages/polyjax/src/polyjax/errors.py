@@ -17,6 +17,7 @@ from polyjax_core.errors import (
     ConcretizationTypeError,
     JAXIndexError,
     JAXTypeError,
+    NonConcreteBooleanIndexError,
     TracerArrayConversionError,
     TracerBoolConversionError,
     TracerIntegerConversionError,
@@ -28,6 +29,7 @@ __all__ = [
     "JAXIndexError",
     "JAXTypeError",
     "JaxRuntimeError",  # noqa: F822  (loaded on first use, in __getattr__)
+    "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",
     "TracerBoolConversionError",
     "TracerIntegerConversionError",
