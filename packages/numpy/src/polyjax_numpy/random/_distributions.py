@@ -1,0 +1,281 @@
+"""Samplers: random bits turned into draws from distributions, as JAX draws them.
+
+Every sampler takes a key (typed or raw), a static shape and a dtype, and is a
+pure function of them. To give JAX's numbers for JAX's keys, each follows
+JAX's recipe for the same distribution (which bits it draws, how it splits its
+key, which transformation it applies), not merely a correct one:
+
+- `uniform` puts the top mantissa bits of random integers under the exponent of
+  1.0 (a float in [1, 2)), subtracts 1, scales to [minval, maxval) and clips
+  below at minval;
+- `normal` is `sqrt(2) * erf_inv(u)` for `u` uniform in (-1, 1);
+- `randint` draws two words per element from two split keys and combines them
+  modulo the span, which keeps the bias of the modulo below 2**-32.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from polyjax_core import dtypes
+from polyjax_numpy.lax import _bits, _shape_ops
+from polyjax_numpy.lax import _elementwise as lax
+from polyjax_numpy.numpy import _util as _u
+from polyjax_numpy.random import _prng
+
+Shape = Sequence[int]
+
+__all__ = ["bits", "normal", "randint", "uniform"]
+
+
+def _shape(fun_name: str, shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, int | np.integer):
+        shape = (shape,)
+    try:
+        return tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(
+            f"{fun_name}: shape must be a sequence of integers, got {shape!r}"
+        ) from None
+
+
+def _float_dtype(fun_name: str, dtype: Any) -> np.dtype:
+    dtype = dtypes.canonicalize_dtype(dtypes.float_ if dtype is None else dtype)
+    if not dtypes.issubdtype(dtype, np.floating):
+        raise ValueError(f"dtype argument to `{fun_name}` must be a float dtype, got {dtype}")
+    return dtype
+
+
+def _check_broadcast(fun_name: str, shape: tuple[int, ...], *args: Any) -> None:
+    for arg in args:
+        s = _u.shape(arg)
+        if len(s) > len(shape) or any(
+            d not in (1, t) for d, t in zip(s[::-1], shape[::-1], strict=False)
+        ):
+            raise ValueError(
+                f"{fun_name}: arguments of shape {s} do not broadcast to the requested "
+                f"shape {shape}"
+            )
+
+
+def _to_shape(x: Any, shape: tuple[int, ...]) -> Any:
+    return _shape_ops.broadcast_to_rank(x, len(shape)) if _u.shape(x) else x
+
+
+def bits(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
+    """Random unsigned integers, every bit uniformly distributed.
+
+    Args:
+      key: a single PRNG key (typed or raw).
+      shape: the result's shape.
+      dtype: an unsigned integer dtype (default uint32).
+
+    Returns:
+      An array of `shape` and `dtype`.
+
+    Example:
+      >>> from polyjax_numpy import random
+      >>> random.bits(random.PRNGKey(0), (2,))
+      Array([4070199207, 4202968722], dtype=uint32)
+    """
+    typed, _ = _prng.check_single_key("bits", key)
+    dtype = dtypes.canonicalize_dtype(np.uint32 if dtype is None else dtype)
+    if not dtypes.issubdtype(dtype, np.unsignedinteger):
+        raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
+    return _prng.random_bits(typed, dtype.itemsize * 8, _shape("bits", shape))
+
+
+def _uniform_unit(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    """Floats in [1, 2) minus 1: random mantissa bits under the exponent of 1.0.
+
+    As JAX, the draw is as narrow as the mantissa allows (8 bits for bfloat16),
+    then widened to the float's width.
+    """
+    finfo = dtypes.finfo(dtype)
+    nbits, nmant = finfo.bits, finfo.nmant
+    draw_bits = next(w for w in (8, 16, 32, 64) if w > nmant)
+    uint = np.dtype(f"uint{nbits}")
+    raw = _prng.random_bits(typed, draw_bits, shape)
+    if draw_bits != nbits:
+        raw = lax.convert_element_type(raw, uint)
+    one_bits = np.asarray(1.0, dtype).view(uint)
+    mantissa = lax.shift_right_logical(raw, np.asarray(draw_bits - nmant, uint)[()])
+    floats = _bits.bitcast_convert_type(lax.bitwise_or(mantissa, one_bits[()]), dtype)
+    return lax.sub(floats, np.asarray(1.0, dtype)[()])
+
+
+def uniform(
+    key: Any,
+    shape: Shape = (),
+    dtype: Any = None,
+    minval: Any = 0.0,
+    maxval: Any = 1.0,
+) -> Any:
+    """Floats drawn uniformly from [minval, maxval).
+
+    Args:
+      key: a single PRNG key (typed or raw).
+      shape: the result's shape; `minval` and `maxval` must broadcast to it.
+      dtype: a floating dtype (default float32, float64 under x64).
+      minval, maxval: the bounds, scalars or arrays.
+
+    Returns:
+      An array of `shape` and `dtype`.
+
+    Example:
+      >>> from polyjax_numpy import random
+      >>> random.uniform(random.PRNGKey(0), (2,))
+      Array([0.947667 , 0.9785799], dtype=float32)
+    """
+    typed, _ = _prng.check_single_key("uniform", key)
+    shape = _shape("uniform", shape)
+    dtype = _float_dtype("uniform", dtype)
+    lo = _u.convert(minval, dtype)
+    hi = _u.convert(maxval, dtype)
+    _check_broadcast("uniform", shape, lo, hi)
+    lo, hi = _to_shape(lo, shape), _to_shape(hi, shape)
+    unit = _uniform_unit(typed, shape, dtype)
+    scaled = lax.add(lax.mul(unit, lax.sub(hi, lo)), lo)
+    # Rounding in the scaling can land just below minval; the bound is kept.
+    return lax.max(lo, scaled)
+
+
+def normal(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
+    """Standard normal draws (complex dtypes: real and imaginary parts each of variance 1/2).
+
+    Example:
+      >>> from polyjax_numpy import random
+      >>> random.normal(random.PRNGKey(0), (2,))
+      Array([1.6226422, 2.0252647], dtype=float32)
+    """
+    typed, _ = _prng.check_single_key("normal", key)
+    shape = _shape("normal", shape)
+    dtype = dtypes.canonicalize_dtype(dtypes.float_ if dtype is None else dtype)
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        real_dtype = np.dtype(dtypes.finfo(dtype).dtype)
+        k_re, k_im = _prng.split(typed, 2)
+        scale = np.asarray(np.sqrt(0.5), real_dtype)[()]
+        re = lax.mul(_normal_real(k_re, shape, real_dtype), scale)
+        im = lax.mul(_normal_real(k_im, shape, real_dtype), scale)
+        from polyjax_numpy.lax import _complex
+
+        return _complex.complex(re, im)
+    return _normal_real(typed, shape, _float_dtype("normal", dtype))
+
+
+def _normal_real(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    lo = np.nextafter(np.asarray(-1.0, dtype), np.asarray(0.0, dtype))
+    u = uniform(typed, shape, dtype, lo[()], np.asarray(1.0, dtype)[()])
+    return lax.mul(np.asarray(np.sqrt(2.0), dtype)[()], lax.erf_inv(u))
+
+
+def randint(key: Any, shape: Shape, minval: Any, maxval: Any, dtype: Any = None) -> Any:
+    """Integers drawn uniformly from [minval, maxval).
+
+    Bounds outside the dtype's range are clipped to it (a `maxval` above the
+    range makes the dtype's max a possible value); an empty range
+    (`maxval <= minval`) gives `minval`. 8- and 16-bit dtypes are sampled as
+    int32 and converted, as JAX does.
+
+    Args:
+      key: a single PRNG key (typed or raw).
+      shape: the result's shape; the bounds must broadcast to it.
+      minval, maxval: the bounds (inclusive, exclusive), scalars or arrays.
+      dtype: an integer dtype (default int32, int64 under x64).
+
+    Raises:
+      OverflowError: a Python int bound does not fit the default integer type.
+
+    Example:
+      >>> from polyjax_numpy import random
+      >>> random.randint(random.PRNGKey(0), (3,), 0, 10)
+      Array([9, 0, 2], dtype=int32)
+    """
+    typed, _ = _prng.check_single_key("randint", key)
+    shape = _shape("randint", shape)
+    dtype = dtypes.canonicalize_dtype(dtypes.int_ if dtype is None else dtype)
+    if not dtypes.issubdtype(dtype, np.integer):
+        raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
+    minval, maxval = _int_bound("minval", minval), _int_bound("maxval", maxval)
+    _check_broadcast("randint", shape, minval, maxval)
+    if dtype.itemsize < 4:
+        info = dtypes.iinfo(dtype)
+        minval = _clip(minval, int(info.min), int(info.max))
+        maxval = _clip(maxval, int(info.min), int(info.max) + 1)
+        out = _randint(typed, shape, minval, maxval, np.dtype(np.int32))
+        return lax.convert_element_type(out, dtype)
+    return _randint(typed, shape, minval, maxval, dtype)
+
+
+def _randint(
+    typed: _prng.PRNGKeyArray, shape: tuple[int, ...], minval: Any, maxval: Any, dtype: np.dtype
+) -> Any:
+    info = dtypes.iinfo(dtype)
+    nbits = info.bits
+    uint = np.dtype(f"uint{nbits}")
+    above = _greater_than(maxval, int(info.max))
+    minval = _u.convert(_clip(minval, int(info.min), int(info.max)), dtype)
+    maxval = _u.convert(_clip(maxval, int(info.min), int(info.max)), dtype)
+    minval, maxval = _to_shape(minval, shape), _to_shape(maxval, shape)
+
+    k1, k2 = _prng.split(typed, 2)
+    hi_bits = _prng.random_bits(k1, nbits, shape)
+    lo_bits = _prng.random_bits(k2, nbits, shape)
+
+    span = lax.convert_element_type(lax.sub(maxval, minval), uint)
+    one = np.asarray(1, uint)[()]
+    # An empty range gives minval: a span of 1 always draws offset 0.
+    span = lax.select_n(lax.le(maxval, minval), span, _shape_ops.full_like(span, 1))
+    # A maxval clipped from above the range includes the max itself.
+    span = lax.select_n(lax.bitwise_and(above, lax.gt(maxval, minval)), span, lax.add(span, one))
+    # The two draws act as one 2*nbits-bit number modulo span:
+    # (hi * 2**nbits + lo) mod span, with 2**nbits mod span = (2**(nbits/2) mod span)**2.
+    multiplier = lax.rem(np.asarray(2 ** (nbits // 2), uint)[()], span)
+    multiplier = lax.rem(lax.mul(multiplier, multiplier), span)
+    offset = lax.rem(
+        lax.add(lax.mul(lax.rem(hi_bits, span), multiplier), lax.rem(lo_bits, span)), span
+    )
+    return lax.add(minval, lax.convert_element_type(offset, dtype))
+
+
+def _int_bound(name: str, v: Any) -> Any:
+    """A randint bound as an array; Python ints must fit the default integer (JAX's rule)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        default = dtypes.canonicalize_dtype(dtypes.int_)
+        info = dtypes.iinfo(default)
+        if not int(info.min) <= v <= int(info.max):
+            raise OverflowError(
+                f"randint: {name}={v} does not fit in {default.name}; pass an array of a wider "
+                "dtype to have it clipped"
+            )
+        return np.asarray(v, default)[()]
+    _u.check_arraylike("randint", v)
+    return v
+
+
+def _representable(value: int, dtype: np.dtype) -> bool:
+    if dtypes.issubdtype(dtype, np.integer):
+        info = dtypes.iinfo(dtype)
+        return int(info.min) <= value <= int(info.max)
+    return True
+
+
+def _clip(v: Any, lo: int, hi: int) -> Any:
+    """`v` clipped to [lo, hi], comparing in `v`'s own dtype (a bound it cannot hold is moot)."""
+    dt = _u.dtype(v)
+    if _representable(lo, dt):
+        v = lax.max(v, np.asarray(lo, dt)[()])
+    if _representable(hi, dt):
+        v = lax.min(v, np.asarray(hi, dt)[()])
+    return v
+
+
+def _greater_than(v: Any, bound: int) -> Any:
+    dt = _u.dtype(v)
+    if not _representable(bound, dt):
+        return np.bool_(False) if bound > 0 else np.bool_(True)
+    return lax.gt(v, np.asarray(bound, dt)[()])
