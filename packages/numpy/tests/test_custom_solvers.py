@@ -334,7 +334,7 @@ def test_vmap_has_aux():
     x, (steps, res) = batching.vmap(_with_aux, (None, 0))(M, bs)
     np.testing.assert_allclose(np.asarray(x), np.linalg.solve(M, bs.T).T, rtol=1e-5)
     np.testing.assert_array_equal(np.asarray(steps), [60, 60])  # vmap's out_axes=0
-    assert res.shape == (2,) and float(res.max()) < 1e-10
+    assert res.shape == (2,) and np.asarray(res).max() < 1e-10
 
 
 def test_printed_jaxpr_and_dce():
