@@ -24,6 +24,7 @@ SUBMODULES = [
     "errors",
     "lax",
     "numpy",
+    "random",
     "sharding",
     "stages",
     "tree",
@@ -146,6 +147,15 @@ def test_numpy_reexports_polyjax_numpy_numpy():
     for name in impl.__all__:
         assert getattr(jnp, name) is getattr(impl, name)
     assert polyjax.numpy is jnp
+
+
+def test_random_reexports_polyjax_numpy_random():
+    import polyjax.random as random
+    import polyjax_numpy.random as impl
+
+    assert random.__all__ == impl.__all__
+    for name in impl.__all__:
+        assert getattr(random, name) is getattr(impl, name)
 
 
 def test_tree_aliases():
