@@ -25,7 +25,8 @@ Areas (private modules):
     differentiation of solvers; primitive `custom_linear_solve`);
   - `_special`: `igamma`/`igammac` (and their derivatives), `betainc`,
     `bessel_i0e/i1e`, `zeta`;
-  - `_random_bits`: `threefry2x32`, `rng_bit_generator`.
+  - `_random_bits`: `threefry2x32`, `rng_bit_generator`;
+  - `_optimization_barrier`: `optimization_barrier`.
 """
 
 from polyjax_interpreters.ad import stop_gradient
@@ -77,6 +78,7 @@ from polyjax_numpy.lax._control_flow import (
 )
 from polyjax_numpy.lax._convolution import (
     ConvDimensionNumbers,
+    ConvGeneralDilatedDimensionNumbers,
     conv,
     conv_dimension_numbers,
     conv_general_dilated,
@@ -103,7 +105,9 @@ from polyjax_numpy.lax._custom_solvers import (
     custom_root,
 )
 from polyjax_numpy.lax._dot import (
+    DotDimensionNumbers,
     Precision,
+    PrecisionLike,
     batch_matmul,
     dot,
     dot_general,
@@ -239,6 +243,7 @@ from polyjax_numpy.lax._elementwise import (
     xor_p,
 )
 from polyjax_numpy.lax._fft import FftType, fft, fft_p
+from polyjax_numpy.lax._optimization_barrier import optimization_barrier, optimization_barrier_p
 from polyjax_numpy.lax._parallel import (
     all_gather,
     all_gather_p,
@@ -285,10 +290,14 @@ from polyjax_numpy.lax._shape_ops import (
     broadcast,
     broadcast_in_dim,
     broadcast_in_dim_p,
+    broadcast_shapes,
     broadcast_to_rank,
     broadcasted_iota,
+    collapse,
     concatenate,
     concatenate_p,
+    empty,
+    empty_p,
     expand_dims,
     full,
     full_like,
@@ -303,6 +312,8 @@ from polyjax_numpy.lax._shape_ops import (
     slice,
     slice_in_dim,
     slice_p,
+    split,
+    split_p,
     squeeze,
     squeeze_p,
     transpose,
@@ -323,6 +334,7 @@ from polyjax_numpy.lax._slicing import (
     gather,
     gather_p,
     index_in_dim,
+    index_take,
     scatter,
     scatter_add,
     scatter_add_p,
@@ -334,9 +346,12 @@ from polyjax_numpy.lax._slicing import (
     scatter_mul,
     scatter_mul_p,
     scatter_p,
+    scatter_sub,
+    scatter_sub_p,
 )
 from polyjax_numpy.lax._sorting import (
     sort,
+    sort_key_val,
     sort_p,
     top_k,
     top_k_p,
@@ -374,10 +389,13 @@ from polyjax_numpy.lax._windowed import (
 __all__ = [
     "AccuracyMode",
     "ConvDimensionNumbers",
+    "ConvGeneralDilatedDimensionNumbers",
+    "DotDimensionNumbers",
     "FftType",
     "GatherDimensionNumbers",
     "GatherScatterMode",
     "Precision",
+    "PrecisionLike",
     "RandomAlgorithm",
     "RoundingMethod",
     "ScatterDimensionNumbers",
@@ -428,6 +446,7 @@ __all__ = [
     "broadcast",
     "broadcast_in_dim",
     "broadcast_in_dim_p",
+    "broadcast_shapes",
     "broadcast_to_rank",
     "broadcasted_iota",
     "cbrt",
@@ -438,6 +457,7 @@ __all__ = [
     "clamp_p",
     "clz",
     "clz_p",
+    "collapse",
     "complex",
     "complex_p",
     "concatenate",
@@ -486,6 +506,8 @@ __all__ = [
     "dynamic_update_slice",
     "dynamic_update_slice_in_dim",
     "dynamic_update_slice_p",
+    "empty",
+    "empty_p",
     "eq",
     "eq_p",
     "erf",
@@ -523,6 +545,7 @@ __all__ = [
     "imag",
     "imag_p",
     "index_in_dim",
+    "index_take",
     "integer_pow",
     "integer_pow_p",
     "iota",
@@ -556,6 +579,8 @@ __all__ = [
     "nextafter",
     "nextafter_p",
     "not_p",
+    "optimization_barrier",
+    "optimization_barrier_p",
     "or_p",
     "pad",
     "pad_p",
@@ -633,6 +658,8 @@ __all__ = [
     "scatter_mul",
     "scatter_mul_p",
     "scatter_p",
+    "scatter_sub",
+    "scatter_sub_p",
     "select",
     "select_and_gather_add_p",
     "select_and_scatter_add",
@@ -655,7 +682,10 @@ __all__ = [
     "slice_in_dim",
     "slice_p",
     "sort",
+    "sort_key_val",
     "sort_p",
+    "split",
+    "split_p",
     "sqrt",
     "sqrt_p",
     "square",

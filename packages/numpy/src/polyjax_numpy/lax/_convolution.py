@@ -55,6 +55,7 @@ from polyjax_numpy.lax._shape_ops import reshape, rev, transpose
 
 __all__ = [
     "ConvDimensionNumbers",
+    "ConvGeneralDilatedDimensionNumbers",
     "conv",
     "conv_dimension_numbers",
     "conv_general_dilated",
@@ -77,6 +78,11 @@ class ConvDimensionNumbers(NamedTuple):
     lhs_spec: tuple[int, ...]
     rhs_spec: tuple[int, ...]
     out_spec: tuple[int, ...]
+
+
+# What `conv_general_dilated`'s `dimension_numbers` accepts: None, the named tuple, or
+# three layout strings such as ``("NHWC", "HWIO", "NHWC")`` (JAX's alias).
+ConvGeneralDilatedDimensionNumbers = ConvDimensionNumbers | tuple[str, str, str] | None
 
 
 def _spec_from_strings(

@@ -36,7 +36,9 @@ from polyjax_numpy.lax._elementwise import _convert_element_type
 from polyjax_numpy.lax._shape_ops import transpose
 
 __all__ = [
+    "DotDimensionNumbers",
     "Precision",
+    "PrecisionLike",
     "batch_matmul",
     "dot",
     "dot_general",
@@ -80,6 +82,10 @@ _PRECISION_NAMES = {
     "highest": Precision.HIGHEST,
     "float32": Precision.HIGHEST,
 }
+
+
+# What a `precision` argument accepts (JAX's alias, without its dot algorithms).
+PrecisionLike = str | Precision | tuple[str, str] | tuple[Precision, Precision] | None
 
 
 def canonicalize_precision(precision: Any) -> tuple[Precision, Precision] | None:
@@ -133,6 +139,7 @@ def _index_tuple(xs: Any, what: str) -> tuple[int, ...]:
         raise TypeError(f"dot_general {what} must be a sequence of ints, got {xs!r}.") from None
 
 
+# ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch)), as JAX spells the type.
 DotDimensionNumbers = tuple[
     tuple[Sequence[int], Sequence[int]], tuple[Sequence[int], Sequence[int]]
 ]

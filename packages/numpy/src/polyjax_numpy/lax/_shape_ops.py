@@ -9,11 +9,14 @@ elements sit:
     squeeze            f32[1,3] -> f32[3]          (drops size-1 axes)
     slice              f32[10] -> f32[3]           (static start/limit/stride)
     concatenate        f32[2], f32[3] -> f32[5]
+    split              f32[5] -> f32[2], f32[3]    (the inverse of concatenate)
     pad                f32[3] -> f32[7]            (edge and interior padding, negative ok)
     rev                f32[3] -> f32[3]            (reverses axes)
     iota               -> i32[4]                   (0, 1, 2, ... along one axis)
+    empty              -> f32[2,3]                 (values unspecified; zeros today)
 
-`expand_dims`, `broadcast`, `full` and `full_like` are functions built on these.
+`expand_dims`, `broadcast`, `collapse`, `full` and `full_like` are functions built
+on these; `broadcast_shapes` computes NumPy's broadcast of shapes.
 
 Shape rules accept symbolic dimensions (`polyjax_core.symbolic_dims`): sizes are
 compared with `definitely_equal` (equal for every value of the dimension variables),
@@ -24,6 +27,7 @@ not constant.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import operator
 from collections.abc import Sequence
@@ -50,10 +54,14 @@ __all__ = [
     "broadcast",
     "broadcast_in_dim",
     "broadcast_in_dim_p",
+    "broadcast_shapes",
     "broadcast_to_rank",
     "broadcasted_iota",
+    "collapse",
     "concatenate",
     "concatenate_p",
+    "empty",
+    "empty_p",
     "expand_dims",
     "full",
     "full_like",
@@ -68,6 +76,8 @@ __all__ = [
     "slice",
     "slice_in_dim",
     "slice_p",
+    "split",
+    "split_p",
     "squeeze",
     "squeeze_p",
     "transpose",
@@ -457,6 +467,30 @@ def _compute_newshape(shape: Sequence[Any], newshape: Any) -> tuple[Any, ...]:
     return newshape
 
 
+def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = None) -> Any:
+    """Merges the axes ``start_dimension:stop_dimension`` of `operand` into one.
+
+    The merged axis lists the elements in row-major order (a C-order reshape). The
+    bounds are read as a Python slice of the axes: negative values count from the
+    end, `stop_dimension` None means the last axis, and an empty range inserts an
+    axis of size 1.
+
+    Raises:
+      TypeError: if a bound is not an integer.
+
+    Example:
+      >>> collapse(np.zeros((2, 3, 4), np.float32), 0, 2).shape
+      (6, 4)
+    """
+    shape = _aval(operand).shape
+    start = operator.index(start_dimension)
+    stop = None if stop_dimension is None else operator.index(stop_dimension)
+    lo, hi, _ = builtins.slice(start, stop).indices(len(shape))
+    hi = max(lo, hi)
+    size = sd.shape_size(shape[lo:hi])
+    return reshape(operand, (*shape[:lo], size, *shape[hi:]))
+
+
 # ---------------------------------------------------------------------------
 # transpose
 
@@ -735,6 +769,61 @@ def full_like(
     return broadcast(value, fill_shape, out_sharding=sharding)
 
 
+def broadcast_shapes(*shapes: Sequence[Any]) -> tuple[Any, ...]:
+    """The shape NumPy broadcasting gives `shapes` (aligned on the right; size 1 stretches).
+
+    Raises:
+      ValueError: if the shapes do not broadcast; the message lists them.
+
+    Example:
+      >>> broadcast_shapes((3, 1), (4,))
+      (3, 4)
+    """
+    shapes = [sd.canonicalize_shape(s, "broadcast_shapes") for s in shapes]
+    if len(shapes) == 1:
+        return shapes[0]
+    return sd.broadcast_shapes(*shapes)
+
+
+# empty: an array whose values do not matter. It has no operands, so no tangent and
+# no batching; it lowers to zeros (StableHLO cannot leave an array uninitialized).
+
+empty_p = Primitive("empty")
+
+
+def empty(shape: Any, dtype: Any, *, out_sharding: Any = None) -> Any:
+    """An array of `shape` and `dtype` whose values are unspecified (zeros, today).
+
+    Use it where every element is overwritten before it is read.
+
+    Example:
+      >>> empty((2, 3), np.float32).shape
+      (2, 3)
+    """
+    if sd.is_dim(shape):
+        shape = (shape,)
+    shape = sd.canonicalize_shape(shape, "empty shape")
+    dtypes.check_user_dtype_supported(dtype, "empty")
+    dtype = dtypes.canonicalize_dtype(dtype)
+    return empty_p.bind(dtype=dtype, out_sharding=out_sharding, shape=shape)
+
+
+def _empty_abstract_eval(*, shape: tuple, dtype: Any, out_sharding: Any) -> ShapedArray:
+    if out_sharding is not None:
+        raise NotImplementedError("empty: out_sharding is not supported yet")
+    return ShapedArray(shape, dtype)
+
+
+empty_p.def_abstract_eval(_empty_abstract_eval)
+_impl(empty_p)
+mlir.register_lowering(empty_p, lambda ctx, **_: [mlir.full_like_aval(ctx, 0, ctx.avals_out[0])])
+ad.defjvp_zero(empty_p)
+batching.primitive_batchers[empty_p] = lambda args, dims, **params: (
+    empty_p.bind(**params),
+    batching.not_mapped,
+)
+
+
 # ---------------------------------------------------------------------------
 # slice
 
@@ -1003,6 +1092,99 @@ def _concatenate_batch(args, dims, *, dimension):
 
 ad.deflinear2(concatenate_p, _concatenate_transpose)
 batching.primitive_batchers[concatenate_p] = _concatenate_batch
+
+
+# ---------------------------------------------------------------------------
+# split: the inverse of concatenate, one primitive with a result per piece
+
+split_p = Primitive("split")
+split_p.multiple_results = True
+
+
+def split(operand: Any, sizes: Sequence[Any], axis: int = 0) -> list[Any]:
+    """Cuts `operand` along `axis` into consecutive pieces of the given `sizes`.
+
+    Args:
+      operand: an array.
+      sizes: the pieces' sizes along `axis`; they must sum to ``operand.shape[axis]``.
+      axis: the axis cut (negative counts from the end).
+
+    Returns:
+      A list of ``len(sizes)`` arrays.
+
+    Raises:
+      ValueError: if a size is negative or the sizes do not sum to the axis' size.
+
+    Example:
+      >>> [p.shape for p in split(np.zeros((5, 2), np.float32), (2, 3))]
+      [(2, 2), (3, 2)]
+    """
+    axis = canonicalize_axis(axis, _aval(operand).ndim)
+    sizes = _dim_tuple(sizes, "split sizes")
+    return split_p.bind(operand, axis=axis, sizes=sizes)
+
+
+def _split_abstract_eval(operand: ShapedArray, *, sizes: tuple, axis: int) -> list[ShapedArray]:
+    if not 0 <= axis < operand.ndim:
+        raise ValueError(f"split axis {axis} is out of bounds for rank {operand.ndim}")
+    if not all(_ge(s, 0) for s in sizes):
+        raise ValueError(f"Sizes passed to split must be nonnegative, got {list(sizes)}")
+    total = sum(sizes[1:], sizes[0]) if sizes else 0
+    if not sd.definitely_equal(total, operand.shape[axis]):
+        raise ValueError(
+            f"Sum of sizes {total} must be equal to dimension {axis} of the operand shape "
+            f"{tuple(operand.shape)}"
+        )
+    shape = operand.shape
+    return [
+        ShapedArray((*shape[:axis], s, *shape[axis + 1 :]), operand.dtype, operand.weak_type)
+        for s in sizes
+    ]
+
+
+split_p.def_abstract_eval(_split_abstract_eval)
+_impl(split_p)
+
+
+def _split_lowering(ctx, x, *, sizes, axis):
+    outs = []
+    start: Any = 0
+    for aval, size in zip(ctx.avals_out, sizes):
+        starts = [0] * aval.ndim
+        limits = list(ctx.avals_in[0].shape)
+        starts[axis], limits[axis] = start, start + size
+        piece_ctx = ctx.replace(avals_out=[aval])
+        (out,) = _slice_lowering(
+            piece_ctx, x, start_indices=tuple(starts), limit_indices=tuple(limits), strides=None
+        )
+        outs.append(out)
+        start = start + size
+    return outs
+
+
+mlir.register_lowering(split_p, _split_lowering)
+
+
+# Autodiff and vmap: split is linear; its transpose concatenates the cotangents
+# (zeros for the pieces that have none).
+
+
+def _split_transpose(cts, operand, *, sizes, axis):
+    aval = operand.aval
+    pieces = [ad.instantiate_zeros(ct) for ct in cts]
+    if not pieces:  # no pieces: the axis is empty
+        return [full(aval.shape, 0, aval.dtype)]
+    return [concatenate_p.bind(*pieces, dimension=axis)]
+
+
+def _split_batch(args, dims, *, sizes, axis):
+    (x,), (bd,) = args, dims
+    out = split_p.bind(x, axis=axis + (bd <= axis), sizes=sizes)
+    return out, [bd] * len(out)
+
+
+ad.deflinear2(split_p, _split_transpose)
+batching.primitive_batchers[split_p] = _split_batch
 
 
 # ---------------------------------------------------------------------------

@@ -3,7 +3,7 @@
     dynamic_slice         f32[10], i32[] -> f32[3]          (start known only at run time)
     dynamic_update_slice  f32[10], f32[3], i32[] -> f32[10] (writes a block at a start)
     gather                f32[3,4], i32[5,1] -> f32[5,4]    (one slice per index vector)
-    scatter(-add/-mul/-min/-max)
+    scatter(-add/-sub/-mul/-min/-max)
                           f32[3,4], i32[5,1], f32[5,4] -> f32[3,4]
 
 Start indices are scalars, one per operand axis. As in XLA (and JAX), they are
@@ -52,6 +52,8 @@ from polyjax_numpy.lax._elementwise import le as _le_op
 from polyjax_numpy.lax._elementwise import lt as _lt
 from polyjax_numpy.lax._elementwise import mul as _mul
 from polyjax_numpy.lax._elementwise import ne as _ne_op
+from polyjax_numpy.lax._elementwise import neg as _neg
+from polyjax_numpy.lax._elementwise import rem as _rem
 from polyjax_numpy.lax._elementwise import select_n as _select_n
 from polyjax_numpy.lax._reductions import reduce_min as _reduce_min
 from polyjax_numpy.lax._reductions import reduce_sum as _reduce_sum
@@ -81,6 +83,8 @@ __all__ = [
     "scatter_mul",
     "scatter_mul_p",
     "scatter_p",
+    "scatter_sub",
+    "scatter_sub_p",
     "dynamic_index_in_dim",
     "dynamic_slice",
     "dynamic_slice_in_dim",
@@ -90,6 +94,7 @@ __all__ = [
     "dynamic_update_slice_in_dim",
     "dynamic_update_slice_p",
     "index_in_dim",
+    "index_take",
     "slice_in_dim",
 ]
 
@@ -657,6 +662,58 @@ def gather(
     )
 
 
+def index_take(src: Any, idxs: Sequence[Any], axes: Sequence[int]) -> Any:
+    """Points of `src`: entry ``n`` takes ``src[..., idxs[0][n], ..., idxs[1][n], ...]``
+    with ``idxs[j]`` indexing axis ``axes[j]`` (the other axes are kept whole).
+
+    Indices wrap around their axis (``-1`` is the last entry), as with a
+    floor modulo by the axis size.
+
+    Args:
+      src: an array.
+      idxs: one 1-D integer array (all of one length ``N``) per axis in `axes`.
+      axes: distinct axes of `src`.
+
+    Returns:
+      An array of shape ``(N, *kept)``, where `kept` lists the sizes of the axes of
+      `src` not in `axes`, in order.
+
+    Raises:
+      ValueError: if `idxs` and `axes` differ in length or an index array is not 1-D.
+
+    Example:
+      >>> x = np.arange(12, dtype=np.float32).reshape(3, 4)
+      >>> index_take(x, (np.int32([2, -1]),), (0,)).shape
+      (2, 4)
+    """
+    idxs, axes = tuple(idxs), tuple(operator.index(a) for a in axes)
+    shape = get_aval(src).shape
+    if len(idxs) != len(axes) or not idxs:
+        raise ValueError(
+            f"index_take needs one index array per axis, got {len(idxs)} index arrays for "
+            f"axes {axes}"
+        )
+    if any(get_aval(i).ndim != 1 for i in idxs):
+        raise ValueError(
+            "index_take index arrays must be 1-D, got shapes "
+            f"{[tuple(get_aval(i).shape) for i in idxs]}"
+        )
+    dtype = _index_dtype(idxs)
+    columns = []
+    for i, ax in zip(idxs, axes):
+        n = _dim_as(shape[ax], dtype)
+        r = _rem(_convert_element_type(i, dtype), n)
+        columns.append(_select_n(_lt(r, _convert_element_type(0, dtype)), r, _add(r, n)))
+    indices = concatenate([broadcast_in_dim(c, (*get_aval(c).shape, 1), (0,)) for c in columns], 1)
+    slice_sizes = [1 if d in axes else size for d, size in enumerate(shape)]
+    dnums = GatherDimensionNumbers(
+        offset_dims=tuple(range(1, len(shape) - len(axes) + 1)),
+        collapsed_slice_dims=tuple(sorted(axes)),
+        start_index_map=axes,
+    )
+    return gather(src, indices, dnums, slice_sizes, mode=GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
 def _python_scalar(value: Any, dtype: Any) -> Any:
     """`value` as a hashable Python scalar of `dtype`'s kind (a primitive parameter)."""
     if np.ndim(value) != 0:
@@ -1097,6 +1154,8 @@ def _combiner_hlo(kind: str, dtype: Any):
     def combine(x, y):
         if kind == "add":
             return hlo.add(x, y) if dtype != np.dtype(bool) else hlo.or_(x, y)
+        if kind == "sub":
+            return hlo.subtract(x, y)
         if kind == "mul":
             return hlo.multiply(x, y) if dtype != np.dtype(bool) else hlo.and_(x, y)
         if kind == "min":
@@ -1188,6 +1247,16 @@ def _make_scatter(name: str, kind: str) -> Primitive:
 
 scatter_p = _make_scatter("scatter", "replace")
 scatter_add_p = _make_scatter("scatter-add", "add")
+scatter_sub_p = _make_scatter("scatter-sub", "sub")
+
+
+def _scatter_sub_abstract_eval(operand: ShapedArray, *args: Any, **params: Any) -> ShapedArray:
+    if operand.dtype == np.dtype(bool):
+        raise TypeError("scatter_sub does not accept bool operands (there is no bool subtraction).")
+    return _scatter_abstract_eval(operand, *args, **params)
+
+
+scatter_sub_p.def_abstract_eval(_scatter_sub_abstract_eval)
 scatter_mul_p = _make_scatter("scatter-mul", "mul")
 scatter_min_p = _make_scatter("scatter-min", "min")
 scatter_max_p = _make_scatter("scatter-max", "max")
@@ -1209,7 +1278,7 @@ def _scatter_batch(prim, args, dims, *, dimension_numbers, **params):
     return prim.bind(operand, indices, updates, dimension_numbers=new_dn, **params), 0
 
 
-for _p in (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p):
+for _p in (scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p, scatter_max_p):
     batching.primitive_batchers[_p] = functools.partial(_scatter_batch, _p)
 
 
@@ -1262,6 +1331,10 @@ scatter.__doc__ = _SCATTER_DOC.format(
 )
 scatter_add = _scatter_wrapper(scatter_add_p, "scatter_add")
 scatter_add.__doc__ = _SCATTER_DOC.format(what="`operand` plus `updates` added at the indices.")
+scatter_sub = _scatter_wrapper(scatter_sub_p, "scatter_sub")
+scatter_sub.__doc__ = _SCATTER_DOC.format(
+    what="`operand` minus `updates` subtracted at the indices (not for bool)."
+)
 scatter_mul = _scatter_wrapper(scatter_mul_p, "scatter_mul")
 scatter_mul.__doc__ = _SCATTER_DOC.format(what="`operand` times `updates` at the indices.")
 scatter_min = _scatter_wrapper(scatter_min_p, "scatter_min")
@@ -1352,17 +1425,20 @@ def _no_apply(params: dict) -> None:
         raise NotImplementedError("differentiation of scatter_apply is not implemented")
 
 
-def _scatter_add_jvp(primals, tangents, **params):
+# scatter_add and scatter_sub are linear in the operand and the updates together.
+
+
+def _scatter_additive_jvp(prim, primals, tangents, **params):
     operand, indices, updates = primals
     t_op, _, t_up = tangents
-    out = scatter_add_p.bind(operand, indices, updates, **params)
+    out = prim.bind(operand, indices, updates, **params)
     if (type(t_op) is ad.Zero and type(t_up) is ad.Zero) or not _is_float(out):
         return out, ad.Zero.from_primal_value(out)
     t_op, t_up = ad.instantiate_zeros(t_op), ad.instantiate_zeros(t_up)
-    return out, scatter_add_p.bind(t_op, indices, t_up, **params)
+    return out, prim.bind(t_op, indices, t_up, **params)
 
 
-def _scatter_add_transpose(ct, operand, indices, updates, **params):
+def _scatter_additive_transpose(prim, ct, operand, indices, updates, **params):
     assert not ad.is_undefined_primal(indices)
     up_aval = updates.aval if ad.is_undefined_primal(updates) else get_aval(updates)
     if type(ct) is ad.Zero:
@@ -1375,6 +1451,8 @@ def _scatter_add_transpose(ct, operand, indices, updates, **params):
     ct_up = None
     if ad.is_undefined_primal(updates):
         ct_up = _gather_of_scatter(ct, indices, up_aval.shape, params)
+        if prim is scatter_sub_p:
+            ct_up = _neg(ct_up)
     return [ct_op, None, ct_up]
 
 
@@ -1491,8 +1569,9 @@ def _scatter_transpose(ct, operand, indices, updates, **params):
     return [ct_op, None, ct_up]
 
 
-ad.primitive_jvps[scatter_add_p] = _scatter_add_jvp
-ad.primitive_transposes[scatter_add_p] = _scatter_add_transpose
+for _p in (scatter_add_p, scatter_sub_p):
+    ad.primitive_jvps[_p] = functools.partial(_scatter_additive_jvp, _p)
+    ad.primitive_transposes[_p] = functools.partial(_scatter_additive_transpose, _p)
 ad.primitive_jvps[scatter_mul_p] = _scatter_mul_jvp
 ad.primitive_transposes[scatter_mul_p] = _scatter_mul_transpose
 ad.primitive_jvps[scatter_min_p] = functools.partial(_scatter_extremal_jvp, scatter_min_p)

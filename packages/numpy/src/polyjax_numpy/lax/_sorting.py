@@ -1,4 +1,4 @@
-"""Sorting: `sort` (several operands, lexicographic keys) and `top_k`.
+"""Sorting: `sort` (several operands, lexicographic keys), `sort_key_val` and `top_k`.
 
     sort[dimension=0 is_stable=True num_keys=1]   f32[5], i32[5] -> f32[5], i32[5]
     top_k[k=2]                                    f32[3,5] -> f32[3,2], i32[3,2]
@@ -35,7 +35,7 @@ from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax._reductions import reduce_sum
 from polyjax_numpy.lax._shape_ops import broadcast_in_dim, broadcasted_iota
 
-__all__ = ["sort", "sort_p", "top_k", "top_k_p"]
+__all__ = ["sort", "sort_key_val", "sort_p", "top_k", "top_k_p"]
 
 
 # ---------------------------------------------------------------------------
@@ -139,6 +139,20 @@ def sort(
         *operands, dimension=dim, is_stable=bool(is_stable), num_keys=operator.index(num_keys)
     )
     return out[0] if single else tuple(out)
+
+
+def sort_key_val(
+    keys: Any, values: Any, dimension: int = -1, is_stable: bool = True
+) -> tuple[Any, Any]:
+    """Sorts `keys` along `dimension` and moves `values` (of the same shape) with them.
+
+    Example:
+      >>> k, v = sort_key_val(np.float32([3, 1, 2]), np.int32([0, 1, 2]))
+      >>> v
+      Array([1, 2, 0], dtype=int32)
+    """
+    k, v = sort((keys, values), dimension=dimension, is_stable=is_stable, num_keys=1)
+    return k, v
 
 
 def _sort_abstract_eval(*operands: ShapedArray, dimension, is_stable, num_keys):
