@@ -96,7 +96,10 @@ IMPLEMENTED: frozenset[str] = frozenset(
     ConvDimensionNumbers FftType GatherDimensionNumbers GatherScatterMode Precision
     RandomAlgorithm RoundingMethod ScatterDimensionNumbers Tolerance linalg.cholesky
     linalg.eigh linalg.householder_product linalg.lu linalg.lu_pivots_to_permutation linalg.qr
-    linalg.triangular_solve
+    linalg.triangular_solve linalg.svd linalg.tridiagonal_solve linalg.eig linalg.SvdAlgorithm
+    linalg.EigImplementation linalg.EighImplementation collapse sort_key_val split scatter_sub
+    broadcast_shapes index_take empty optimization_barrier DotDimensionNumbers PrecisionLike
+    ConvGeneralDilatedDimensionNumbers
     """.split()
 )
 
