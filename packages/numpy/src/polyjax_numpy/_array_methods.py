@@ -22,6 +22,7 @@ from polyjax_core import tracing
 from polyjax_interpreters import array as array_mod
 from polyjax_numpy.numpy import _indexing, _manipulation, _products, _reductions, _ufuncs
 from polyjax_numpy.numpy import _util as _u
+from polyjax_numpy.numpy._index_update import at as _at
 
 __all__: list[str] = []  # importing the module registers everything; it exports nothing
 
@@ -108,11 +109,13 @@ _METHODS: dict[str, Callable[..., Any]] = {
     "squeeze": _manipulation.squeeze,
     "ravel": _manipulation.ravel,
     "flatten": _manipulation.ravel,
+    "take": _indexing.take,
     "conj": _manipulation.conjugate,
     "conjugate": _manipulation.conjugate,
 }
 
 _PROPERTIES: dict[str, Callable[[Any], Any]] = {
+    "at": _at,
     "T": _manipulation.transpose,
     "mT": _manipulation.matrix_transpose,
     "real": _manipulation.real,

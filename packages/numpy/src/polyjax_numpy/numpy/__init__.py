@@ -12,10 +12,11 @@ Example:
 
 Modules (private): `_util` (operands, promotion), `_creation`, `_manipulation`,
 `_ufuncs` (elementwise arithmetic), `_products` (`matmul`, ...), `_reductions`,
-`_indexing`.
+`_indexing` (`x[idx]`, `take`, `put`, ...), `_index_update` (`x.at[idx]`).
 """
 
 from polyjax_numpy.numpy._creation import array, asarray
+from polyjax_numpy.numpy._indexing import put, put_along_axis, take, take_along_axis
 from polyjax_numpy.numpy._manipulation import (
     astype,
     conj,
@@ -90,6 +91,8 @@ __all__ = [
     "positive",
     "power",
     "prod",
+    "put",
+    "put_along_axis",
     "ravel",
     "real",
     "remainder",
@@ -98,6 +101,8 @@ __all__ = [
     "squeeze",
     "subtract",
     "sum",
+    "take",
+    "take_along_axis",
     "transpose",
     "true_divide",
 ]
