@@ -23,6 +23,7 @@ SUBMODULES = [
     "dtypes",
     "errors",
     "lax",
+    "nn",
     "numpy",
     "random",
     "sharding",
@@ -147,6 +148,17 @@ def test_numpy_reexports_polyjax_numpy_numpy():
     for name in impl.__all__:
         assert getattr(jnp, name) is getattr(impl, name)
     assert polyjax.numpy is jnp
+
+
+def test_nn_reexports_polyjax_numpy_nn():
+    import polyjax.nn as nn
+    import polyjax.nn.initializers as initializers
+    import polyjax_numpy.nn as impl
+
+    assert nn.__all__ == impl.__all__
+    for name in impl.__all__:
+        assert getattr(nn, name) is getattr(impl, name)
+    assert initializers is impl.initializers
 
 
 def test_random_reexports_polyjax_numpy_random():
