@@ -20,7 +20,15 @@ from typing import Any
 from polyjax_core import symbolic_dims as sd
 from polyjax_core import tracing
 from polyjax_interpreters import array as array_mod
-from polyjax_numpy.numpy import _indexing, _manipulation, _products, _reductions, _ufuncs
+from polyjax_numpy.numpy import (
+    _cumulative,
+    _indexing,
+    _manipulation,
+    _products,
+    _reductions,
+    _statistics,
+    _ufuncs,
+)
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._index_update import at as _at
 
@@ -103,6 +111,15 @@ _METHODS: dict[str, Callable[..., Any]] = {
     "mean": _reductions.mean,
     "argmax": _reductions.argmax,
     "argmin": _reductions.argmin,
+    "all": _reductions.all,
+    "any": _reductions.any,
+    "ptp": _reductions.ptp,
+    "var": _statistics.var,
+    "std": _statistics.std,
+    "cumsum": _cumulative.cumsum,
+    "cumprod": _cumulative.cumprod,
+    "dot": _products.dot,
+    "trace": _products.trace,
     "astype": _astype_method,
     "reshape": _reshape_method,
     "transpose": _transpose_method,
