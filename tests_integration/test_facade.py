@@ -151,8 +151,9 @@ def test_numpy_reexports_polyjax_numpy_numpy():
 
 
 def test_nn_reexports_polyjax_numpy_nn():
-    import polyjax.nn as nn
     import polyjax.nn.initializers as initializers
+
+    import polyjax.nn as nn
     import polyjax_numpy.nn as impl
 
     assert nn.__all__ == impl.__all__
