@@ -28,6 +28,7 @@ from polyjax_numpy.numpy import (
     _reductions,
     _statistics,
     _ufuncs,
+    _ufuncs_math,
 )
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._index_update import at as _at
@@ -127,6 +128,8 @@ _METHODS: dict[str, Callable[..., Any]] = {
     "ravel": _manipulation.ravel,
     "flatten": _manipulation.ravel,
     "take": _indexing.take,
+    "clip": _ufuncs_math.clip,
+    "round": _ufuncs_math.round,
     "conj": _manipulation.conjugate,
     "conjugate": _manipulation.conjugate,
 }
@@ -167,7 +170,7 @@ def _register() -> None:
     operators["__pos__"] = _ufuncs.positive
     operators["__abs__"] = _ufuncs.absolute
     operators["__invert__"] = _ufuncs.invert
-    operators["__round__"] = _ufuncs.round_operator
+    operators["__round__"] = _ufuncs_math.round_operator
     operators["__getitem__"] = _indexing.getitem
     missing = set(tracing.BINARY_OPERATORS + tracing.OTHER_OPERATORS) - set(operators)
     assert not missing, missing

@@ -1,10 +1,15 @@
-"""Elementwise arithmetic of `jnp`: the functions behind `x + y`, `x // y`, `x < y`, `~x`.
+"""Elementwise arithmetic of `jnp`: `+ - * / // % **`, comparisons, min/max, logic and bits.
 
 Each function promotes its operands (`_util.promote_args*`: JAX's dtype lattice,
 weak Python scalars, NumPy broadcasting) and then binds lax primitives, with
 NumPy's semantics where lax differs: `+` and `*` on bools are "or" and "and",
 `/` always gives an inexact type, `//` and `%` round towards minus infinity as
 in Python, and integer `**` works by repeated squaring.
+
+These are plain functions; `_ufunc_api` wraps the ones that JAX exposes as
+`jnp.ufunc` objects (`add`, `multiply`, `maximum`, `logical_and`, ...). The
+operators of arrays call the plain functions directly, which is cheaper.
+The transcendental functions and the rounding functions are in `_ufuncs_math`.
 """
 
 from __future__ import annotations
@@ -17,38 +22,127 @@ import numpy as np
 
 from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
+from polyjax_numpy.lax import _bits, _control_flow, _shape_ops
 from polyjax_numpy.lax import _elementwise as lax
-from polyjax_numpy.lax import _shape_ops
+from polyjax_numpy.numpy import _creation
 from polyjax_numpy.numpy import _util as _u
 
-
-def add(x: Any, y: Any) -> Any:
-    x, y = _u.promote_args("add", x, y)
-    return lax.bitwise_or(x, y) if _u.is_bool(x) else lax.add(x, y)
+# ---------------------------------------------------------------------------
+# Helpers shared with `_ufuncs_math` and `_predicates`.
 
 
-def subtract(x: Any, y: Any) -> Any:
-    x, y = _u.promote_args("subtract", x, y)
-    return lax.sub(x, y)
+def zero_like(x: Any) -> Any:
+    """A rank-0 zero of `x`'s dtype (a literal when traced)."""
+    return _u.scalar_like(0, x)
 
 
-def multiply(x: Any, y: Any) -> Any:
-    x, y = _u.promote_args("multiply", x, y)
-    return lax.bitwise_and(x, y) if _u.is_bool(x) else lax.mul(x, y)
+def one_like(x: Any) -> Any:
+    """A rank-0 one of `x`'s dtype (a literal when traced)."""
+    return _u.scalar_like(1, x)
 
 
-def true_divide(x: Any, y: Any) -> Any:
-    x, y = _u.promote_args_inexact("true_divide", x, y)
-    return lax.div(x, y)
+def broadcast_to_shape(x: Any, shape: tuple) -> Any:
+    """`x` broadcast to `shape` by NumPy's rules (no operation when it already has it)."""
+    x_shape = _u.shape(x)
+    if sd.definitely_equal_shape(x_shape, shape):
+        return x
+    dims = tuple(range(len(shape) - len(x_shape), len(shape)))
+    return _shape_ops.broadcast_in_dim(x, shape, dims)
 
 
-def _select(pred: Any, x: Any, y: Any) -> Any:
+def where(pred: Any, x: Any, y: Any) -> Any:
+    """Elementwise `x if pred else y` with NumPy broadcasting; `x` and `y` of one dtype."""
+    shape = sd.broadcast_shapes(_u.shape(pred), _u.shape(x), _u.shape(y))
+    pred, x, y = (broadcast_to_shape(v, shape) for v in (pred, x, y))
     # select_n picks its second operand where the predicate is true.
     return lax.select_n(pred, y, x)
 
 
-def floor_divide(x: Any, y: Any) -> Any:
+def full_like_shape(value: Any, x: Any, dtype: Any) -> Any:
+    """An array of `x`'s shape filled with `value` of `dtype` (strongly typed)."""
+    return _shape_ops.full(_u.shape(x), value, dtype)
+
+
+def check_no_complex(name: str, x: Any) -> None:
+    if _u.issubdtype_of(x, np.complexfloating):
+        raise TypeError(f"{name} does not support complex-valued inputs, got {_u.dtype(x)}.")
+
+
+def check_integer_or_bool(name: str, x: Any) -> None:
+    if not (_u.is_bool(x) or _u.issubdtype_of(x, np.integer)):
+        raise TypeError(
+            f"{name} is only defined for integer and boolean types, got dtype {_u.dtype(x).name}."
+        )
+
+
+# ---------------------------------------------------------------------------
+# Arithmetic
+
+
+def add(x: Any, y: Any, /) -> Any:
+    """Elementwise `x + y` (logical or for bools).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.add(jnp.arange(3), 10)
+      Array([10, 11, 12], dtype=int32)
+    """
+    x, y = _u.promote_args("add", x, y)
+    return lax.bitwise_or(x, y) if _u.is_bool(x) else lax.add(x, y)
+
+
+def subtract(x: Any, y: Any, /) -> Any:
+    """Elementwise `x - y` (bools are refused, as in NumPy).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.subtract(jnp.arange(3), 1.5)
+      Array([-1.5, -0.5,  0.5], dtype=float32)
+    """
+    x, y = _u.promote_args("subtract", x, y)
+    return lax.sub(x, y)
+
+
+def multiply(x: Any, y: Any, /) -> Any:
+    """Elementwise `x * y` (logical and for bools).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.multiply(jnp.arange(3), 2)
+      Array([0, 2, 4], dtype=int32)
+    """
+    x, y = _u.promote_args("multiply", x, y)
+    return lax.bitwise_and(x, y) if _u.is_bool(x) else lax.mul(x, y)
+
+
+def true_divide(x: Any, y: Any, /) -> Any:
+    """Elementwise `x / y`, always inexact: integers and bools divide as floats.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.true_divide(jnp.arange(3), 2)
+      Array([0. , 0.5, 1. ], dtype=float32)
+    """
+    x, y = _u.promote_args_inexact("true_divide", x, y)
+    return lax.div(x, y)
+
+
+divide = true_divide
+
+
+def floor_divide(x: Any, y: Any, /) -> Any:
+    """Elementwise `x // y`, rounding towards minus infinity (Python's `//`).
+
+    Raises:
+      TypeError: complex operands.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.floor_divide(jnp.array([-7, 7]), 2)
+      Array([-4,  3], dtype=int32)
+    """
     x, y = _u.promote_args_numeric("floor_divide", x, y)
+    check_no_complex("floor_divide", x)
     if _u.issubdtype_of(x, np.unsignedinteger):
         return lax.div(x, y)
     if _u.issubdtype_of(x, np.integer):
@@ -56,12 +150,10 @@ def floor_divide(x: Any, y: Any) -> Any:
         # division was not exact.
         quotient = lax.div(x, y)
         remainder = lax.rem(x, y)
-        inexact = lax.ne(remainder, _zero_like(remainder))
+        inexact = lax.ne(remainder, zero_like(remainder))
         signs_differ = lax.ne(lax.sign(x), lax.sign(y))
         fix = lax.bitwise_and(inexact, signs_differ)
-        return _select(fix, lax.sub(quotient, _one_like(quotient)), quotient)
-    if _u.issubdtype_of(x, np.complexfloating):
-        raise NotImplementedError("floor_divide of complex numbers is not supported yet (issue 5)")
+        return where(fix, lax.sub(quotient, one_like(quotient)), quotient)
     return _float_divmod(x, y)[0]
 
 
@@ -69,45 +161,81 @@ def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
     # Python's semantics: the remainder takes the sign of the divisor.
     mod = lax.rem(x, y)
     div = lax.div(lax.sub(x, mod), y)
-    fix = lax.bitwise_and(lax.ne(mod, _zero_like(mod)), lax.ne(lax.sign(y), lax.sign(mod)))
-    mod = _select(fix, lax.add(mod, y), mod)
-    div = _select(fix, lax.sub(div, _one_like(div)), div)
+    fix = lax.bitwise_and(lax.ne(mod, zero_like(mod)), lax.ne(lax.sign(y), lax.sign(mod)))
+    mod = where(fix, lax.add(mod, y), mod)
+    div = where(fix, lax.sub(div, one_like(div)), div)
     return lax.round(div, lax.RoundingMethod.TO_NEAREST_EVEN), mod
 
 
-def remainder(x: Any, y: Any) -> Any:
+def remainder(x: Any, y: Any, /) -> Any:
+    """Elementwise `x % y`, with the sign of the divisor (Python's `%`).
+
+    Raises:
+      TypeError: complex operands.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.remainder(jnp.array([-7, 7]), 3)
+      Array([2, 1], dtype=int32)
+    """
     x, y = _u.promote_args_numeric("remainder", x, y)
+    check_no_complex("remainder", x)
     if _u.issubdtype_of(x, np.unsignedinteger):
         return lax.rem(x, y)
-    if _u.issubdtype_of(x, np.complexfloating):
-        raise NotImplementedError("remainder of complex numbers is not supported yet (issue 5)")
     # lax.rem takes the sign of the dividend; Python's % takes the divisor's.
     trunc = lax.rem(x, y)
-    zero = _zero_like(trunc)
-    fix = lax.bitwise_and(
-        lax.ne(trunc, zero), lax.ne(lax.lt(trunc, zero), lax.lt(y, _zero_like(y)))
-    )
-    return _select(fix, lax.add(trunc, y), trunc)
+    zero = zero_like(trunc)
+    fix = lax.bitwise_and(lax.ne(trunc, zero), lax.ne(lax.lt(trunc, zero), lax.lt(y, zero_like(y))))
+    return where(fix, lax.add(trunc, y), trunc)
 
 
-def divmod(x: Any, y: Any) -> tuple[Any, Any]:
+mod = remainder
+
+
+def fmod(x: Any, y: Any, /) -> Any:
+    """Elementwise remainder of `x / y` with the sign of the dividend (C's `fmod`).
+
+    An integer division by zero gives 0, as in NumPy.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.fmod(jnp.array([-7, 7]), 3)
+      Array([-1,  1], dtype=int32)
+    """
+    x, y = _u.promote_args_numeric("fmod", x, y)
+    check_no_complex("fmod", x)
+    if _u.issubdtype_of(x, np.integer):
+        y = where(lax.eq(y, zero_like(y)), one_like(y), y)
+    return lax.rem(x, y)
+
+
+def divmod(x: Any, y: Any, /) -> tuple[Any, Any]:
+    """`(floor_divide(x, y), remainder(x, y))`, computed together.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.divmod(jnp.array([-7, 7]), 3)
+      (Array([-3,  2], dtype=int32), Array([2, 1], dtype=int32))
+    """
     x, y = _u.promote_args_numeric("divmod", x, y)
     if _u.issubdtype_of(x, np.floating):
         return _float_divmod(x, y)
     return floor_divide(x, y), remainder(x, y)
 
 
-def _zero_like(x: Any) -> Any:
-    return _u.scalar_like(0, x)
+def power(x: Any, y: Any, /) -> Any:
+    """Elementwise `x ** y`.
 
+    A concrete integer exponent is computed by repeated multiplication
+    (`lax.integer_pow`), whatever the dtype of `x`. Integer arrays raised to integer
+    arrays use binary exponentiation; a negative exponent then gives 0 (except for
+    the bases 1 and -1), as in JAX.
 
-def _one_like(x: Any) -> Any:
-    return _u.scalar_like(1, x)
-
-
-def power(x: Any, y: Any) -> Any:
-    # A concrete integer exponent becomes integer_pow (repeated multiplication),
-    # whatever the dtype of the base.
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.power(jnp.arange(4), 2)
+      Array([0, 1, 4, 9], dtype=int32)
+    """
     if isinstance(y, int | np.integer) and not isinstance(y, bool | np.bool_):
         (x,) = _u.promote_dtypes_numeric(x)
         return lax.integer_pow(x, operator.index(y))
@@ -117,121 +245,433 @@ def power(x: Any, y: Any) -> Any:
     return lax.pow(x, y)
 
 
-def _integer_power(x: Any, y: Any) -> Any:
-    """`x ** y` for integer arrays, by binary exponentiation over the bits of `y`.
+pow = power  # noqa: A001 - the array API's name
 
-    A negative exponent gives 0, except for the bases 1 and -1 (whose powers are
-    1 and +-1), as in JAX.
-    """
+
+def _integer_power(x: Any, y: Any) -> Any:
+    """`x ** y` for integer arrays, by binary exponentiation over the bits of `y`."""
     shape = sd.broadcast_shapes(_u.shape(x), _u.shape(y))
-    x, y = (_shape_ops.broadcast_in_dim(v, shape, _trailing_dims(v, shape)) for v in (x, y))
+    x, y = broadcast_to_shape(x, shape), broadcast_to_shape(y, shape)
     signed = _u.issubdtype_of(y, np.signedinteger)
     exp = lax.abs(y) if signed else y
-    zero, one = _zero_like(y), _one_like(y)
+    zero, one = zero_like(y), one_like(y)
     acc = _shape_ops.full(shape, 1, _u.dtype(x))
     base = x
     for _ in range(dtypes.iinfo(_u.dtype(y)).bits - (1 if signed else 0)):
         bit_set = lax.ne(lax.bitwise_and(exp, one), zero)
-        acc = _select(bit_set, lax.mul(acc, base), acc)
+        acc = where(bit_set, lax.mul(acc, base), acc)
         base = lax.mul(base, base)
         exp = lax.shift_right_logical(exp, one)
     if signed:
-        vanishes = lax.bitwise_and(lax.lt(y, zero), lax.ne(lax.abs(x), _one_like(x)))
-        acc = _select(vanishes, _shape_ops.full(shape, 0, _u.dtype(x)), acc)
+        vanishes = lax.bitwise_and(lax.lt(y, zero), lax.ne(lax.abs(x), one_like(x)))
+        acc = where(vanishes, zero_like(acc), acc)
     return acc
 
 
-def _trailing_dims(x: Any, shape: tuple) -> tuple[int, ...]:
-    ndim = len(_u.shape(x))
-    return tuple(range(len(shape) - ndim, len(shape)))
+def float_power(x: Any, y: Any, /) -> Any:
+    """Elementwise `x ** y` computed in an inexact type (the default float for integers).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.float_power(jnp.array([2, 4]), -1)
+      Array([0.5 , 0.25], dtype=float32)
+    """
+    x, y = _u.promote_args_inexact("float_power", x, y)
+    return lax.pow(x, y)
 
 
-def _compare(prim_fn: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Any], Any]:
-    def compare(x: Any, y: Any, /) -> Any:
-        x, y = _u.promote_args(name, x, y)
-        return prim_fn(x, y)
+def negative(x: Any, /) -> Any:
+    """Elementwise `-x` (unsigned integers wrap around; bools are refused).
 
-    compare.__name__ = compare.__qualname__ = name
-    return compare
-
-
-equal = _compare(lax.eq, "equal")
-not_equal = _compare(lax.ne, "not_equal")
-less = _compare(lax.lt, "less")
-less_equal = _compare(lax.le, "less_equal")
-greater = _compare(lax.gt, "greater")
-greater_equal = _compare(lax.ge, "greater_equal")
-
-
-def _bitwise(prim_fn: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Any], Any]:
-    def op(x: Any, y: Any, /) -> Any:
-        x, y = _u.promote_args(name, x, y)
-        _check_integer_or_bool(name, x)
-        return prim_fn(x, y)
-
-    op.__name__ = op.__qualname__ = name
-    return op
-
-
-bitwise_and = _bitwise(lax.bitwise_and, "bitwise_and")
-bitwise_or = _bitwise(lax.bitwise_or, "bitwise_or")
-bitwise_xor = _bitwise(lax.bitwise_xor, "bitwise_xor")
-
-
-def _check_integer_or_bool(name: str, x: Any) -> None:
-    if not (_u.is_bool(x) or _u.issubdtype_of(x, np.integer)):
-        raise TypeError(
-            f"{name} is only defined for integer and boolean types, got dtype {_u.dtype(x).name}."
-        )
-
-
-def left_shift(x: Any, y: Any) -> Any:
-    x, y = _u.promote_args_numeric("left_shift", x, y)
-    _check_integer_or_bool("left_shift", x)
-    return lax.shift_left(x, y)
-
-
-def right_shift(x: Any, y: Any) -> Any:
-    x, y = _u.promote_args_numeric("right_shift", x, y)
-    _check_integer_or_bool("right_shift", x)
-    if _u.issubdtype_of(x, np.unsignedinteger):
-        return lax.shift_right_logical(x, y)
-    return lax.shift_right_arithmetic(x, y)
-
-
-def negative(x: Any) -> Any:
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.negative(jnp.array([1.0, -2.0]))
+      Array([-1.,  2.], dtype=float32)
+    """
+    (x,) = _u.promote_args("negative", x)
     return lax.neg(x)
 
 
-def positive(x: Any) -> Any:
-    return x
+def positive(x: Any, /) -> Any:
+    """Elementwise `+x`: `x` itself, as an array.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.positive(2)
+      Array(2, dtype=int32, weak_type=True)
+    """
+    (x,) = _u.promote_args("positive", x)
+    return _creation.asarray(x)
 
 
-def absolute(x: Any) -> Any:
+def absolute(x: Any, /) -> Any:
+    """Elementwise absolute value (the magnitude, a real number, for complex `x`).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.absolute(jnp.array([-1.5, 2.0]))
+      Array([1.5, 2. ], dtype=float32)
+    """
+    (x,) = _u.promote_args("absolute", x)
     if _u.is_bool(x) or _u.issubdtype_of(x, np.unsignedinteger):
         return x
     return lax.abs(x)
 
 
-def invert(x: Any) -> Any:
-    _check_integer_or_bool("invert", x)
+abs = absolute  # noqa: A001 - NumPy's name
+
+
+def fabs(x: Any, /) -> Any:
+    """Elementwise absolute value in a floating type (integers are promoted).
+
+    Raises:
+      TypeError: complex `x`.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.fabs(jnp.array([-1, 2]))
+      Array([1., 2.], dtype=float32)
+    """
+    (x,) = _u.promote_args_inexact("fabs", x)
+    check_no_complex("fabs", x)
+    return lax.abs(x)
+
+
+def sign(x: Any, /) -> Any:
+    """Elementwise sign: -1, 0 or 1 (`x / |x|` for complex `x`, 0 at 0).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.sign(jnp.array([-3.0, 0.0, 2.0]))
+      Array([-1.,  0.,  1.], dtype=float32)
+    """
+    (x,) = _u.promote_args("sign", x)
+    if _u.is_bool(x):
+        return x
+    return lax.sign(x)
+
+
+def square(x: Any, /) -> Any:
+    """Elementwise `x * x` (bools are promoted to the default integer).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.square(jnp.array([2, -3]))
+      Array([4, 9], dtype=int32)
+    """
+    (x,) = _u.promote_args_numeric("square", x)
+    return lax.square(x)
+
+
+def reciprocal(x: Any, /) -> Any:
+    """Elementwise `1 / x`; unlike NumPy, integers are promoted to floats.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.reciprocal(jnp.array([2, 4]))
+      Array([0.5 , 0.25], dtype=float32)
+    """
+    (x,) = _u.promote_args_inexact("reciprocal", x)
+    return lax.integer_pow(x, -1)
+
+
+def heaviside(x1: Any, x2: Any, /) -> Any:
+    """The Heaviside step function: 0 where `x1 < 0`, `x2` where `x1 == 0`, 1 where `x1 > 0`.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.heaviside(jnp.array([-1.0, 0.0, 2.0]), 0.5)
+      Array([0. , 0.5, 1. ], dtype=float32)
+    """
+    x1, x2 = _u.promote_args_inexact("heaviside", x1, x2)
+    check_no_complex("heaviside", x1)
+    zero = zero_like(x1)
+    positive_part = where(lax.gt(x1, zero), one_like(x1), x2)
+    return where(lax.lt(x1, zero), zero, positive_part)
+
+
+# ---------------------------------------------------------------------------
+# Maximum and minimum
+
+
+def maximum(x: Any, y: Any, /) -> Any:
+    """Elementwise maximum, propagating NaNs (complex numbers compare lexicographically).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.maximum(jnp.array([1.0, jnp.nan, 3.0]), 2.0)
+      Array([ 2., nan,  3.], dtype=float32)
+    """
+    x, y = _u.promote_args("maximum", x, y)
+    return lax.max(x, y)
+
+
+def minimum(x: Any, y: Any, /) -> Any:
+    """Elementwise minimum, propagating NaNs (complex numbers compare lexicographically).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.minimum(jnp.array([1.0, jnp.nan, 3.0]), 2.0)
+      Array([ 1., nan,  2.], dtype=float32)
+    """
+    x, y = _u.promote_args("minimum", x, y)
+    return lax.min(x, y)
+
+
+def _nan_ignoring(name: str, pick: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def fn(x1: Any, x2: Any, /) -> Any:
+        x1, x2 = _u.promote_args(name, x1, x2)
+        if not _u.issubdtype_of(x1, np.inexact):
+            return pick(x1, x2)
+        # Where one operand is NaN, take the other (NaN only where both are).
+        x2_nan = lax.ne(x2, x2)
+        x1_nan = lax.ne(x1, x1)
+        out = where(x2_nan, x1, pick(x1, x2))
+        return where(lax.bitwise_and(x1_nan, lax.bitwise_not(x2_nan)), x2, out)
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+fmax = _nan_ignoring("fmax", lax.max)
+fmax.__doc__ = """Elementwise maximum, ignoring NaNs (NaN only where both operands are).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.fmax(jnp.array([1.0, jnp.nan, 3.0]), 2.0)
+      Array([2., 2., 3.], dtype=float32)
+    """
+fmin = _nan_ignoring("fmin", lax.min)
+fmin.__doc__ = """Elementwise minimum, ignoring NaNs (NaN only where both operands are).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.fmin(jnp.array([1.0, jnp.nan, 3.0]), 2.0)
+      Array([1., 2., 2.], dtype=float32)
+    """
+
+
+# ---------------------------------------------------------------------------
+# Comparisons
+
+
+def _compare(prim_fn: Callable[[Any, Any], Any], name: str, op: str) -> Callable[[Any, Any], Any]:
+    def compare(x: Any, y: Any, /) -> Any:
+        x, y = _u.promote_args(name, x, y)
+        return prim_fn(x, y)
+
+    compare.__name__ = compare.__qualname__ = name
+    compare.__doc__ = f"""Elementwise `x {op} y`, a bool array (operands are promoted first).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.{name}(jnp.arange(3), 1).dtype
+      dtype('bool')
+    """
+    return compare
+
+
+equal = _compare(lax.eq, "equal", "==")
+not_equal = _compare(lax.ne, "not_equal", "!=")
+less = _compare(lax.lt, "less", "<")
+less_equal = _compare(lax.le, "less_equal", "<=")
+greater = _compare(lax.gt, "greater", ">")
+greater_equal = _compare(lax.ge, "greater_equal", ">=")
+
+
+# ---------------------------------------------------------------------------
+# Logic
+
+
+def _to_bool(x: Any) -> Any:
+    return x if _u.is_bool(x) else lax.ne(x, zero_like(x))
+
+
+def _logical(prim_fn: Callable[[Any, Any], Any], name: str, op: str) -> Callable[[Any, Any], Any]:
+    def logical(x: Any, y: Any, /) -> Any:
+        x, y = _u.promote_args(name, x, y)
+        return prim_fn(_to_bool(x), _to_bool(y))
+
+    logical.__name__ = logical.__qualname__ = name
+    logical.__doc__ = f"""Elementwise logical `{op}` of the truth values of `x` and `y` (bool).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.{name}(jnp.array([0, 1, 2]), True).dtype
+      dtype('bool')
+    """
+    return logical
+
+
+logical_and = _logical(lax.bitwise_and, "logical_and", "and")
+logical_or = _logical(lax.bitwise_or, "logical_or", "or")
+logical_xor = _logical(lax.bitwise_xor, "logical_xor", "xor")
+
+
+def logical_not(x: Any, /) -> Any:
+    """Elementwise logical negation of the truth value of `x` (bool result).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.logical_not(jnp.array([0, 2]))
+      Array([ True, False], dtype=bool)
+    """
+    (x,) = _u.promote_args("logical_not", x)
+    return lax.bitwise_not(_to_bool(x))
+
+
+# ---------------------------------------------------------------------------
+# Bits
+
+
+def _bitwise(prim_fn: Callable[[Any, Any], Any], name: str, op: str) -> Callable[[Any, Any], Any]:
+    def bitwise(x: Any, y: Any, /) -> Any:
+        x, y = _u.promote_args(name, x, y)
+        check_integer_or_bool(name, x)
+        return prim_fn(x, y)
+
+    bitwise.__name__ = bitwise.__qualname__ = name
+    bitwise.__doc__ = f"""Elementwise bitwise `{op}` of integer or bool arrays.
+
+    Raises:
+      TypeError: floating or complex operands.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.{name}(jnp.array([12]), 10).dtype
+      dtype('int32')
+    """
+    return bitwise
+
+
+bitwise_and = _bitwise(lax.bitwise_and, "bitwise_and", "and")
+bitwise_or = _bitwise(lax.bitwise_or, "bitwise_or", "or")
+bitwise_xor = _bitwise(lax.bitwise_xor, "bitwise_xor", "xor")
+
+
+def invert(x: Any, /) -> Any:
+    """Elementwise bitwise not (logical not for bools).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.invert(jnp.array([0, 5], jnp.uint8))
+      Array([255, 250], dtype=uint8)
+    """
+    (x,) = _u.promote_args("invert", x)
+    check_integer_or_bool("invert", x)
     return lax.bitwise_not(x)
 
 
-def round_operator(x: Any, ndigits: int | None = None) -> Any:
-    """`round(x, ndigits)`: NumPy's round-half-to-even; an int array when `ndigits` is None."""
-    decimals = 0 if ndigits is None else operator.index(ndigits)
-    if _u.is_bool(x) or _u.issubdtype_of(x, np.integer):
-        if decimals < 0:
-            raise NotImplementedError("round of integers with negative ndigits is not supported")
-        out = x
-    elif _u.issubdtype_of(x, np.complexfloating):
-        raise NotImplementedError("round of complex numbers is not supported yet (issue 5)")
-    elif decimals == 0:
-        out = lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
-    else:
-        factor = _u.scalar_like(10.0**decimals, x)
-        out = lax.div(lax.round(lax.mul(x, factor), lax.RoundingMethod.TO_NEAREST_EVEN), factor)
-    if ndigits is None:
-        return _u.convert(out, dtypes.canonicalize_dtype(dtypes.int_))
-    return out
+bitwise_not = invert
+bitwise_invert = invert
+
+
+def left_shift(x: Any, y: Any, /) -> Any:
+    """Elementwise `x << y` of integers (bools are promoted to the default integer).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.left_shift(jnp.array([1, 3]), 2)
+      Array([ 4, 12], dtype=int32)
+    """
+    x, y = _u.promote_args_numeric("left_shift", x, y)
+    check_integer_or_bool("left_shift", x)
+    return lax.shift_left(x, y)
+
+
+def right_shift(x: Any, y: Any, /) -> Any:
+    """Elementwise `x >> y`: arithmetic for signed integers, logical for unsigned ones.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.right_shift(jnp.array([-8, 8]), 2)
+      Array([-2,  2], dtype=int32)
+    """
+    x, y = _u.promote_args_numeric("right_shift", x, y)
+    check_integer_or_bool("right_shift", x)
+    if _u.issubdtype_of(x, np.unsignedinteger):
+        return lax.shift_right_logical(x, y)
+    return lax.shift_right_arithmetic(x, y)
+
+
+bitwise_left_shift = left_shift
+bitwise_right_shift = right_shift
+
+
+def bitwise_count(x: Any, /) -> Any:
+    """The number of 1 bits in the absolute value of each element, as uint8.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.bitwise_count(jnp.array([-3, 7]))
+      Array([2, 3], dtype=uint8)
+    """
+    (x,) = _u.promote_args("bitwise_count", x)
+    check_integer_or_bool("bitwise_count", x)
+    if _u.is_bool(x):
+        return _u.convert(x, np.dtype(np.uint8))
+    if _u.issubdtype_of(x, np.signedinteger):
+        x = lax.abs(x)
+    return _u.convert(_bits.population_count(x), np.dtype(np.uint8))
+
+
+# ---------------------------------------------------------------------------
+# Greatest common divisor and least common multiple
+
+
+def _check_integer_args(name: str, x: Any) -> None:
+    if not _u.issubdtype_of(x, np.integer):
+        raise ValueError(f"Arguments to jax.numpy.{name} must be integers, got {_u.dtype(x)}.")
+
+
+def _gcd_loop(x1: Any, x2: Any) -> Any:
+    """Euclid's algorithm on non-negative integer arrays of one shape, all lanes at once."""
+
+    def not_done(carry: tuple[Any, Any]) -> Any:
+        _, b = carry
+        return _bits.reduce_or(lax.ne(b, zero_like(b)), tuple(range(len(_u.shape(b)))))
+
+    def step(carry: tuple[Any, Any]) -> tuple[Any, Any]:
+        a, b = carry
+        nonzero = lax.ne(b, zero_like(b))
+        safe_b = where(nonzero, b, one_like(b))
+        return where(nonzero, b, a), where(nonzero, lax.rem(a, safe_b), zero_like(b))
+
+    return _control_flow.while_loop(not_done, step, (x1, x2))[0]
+
+
+def gcd(x1: Any, x2: Any, /) -> Any:
+    """Elementwise greatest common divisor of the absolute values (`gcd(0, 0) == 0`).
+
+    Raises:
+      ValueError: operands that are not integers.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.gcd(jnp.array([12, -18, 0]), 8)
+      Array([4, 2, 8], dtype=int32)
+    """
+    x1, x2 = _u.promote_args_numeric("gcd", x1, x2)
+    _check_integer_args("gcd", x1)
+    shape = sd.broadcast_shapes(_u.shape(x1), _u.shape(x2))
+    x1, x2 = (broadcast_to_shape(absolute(v), shape) for v in (x1, x2))
+    return _gcd_loop(x1, x2)
+
+
+def lcm(x1: Any, x2: Any, /) -> Any:
+    """Elementwise least common multiple of the absolute values (0 if either is 0).
+
+    Raises:
+      ValueError: operands that are not integers.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.lcm(jnp.array([4, -6, 0]), 6)
+      Array([12,  6,  0], dtype=int32)
+    """
+    x1, x2 = _u.promote_args_numeric("lcm", x1, x2)
+    _check_integer_args("lcm", x1)
+    d = gcd(x1, x2)
+    safe_d = where(lax.eq(d, zero_like(d)), one_like(d), d)
+    out = absolute(multiply(x1, floor_divide(x2, safe_d)))
+    return where(lax.eq(d, zero_like(d)), zero_like(out), out)
