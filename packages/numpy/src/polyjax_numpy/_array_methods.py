@@ -21,11 +21,14 @@ from polyjax_core import symbolic_dims as sd
 from polyjax_core import tracing
 from polyjax_interpreters import array as array_mod
 from polyjax_numpy.numpy import (
+    _creation,
     _cumulative,
     _indexing,
     _manipulation,
+    _matrices,
     _products,
     _reductions,
+    _selection,
     _statistics,
     _ufuncs,
     _ufuncs_math,
@@ -104,6 +107,19 @@ def _astype_method(self: Any, dtype: Any, copy: bool = False, device: Any = None
     return _manipulation.astype(self, dtype, copy=copy, device=device)
 
 
+def _compress_method(
+    self: Any,
+    condition: Any,
+    axis: int | None = None,
+    *,
+    out: None = None,
+    size: int | None = None,
+    fill_value: Any = 0,
+) -> Any:
+    # `x.compress(condition)` is `jnp.compress(condition, x)`: the array comes second.
+    return _selection.compress(condition, self, axis, size=size, fill_value=fill_value, out=out)
+
+
 _METHODS: dict[str, Callable[..., Any]] = {
     "sum": _reductions.sum,
     "prod": _reductions.prod,
@@ -127,6 +143,12 @@ _METHODS: dict[str, Callable[..., Any]] = {
     "squeeze": _manipulation.squeeze,
     "ravel": _manipulation.ravel,
     "flatten": _manipulation.ravel,
+    "repeat": _manipulation.repeat,
+    "swapaxes": _manipulation.swapaxes,
+    "diagonal": _matrices.diagonal,
+    "compress": _compress_method,
+    "choose": _selection.choose,
+    "copy": _creation.copy,
     "take": _indexing.take,
     "clip": _ufuncs_math.clip,
     "round": _ufuncs_math.round,
