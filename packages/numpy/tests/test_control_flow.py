@@ -257,6 +257,103 @@ def test_scan_vmap(in_axes):
 
 
 # ---------------------------------------------------------------------------
+# Loop invariants: computed once, outside the lowered loop
+
+
+def _ops_outside_and_inside_loops(lowered):
+    """The op names of a lowered module outside every `stablehlo.while`, and inside one."""
+    outside, inside = [], []
+
+    def visit(op, in_loop):
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.operations:
+                    child = child.operation
+                    (inside if in_loop else outside).append(child.name)
+                    visit(child, in_loop or child.name == "stablehlo.while")
+
+    visit(lowered.compiler_ir().operation, False)
+    return outside, inside
+
+
+def _rnn_with_invariants(w, u, b, h0, xs):
+    """An RNN whose cell computes from its closed-over weights alone: `sin(w)`, `u @ u.T`
+    and a broadcast of the scalar `b`."""
+
+    def cell(h, x):
+        uut = lax.dot(u, lax.transpose(u, (1, 0)))
+        h = lax.tanh(lax.dot(lax.sin(w), h) + lax.dot(uut, h) + x + lax.broadcast(b, h.shape))
+        return h, h
+
+    return lax.scan(cell, h0, xs)
+
+
+def test_scan_lowering_computes_loop_invariants_before_the_loop():
+    w, u, b = _rand(4, 4), _rand(4, 3, seed=1), np.float32(0.1)
+    h0, xs = _rand(4, seed=2), _rand(5, 4, seed=3)
+    f = jit(_rnn_with_invariants)
+    outside, inside = _ops_outside_and_inside_loops(f.lower(w, u, b, h0, xs))
+    assert inside.count("stablehlo.while") == 0 and outside.count("stablehlo.while") == 1
+    # sin(w) and u @ u.T once, before the loop; the loop does the two mat-vecs.
+    assert outside.count("stablehlo.sine") == 1 and "stablehlo.sine" not in inside
+    assert outside.count("stablehlo.transpose") == 1 and "stablehlo.transpose" not in inside
+    assert outside.count("stablehlo.dot_general") == 1
+    assert inside.count("stablehlo.dot_general") == 2
+    # A broadcast grows its operand: it stays in the loop, for XLA to fuse.
+    assert "stablehlo.broadcast_in_dim" in inside
+    h, want = h0, []
+    for x in xs:
+        h = np.tanh(np.sin(w) @ h + (u @ u.T) @ h + x + b)
+        want.append(h)
+    got_h, got_ys = f(w, u, b, h0, xs)
+    np.testing.assert_allclose(np.asarray(got_ys), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(got_h), want[-1], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("unroll", [1, 2])
+def test_scan_grad_recomputes_invariant_residuals_instead_of_stacking(unroll):
+    w, h0, xs = _rand(3, 3), _rand(3, seed=1), _rand(5, 3, seed=2)
+
+    def loss(w, h0, xs):
+        def cell(h, x):
+            h = lax.tanh(lax.dot(lax.sin(w), h) + x)
+            return h, h
+
+        h, ys = lax.scan(cell, h0, xs, unroll=unroll)
+        return lax.reduce_sum(ys * ys, (0, 1)) + lax.reduce_sum(h, (0,))
+
+    g = jit(ad.grad(loss))
+    # sin(w) and cos(w) (its derivative) are not saved once per step, as f32[5,3,3]...
+    jaxpr = make_jaxpr(ad.grad(loss))(w, h0, xs)
+    scans = [e for e in jaxpr.eqns if e.primitive.name == "scan"]
+    assert len(scans) == 2
+    assert all(v.aval.shape != (5, 3, 3) for e in scans for v in e.outvars)
+    # ...and the loops compute neither: each is computed before its loop.
+    lowered = g.lower(w, h0, xs)
+    outside, inside = _ops_outside_and_inside_loops(lowered)
+    assert outside.count("stablehlo.while") == 2
+    for op in ("stablehlo.sine", "stablehlo.cosine"):
+        assert op in outside and op not in inside, op
+    assert "5x3x3" not in lowered.as_text()
+    check_grads(jit(loss), (w, h0, xs), order=2)
+
+
+def test_while_lowering_computes_loop_invariants_before_the_loop():
+    w = _rand(3, 3)
+
+    def f(n, x):
+        return lax.fori_loop(0, n, lambda i, x: lax.dot(lax.cos(w), x) + 1.0, x)
+
+    outside, inside = _ops_outside_and_inside_loops(jit(f).lower(np.int32(3), _rand(3)))
+    assert outside.count("stablehlo.cosine") == 1 and "stablehlo.cosine" not in inside
+    assert inside.count("stablehlo.dot_general") == 1
+    x, want = _rand(3, seed=1), _rand(3, seed=1)
+    for _ in range(3):
+        want = np.cos(w) @ want + 1.0
+    np.testing.assert_allclose(np.asarray(jit(f)(np.int32(3), x)), want, rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------
 # while_loop / fori_loop
 
 

@@ -7,6 +7,9 @@ All of them are *initial-style*: the user's functions are traced once to
 body closes over (constants and tracers of enclosing transformations) are
 hoisted into explicit leading operands, as `jit` does: loop-invariant values
 thus enter a loop once, as operands, and are never recomputed per iteration.
+What a loop body computes from those operands alone is lowered before the loop
+(`_lower_invariants`), and partial evaluation does not stack such values as
+per-iteration residuals (`_scan_partial_eval`).
 
 Each primitive carries all its rules here: abstract evaluation, an eager impl
 (a compiled one-primitive executable), lowering (`stablehlo.case`,
@@ -26,7 +29,8 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
-from polyjax_core.jaxpr import ClosedJaxpr, Var
+from polyjax_core.dce import dce_jaxpr
+from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from polyjax_core.jaxpr_eval import jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
@@ -141,6 +145,102 @@ def _closed_call(closed: ClosedJaxpr, *args: Any) -> list[Any]:
 
 def _impl(prim: Primitive) -> None:
     prim.def_impl(functools.partial(dispatch.apply_primitive, prim))
+
+
+# ---------------------------------------------------------------------------
+# Loop-invariant code motion, at lowering time
+#
+# A loop body may compute from its loop constants alone (`sin(W)` or `W @ U` in a
+# scan over an RNN cell, a weight's transpose or cosine in the transposed scan of its
+# gradient). Such values are computed once, before the `stablehlo.while`, and enter
+# it as extra loop operands, so the program XLA gets does not rely on its own loop
+# optimizations for them. Jaxprs are untouched: this is a lowering decision.
+
+
+def _size(avals: Sequence[Any]) -> int | None:
+    """Total element count, or None when a shape is symbolic (or there is none)."""
+    total = 0
+    for a in avals:
+        shape = getattr(a, "shape", None)
+        if shape is None or not all(isinstance(d, int) for d in shape):
+            return None
+        total += int(np.prod(shape, dtype=np.int64))
+    return total
+
+
+def _hoistable(eqn: JaxprEqn) -> bool:
+    """Effect-free and not size-inflating: a broadcast or an iota is cheaper to
+    recompute (XLA fuses it into its users) than to keep alive through the loop."""
+    if eqn.effects:
+        return False
+    n_in = _size([x.aval for x in eqn.invars])
+    n_out = _size([v.aval for v in eqn.outvars])
+    return n_in is not None and n_out is not None and n_out <= n_in
+
+
+def _first_reads(eqns: Sequence[JaxprEqn], outvars: Sequence[Any], among: set) -> list[Var]:
+    """The vars of ``among`` that ``eqns`` or ``outvars`` read, in order, each once."""
+    seen: dict[Var, None] = {}
+    for x in [x for e in eqns for x in e.invars] + list(outvars):
+        if type(x) is not Literal and x in among:
+            seen.setdefault(x, None)
+    return list(seen)
+
+
+def _split_invariants(
+    closed: ClosedJaxpr, n_consts: int
+) -> tuple[ClosedJaxpr, ClosedJaxpr, list[int]] | None:
+    """Splits a loop body into what depends on its first ``n_consts`` inputs only and
+    the rest.
+
+    Returns:
+      None when nothing can be hoisted, else `(pre, body, kept)`: `pre` takes the
+      loop constants and returns the hoisted values; `body` takes the constants at
+      positions `kept`, then the hoisted values, then the body's other inputs.
+    """
+    j = closed.jaxpr
+    consts = j.invars[:n_consts]
+    invariant = {*j.constvars, *consts}
+    pre_eqns, body_eqns = [], []
+    for eqn in j.eqns:
+        if _hoistable(eqn) and all(type(x) is Literal or x in invariant for x in eqn.invars):
+            pre_eqns.append(eqn)
+            invariant.update(eqn.outvars)
+        else:
+            body_eqns.append(eqn)
+    if not pre_eqns:
+        return None
+    hoisted = _first_reads(body_eqns, j.outvars, {v for e in pre_eqns for v in e.outvars})
+    if not hoisted:  # the invariant part feeds nothing but itself
+        return None
+    read = set(_first_reads(body_eqns, j.outvars, set(consts)))
+    kept = [i for i, v in enumerate(consts) if v in read]
+    pre, _ = dce_jaxpr(Jaxpr(j.constvars, consts, hoisted, pre_eqns), [True] * len(hoisted), True)
+    body = Jaxpr(
+        j.constvars,
+        [*(consts[i] for i in kept), *hoisted, *j.invars[n_consts:]],
+        j.outvars,
+        body_eqns,
+    )
+    return ClosedJaxpr(pre, closed.consts), ClosedJaxpr(body, closed.consts), kept
+
+
+def _lower_invariants(
+    ctx: Any, closed: ClosedJaxpr, consts: Sequence[ir.Value]
+) -> tuple[ClosedJaxpr, list[ir.Value]]:
+    """Lowers the loop-invariant part of a body here (before its loop).
+
+    Returns:
+      The body that remains and the loop constants it takes instead of ``consts``.
+    """
+    split = _split_invariants(closed, len(consts))
+    if split is None:
+        return closed, list(consts)
+    pre, body, kept = split
+    hoisted = mlir.jaxpr_subcomp(
+        ctx.module_context, pre.jaxpr, pre.consts, list(consts), ctx.dim_var_values
+    )
+    return body, [*(consts[i] for i in kept), *hoisted]
 
 
 # ---------------------------------------------------------------------------
@@ -585,8 +685,10 @@ def _scan_lowering(
     unroll: int,
     **_: Any,
 ) -> list:
-    nc, ncar = num_consts, num_carry
-    consts, init, xs = args[:nc], args[nc : nc + ncar], args[nc + ncar :]
+    consts, init, xs = _split3(args, num_consts, num_carry)
+    if isinstance(length, DimExpr) or length > 0:
+        jaxpr, consts = _lower_invariants(ctx, jaxpr, consts)
+    nc, ncar = len(consts), num_carry
     x_avals = jaxpr.in_avals[nc + ncar :]
     y_avals = jaxpr.out_avals[ncar:]
     ys_avals = ctx.avals_out[ncar:]
@@ -616,12 +718,12 @@ def _scan_lowering(
     ys = [mlir.full_like_aval(ctx, 0, a) for a in ys_avals]
     if isinstance(length, DimExpr):  # a symbolic trip count: no unrolling
         (n_v,) = mlir.eval_dynamic_shape(ctx, (length,))
-        last = hlo.subtract(n_v, _i32(1))
+        last = hlo.subtract(n_v, _i32(1)) if reverse else None
         u, n_main, n_static = 1, n_v, 0
     else:
         u = max(1, min(unroll, length)) if length > 0 else 1
         n_main = n_static = (length // u) * u
-        n_v, last = _i32(n_main), _i32(length - 1)
+        n_v, last = _i32(n_main), _i32(length - 1) if reverse else None
     carry = list(init)
     if not isinstance(n_main, int) or n_main > 0:
         vals = [_i32(0), *consts, *carry, *xs, *ys]
@@ -726,9 +828,26 @@ def _scan_jvp(
 ad.primitive_jvps[scan_p] = _scan_jvp
 
 
+def _loop_invariant_vars(j: Jaxpr, n_consts: int) -> set:
+    """The vars of loop body ``j`` that depend on nothing but its first ``n_consts``
+    inputs (and constvars): the same at every iteration."""
+    inv = {*j.constvars, *j.invars[:n_consts]}
+    for eqn in j.eqns:
+        if not eqn.effects and all(type(x) is Literal or x in inv for x in eqn.invars):
+            inv.update(eqn.outvars)
+    return inv
+
+
 def _scan_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any):
     """Known iterations run now and stack the per-iteration residuals; the unknown scan
-    reads them as scanned inputs (residuals that are known loop constants stay constants)."""
+    reads them as scanned inputs.
+
+    Loop-invariant residuals (functions of known loop constants alone, such as the
+    cosine of a weight whose sine the body takes) are not stacked: the unknown body
+    recomputes them from those constants, and the lowering hoists that out of its
+    loop (`_lower_invariants`), so they cost one evaluation instead of one stored
+    copy per iteration.
+    """
     p = eqn.params
     jaxpr, nc, ncar, length = p["jaxpr"], p["num_consts"], p["num_carry"], p["length"]
     const_uk, carry_uk, xs_uk = _split3(list(unknowns), nc, ncar)
@@ -748,22 +867,35 @@ def _scan_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any):
     ys_uk = out_uk[ncar:]
     kj = known.jaxpr
     n_kc = nc - sum(const_uk)
-    const_pos = {v: i for i, v in enumerate(kj.invars[:n_kc])}
     n_res = len(res_avals)
-    res_out = kj.outvars[len(kj.outvars) - n_res :]
-    invariant = [type(v) is Var and v in const_pos for v in res_out]
-    known_consts_ops = [x for x, u in zip(eqn.invars[:nc], const_uk) if not u]
-    known_body = ClosedJaxpr(
-        kj.replace(
-            outvars=[
-                *kj.outvars[: len(kj.outvars) - n_res],
-                *(v for v, inv in zip(res_out, invariant) if not inv),
-            ]
+    n_kout = len(kj.outvars) - n_res
+    res_out = kj.outvars[n_kout:]
+    inv_vars = _loop_invariant_vars(kj, n_kc)
+    invariant = [v in inv_vars for v in res_out]
+    inv_res = [v for v, inv in zip(res_out, invariant) if inv]
+    # What computes the invariant residuals from the known constants, for the unknown body.
+    recompute, rec_ins = dce_jaxpr(
+        Jaxpr(
+            kj.constvars,
+            kj.invars[:n_kc],
+            inv_res,
+            [e for e in kj.eqns if e.outvars and e.outvars[0] in inv_vars],
         ),
-        known.consts,
+        [True] * len(inv_res),
     )
+    read = {x for e in recompute.eqns for x in e.invars if type(x) is not Literal}
+    rec_consts = [(v, c) for v, c in zip(kj.constvars, known.consts) if v in read or v in inv_res]
+    known_consts_ops = [x for x, u in zip(eqn.invars[:nc], const_uk) if not u]
+    rec_ops = [x for x, used in zip(known_consts_ops, rec_ins) if used]
+    known_body, _ = dce_jaxpr(
+        kj.replace(
+            outvars=[*kj.outvars[:n_kout], *(v for v, inv in zip(res_out, invariant) if not inv)]
+        ),
+        [True] * (n_kout + n_res - len(inv_res)),
+        instantiate=True,
+    )
+    known_body = ClosedJaxpr(known_body, known.consts)
     stacked_res = [Var(_stack_aval(a, length)) for a, inv in zip(res_avals, invariant) if not inv]
-    inv_ops = [known_consts_ops[const_pos[v]] for v, inv in zip(res_out, invariant) if inv]
     consts, init, xs = _split3(eqn.invars, nc, ncar)
     c_out, y_out = eqn.outvars[:ncar], eqn.outvars[ncar:]
     k_ops = [
@@ -790,15 +922,24 @@ def _scan_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any):
     uj = unknown.jaxpr
     res_in, uk_in = uj.invars[:n_res], uj.invars[n_res:]
     n_uc, n_ucar = sum(const_uk), sum(carry_uk)
-    u_invars = [
-        *(v for v, inv in zip(res_in, invariant) if inv),
-        *uk_in[: n_uc + n_ucar],
-        *(v for v, inv in zip(res_in, invariant) if not inv),
-        *uk_in[n_uc + n_ucar :],
-    ]
-    unknown_body = ClosedJaxpr(uj.replace(invars=u_invars), unknown.consts)
+    # The residual vars are shared by both sides: the invariant ones become outputs of
+    # the recomputing equations, placed first in the unknown body.
+    unknown_body = ClosedJaxpr(
+        Jaxpr(
+            [v for v, _ in rec_consts],
+            [
+                *recompute.invars,
+                *uk_in[: n_uc + n_ucar],
+                *(v for v, inv in zip(res_in, invariant) if not inv),
+                *uk_in[n_uc + n_ucar :],
+            ],
+            uj.outvars,
+            [*recompute.eqns, *uj.eqns],
+        ),
+        [c for _, c in rec_consts],
+    )
     u_ops = [
-        *inv_ops,
+        *rec_ops,
         *(x for x, u in zip(consts, const_uk) if u),
         *(x for x, u in zip(init, carry_uk) if u),
         *stacked_res,
@@ -813,7 +954,7 @@ def _scan_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any):
         params=dict(
             p,
             jaxpr=unknown_body,
-            num_consts=len(inv_ops) + n_uc,
+            num_consts=len(rec_ops) + n_uc,
             num_carry=n_ucar,
             linear=(False,) * len(u_ops),
         ),
@@ -1086,10 +1227,14 @@ def _while_abstract_eval(*avals: Any, cond_jaxpr: ClosedJaxpr, body_jaxpr: Close
 def _while_lowering(
     ctx: Any, *args: ir.Value, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts
 ) -> list:
-    ncc, nbc = cond_nconsts, body_nconsts
+    cond_consts, body_consts, carry = _split3(args, cond_nconsts, body_nconsts)
+    cond_jaxpr, cond_consts = _lower_invariants(ctx, cond_jaxpr, cond_consts)
+    body_jaxpr, body_consts = _lower_invariants(ctx, body_jaxpr, body_consts)
+    ncc, nbc = len(cond_consts), len(body_consts)
     mctx, dims = ctx.module_context, ctx.dim_var_values
+    args = [*cond_consts, *body_consts, *carry]
     types = [v.type for v in args]
-    loop = hlo.WhileOp(types, list(args))
+    loop = hlo.WhileOp(types, args)
     cblock = loop.regions[0].blocks.append(*types)
     with ir.InsertionPoint(cblock):
         a = list(cblock.arguments)
