@@ -21,7 +21,10 @@ What it measures, on the default backend (set JAX_PLATFORMS to choose another):
 - a jitted ``lax.scan`` of 1,000 steps of an RNN cell
   (``h = tanh(W h + U x_t + b)``, hidden and input size 32), per call, and the
   time to trace, lower and compile it, a fresh function each run;
-- a jitted ``vmap(lax.dot)`` over 64 pairs of 128x128 f32 matrices, per call.
+- a jitted ``vmap(lax.dot)`` over 64 pairs of 128x128 f32 matrices, per call;
+- a jitted SGD training step (``value_and_grad`` of a softmax cross-entropy,
+  then a ``tree_map`` update) of an MLP 784-512-512-10 (relu) on a batch of
+  128 f32 images, per step.
 
 Per-call figures follow ``timeit``: a loop of NUMBER calls is timed REPEAT
 times; the median per call is reported (and the minimum, for reference). The
@@ -71,6 +74,10 @@ JAX_VMAP_MATMUL = 3.45e-3
 PARITY = 1.05
 RNN_STEPS, RNN_HIDDEN, RNN_INPUT = 1000, 32, 32
 MATMUL_BATCH, MATMUL_SIZE = 64, 128
+
+# JAX 0.10.2 on this machine kind; the target is parity within 5%: issue 6, point 9.
+JAX_SGD_STEP = 2.7e-3
+SGD_LAYERS, SGD_BATCH = (784, 512, 512, 10), 128
 
 
 @dataclass
@@ -440,6 +447,67 @@ def bench_loops(quick: bool) -> list[Result]:
     ]
 
 
+def _sgd_step() -> Callable[..., Any]:
+    """One SGD step of an MLP classifier: the function the training benchmark jits."""
+    import polyjax
+    import polyjax.numpy as jnp
+    from polyjax import nn
+
+    def loss(params, images, labels):
+        h = images
+        for w, b in params[:-1]:
+            h = nn.relu(h @ w + b)
+        w, b = params[-1]
+        log_probs = nn.log_softmax(h @ w + b)
+        return -jnp.mean(jnp.sum(log_probs * labels, axis=-1))
+
+    def step(params, images, labels):
+        value, grads = polyjax.value_and_grad(loss)(params, images, labels)
+        return polyjax.tree.map(lambda p, g: p - 0.01 * g, params, grads), value
+
+    return step
+
+
+def bench_training(quick: bool) -> list[Result]:
+    import numpy as np
+
+    import polyjax
+
+    number, repeat = (3, 3) if quick else (50, 9)
+    rng = np.random.default_rng(0)
+
+    def put(x: Any) -> Any:
+        return polyjax.device_put(np.asarray(x, np.float32))
+
+    params = [
+        (put(rng.standard_normal((n_in, n_out)) * n_in**-0.5), put(np.zeros(n_out)))
+        for n_in, n_out in zip(SGD_LAYERS[:-1], SGD_LAYERS[1:], strict=True)
+    ]
+    images = put(rng.standard_normal((SGD_BATCH, SGD_LAYERS[0])))
+    labels = put(np.eye(SGD_LAYERS[-1])[rng.integers(0, SGD_LAYERS[-1], SGD_BATCH)])
+
+    def sgd_per_step() -> tuple[float, float]:
+        step = polyjax.jit(_sgd_step())
+        state = [params]
+
+        def run() -> Any:
+            # The updated parameters feed the next step, as in a training loop.
+            state[0], value = step(state[0], images, labels)
+            return value
+
+        return per_call(run, number=number, repeat=repeat, wait=polyjax.block_until_ready)
+
+    shape = "-".join(map(str, SGD_LAYERS))
+    return [
+        _guarded(
+            f"jit SGD step, MLP {shape}, batch {SGD_BATCH} f32, per step",
+            JAX_SGD_STEP,
+            JAX_SGD_STEP * PARITY,
+            sgd_per_step,
+        )
+    ]
+
+
 # ---------------------------------------------------------------------------
 # Report
 
@@ -502,6 +570,7 @@ def main(argv: list[str] | None = None) -> int:
     results += bench_compile(args.quick)
     results += bench_tracing(args.quick)
     results += bench_loops(args.quick)
+    results += bench_training(args.quick)
 
     print(header())
     if args.quick:
