@@ -327,10 +327,12 @@ def _known_ge(a: Any, b: int) -> bool:
         return False
 
 
-def _apply_slices(x: Any, entries: list[_Entry]) -> tuple[Any, list[_Entry]]:
+def _apply_slices(
+    x: Any, entries: list[_Entry], static_ints: bool = False
+) -> tuple[Any, list[_Entry]]:
     """Applies the slice entries with static `slice`/`rev`; they become whole axes.
 
-    Static int entries (already in range) are sliced to size 1 and left as they are.
+    With `static_ints`, static int entries (in range) are sliced to size 1 too.
     """
     shape = _u.shape(x)
     ndim = len(shape)
@@ -345,7 +347,7 @@ def _apply_slices(x: Any, entries: list[_Entry]) -> tuple[Any, list[_Entry]]:
             if rev:
                 reversed_axes.append(axis)
             e = e._replace(value=_builtin_slice(None))
-        elif e.kind == "int" and isinstance(e.value, int):
+        elif static_ints and e.kind == "int" and isinstance(e.value, int):
             (axis,) = e.axes
             starts[axis], limits[axis] = e.value, e.value + 1
         out_entries.append(e)
@@ -385,7 +387,7 @@ def _basic_getitem(x: Any, entries: list[_Entry]) -> Any:
             else:
                 dynamic[axis] = e.value
         static_entries.append(e)
-    out, _ = _apply_slices(x, static_entries)
+    out, _ = _apply_slices(x, static_entries, static_ints=True)
     if dynamic:
         sizes = list(_u.shape(out))
         starts: list[Any] = [0] * len(sizes)
