@@ -15,7 +15,7 @@ Modules (private): `_util` (operands, promotion), `_creation`, `_manipulation`,
 `_ufunc_api` (`jnp.ufunc` objects), `_predicates` (`isnan`, `isclose`, ...),
 `_dtypes` (scalar types, promotion queries), `_constants`, `_products`
 (`matmul`, ...), `_reductions`, `_indexing` (`x[idx]`, `take`, `put`, ...),
-`_index_update` (`x.at[idx]`).
+`_index_update` (`x.at[idx]`), `_index_tricks` (`ix_`, `s_`, `mgrid`, `r_`, ...).
 """
 
 from polyjax_numpy.numpy._binning import (
@@ -154,6 +154,7 @@ from polyjax_numpy.numpy._index_arrays import (
     triu_indices_from,
     unravel_index,
 )
+from polyjax_numpy.numpy._index_tricks import c_, index_exp, ix_, mgrid, ogrid, r_, s_
 from polyjax_numpy.numpy._indexing import put, put_along_axis, take, take_along_axis
 from polyjax_numpy.numpy._joining import (
     append,
@@ -460,6 +461,7 @@ __all__ = [
     "broadcast_arrays",
     "broadcast_shapes",
     "broadcast_to",
+    "c_",
     "can_cast",
     "cbrt",
     "cdouble",
@@ -576,6 +578,7 @@ __all__ = [
     "identity",
     "iinfo",
     "imag",
+    "index_exp",
     "indices",
     "inexact",
     "inf",
@@ -605,6 +608,7 @@ __all__ = [
     "isrealobj",
     "isscalar",
     "issubdtype",
+    "ix_",
     "kron",
     "lcm",
     "ldexp",
@@ -632,6 +636,7 @@ __all__ = [
     "mean",
     "median",
     "meshgrid",
+    "mgrid",
     "min",
     "minimum",
     "mod",
@@ -661,6 +666,7 @@ __all__ = [
     "not_equal",
     "number",
     "object_",
+    "ogrid",
     "ones",
     "ones_like",
     "outer",
@@ -679,6 +685,7 @@ __all__ = [
     "put",
     "put_along_axis",
     "quantile",
+    "r_",
     "rad2deg",
     "radians",
     "ravel",
@@ -696,6 +703,7 @@ __all__ = [
     "rollaxis",
     "rot90",
     "round",
+    "s_",
     "select",
     "shape",
     "sign",
