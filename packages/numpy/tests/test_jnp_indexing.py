@@ -593,3 +593,88 @@ def test_put_along_axis_and_put():
         jnp.put(x, A([0]), 1.0)
     with pytest.raises(NotImplementedError, match="'raise' mode"):
         jnp.put(x, A([0]), 1.0, mode="raise", inplace=False)
+
+
+# ---------------------------------------------------------------------------
+# Index helpers: ix_, s_, index_exp, mgrid, ogrid, r_, c_
+
+
+def test_ix_matches_numpy():
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+    rows, cols = A([3, 0]), [True, False, True, False, True]
+    got = jnp.asarray(x)[jnp.ix_(rows, cols)]
+    _check(got, x[np.ix_(rows, cols)])
+    (empty,) = jnp.ix_([])
+    assert empty.shape == (0,) and empty.dtype == i32
+    outs = jit(lambda r: jnp.ix_(r, A([1, 2])))(rows)  # traced integer arguments
+    assert [o.shape for o in outs] == [(2, 1), (1, 2)]
+    with pytest.raises(ValueError, match="must be 1-dimensional"):
+        jnp.ix_(np.zeros((2, 2), np.int32))
+    with pytest.raises(NonConcreteBooleanIndexError):
+        jit(lambda m: jnp.ix_(m))(A([True, False]))
+
+
+def test_index_expressions():
+    assert jnp.s_[1:, ::2] == (slice(1, None), slice(None, None, 2))
+    assert jnp.s_[3] == 3 and jnp.index_exp[3] == (3,)
+    assert jnp.index_exp[1, None] == (1, None)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    _check(jnp.asarray(x)[jnp.s_[::2, A([0, 3])]], x[::2, A([0, 3])])
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        slice(0, 4),
+        slice(-1, 1, 5j),
+        (slice(0, 3), slice(0, 4)),
+        (slice(-1, 1, 3j), slice(0, 5, 2)),
+        (slice(1, 2, 0.25), slice(0, 2), slice(0, 1, 2j)),
+    ],
+    ids=str,
+)
+def test_mgrid_ogrid_match_numpy(key):
+    want = np.mgrid[key]
+    got = jnp.mgrid[key]
+    kind = want.dtype.kind
+    _check(got, want.astype(i32 if kind == "i" else f32))
+    for g, w in zip(
+        jnp.ogrid[key] if isinstance(key, tuple) else [jnp.ogrid[key]],
+        np.ogrid[key] if isinstance(key, tuple) else [np.ogrid[key]],
+    ):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6)
+        assert np.asarray(g).shape == w.shape
+        assert np.asarray(g).dtype == (i32 if w.dtype.kind == "i" else f32)
+    with pytest.raises(TypeError, match="takes slices"):
+        jnp.mgrid[0:2, 3]
+
+
+@pytest.mark.parametrize(
+    "fn, key",
+    [
+        ("r_", (slice(1, 4), 0, [7, 8])),
+        ("r_", (A([1, 2]), A([3.5]))),
+        ("r_", (slice(-1, 1, 5j), [0] * 3, 5)),
+        ("r_", ("0,2", [1, 2], [3, 4])),
+        ("r_", ("1,2,0", [1, 2], [3, 4])),
+        ("r_", ("-1,3,-2", [1, 2], [3, 4])),
+        ("r_", ("0", A([[1, 2]]), A([[3, 4]]))),
+        ("c_", (A([1, 2, 3]), A([4, 5, 6]))),
+        ("c_", (A([[1, 2, 3]]), 0, 0, A([[4, 5, 6]]))),
+    ],
+)
+def test_r_c_match_numpy(fn, key):
+    want = getattr(np, fn)[key]
+    got = getattr(jnp, fn)[key]
+    np.testing.assert_allclose(np.asarray(got), want)
+    assert np.asarray(got).dtype == (i32 if want.dtype.kind == "i" else f32)
+
+
+def test_r_c_errors():
+    with pytest.raises(NotImplementedError, match="matrix directives"):
+        jnp.r_["r", [1, 2]]
+    with pytest.raises(ValueError, match="could not understand directive"):
+        jnp.r_["x,y", [1, 2]]
+    with pytest.raises(ValueError, match="only allowed first"):
+        jnp.r_[[1], "0"]
+    _check(jit(lambda a: jnp.r_[a, 1.0])(A([2.0], f32)), A([2.0, 1.0], f32))
