@@ -23,6 +23,7 @@ on a traced value).
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -113,6 +114,8 @@ def _is_traced_leaf(obj: Any) -> bool:
 def _leaves(obj: Any) -> list[Any]:
     if isinstance(obj, list | tuple):
         return [leaf for o in obj for leaf in _leaves(o)]
+    if hasattr(obj, "__jax_array__") and not isinstance(obj, _u.ARRAY_TYPES):
+        return [obj.__jax_array__()]
     return [obj]
 
 
@@ -610,11 +613,16 @@ def logspace(
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     dtype, start, stop = _linspace_bounds(start, stop, dtype, "logspace")
-    exponents, _ = linspace_along(start, stop, num, bool(endpoint), axis)
     _u.check_arraylike("logspace", base)
     if _u.ndim(base):
-        ndim = _u.ndim(exponents)
-        base = _shape_ops.expand_dims(base, (_u.canonicalize_axis(axis, ndim),))
+        # NumPy's rule: the bounds take the rank of their broadcast with `base`, and
+        # `base` gets a size-1 axis where the values run.
+        rank = max(_u.ndim(start), _u.ndim(stop), _u.ndim(base))
+        start, stop, base = (
+            _shape_ops.broadcast_to_rank(asarray(v), rank) for v in (start, stop, base)
+        )
+        base = _shape_ops.expand_dims(base, (_u.canonicalize_axis(axis, rank + 1),))
+    exponents, _ = linspace_along(start, stop, num, bool(endpoint), axis)
     return to_result_dtype(power(_u.convert(base, _u.dtype(exponents), True), exponents), dtype)
 
 
@@ -772,12 +780,13 @@ def fromfunction(
              [1, 2, 3]], dtype=int32)
     """
     shape = static_shape(shape, "shape argument of jnp.fromfunction()")
-    fun = function
-    for i in range(len(shape)):
+    fun = functools.partial(function, **kwargs)  # closed over: vmap would map keywords
+    # The first index's map is the outermost, so that it becomes the result's first axis.
+    for i in reversed(range(len(shape))):
         in_axes = tuple(0 if j == i else None for j in range(len(shape)))
         fun = vmap(fun, in_axes=in_axes)
     dtype = _canonical_dtype(dtype, "fromfunction")
-    return fun(*(_shape_ops.iota(dtype, s) for s in shape), **kwargs)
+    return fun(*(_shape_ops.iota(dtype, s) for s in shape))
 
 
 # ---------------------------------------------------------------------------
