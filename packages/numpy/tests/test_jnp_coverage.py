@@ -113,7 +113,7 @@ IMPLEMENTED: frozenset[str] = frozenset(
     array_equiv array_split asarray asin asinh astype atan atan2 atanh atleast_1d atleast_2d
     atleast_3d average bfloat16 bincount bitwise_and bitwise_count bitwise_invert
     bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor block bool
-    bool_ broadcast_arrays broadcast_shapes broadcast_to can_cast cbrt cdouble ceil
+    bool_ broadcast_arrays broadcast_shapes broadcast_to c_ can_cast cbrt cdouble ceil
     character choose clip column_stack complex128 complex64 complex_ complexfloating
     compress concat concatenate conj conjugate convolve copy copysign correlate cos cosh
     count_nonzero cross csingle cumprod cumsum cumulative_prod cumulative_sum deg2rad
@@ -126,18 +126,18 @@ IMPLEMENTED: frozenset[str] = frozenset(
     fmod frexp frombuffer fromfile fromfunction fromiter frompyfunc fromstring full
     full_like gcd generic geomspace gradient greater greater_equal heaviside histogram
     histogram2d histogram_bin_edges histogramdd hsplit hstack hypot i0 identity iinfo imag
-    indices inexact inf inner insert int1 int16 int2 int32 int4 int64 int8 int_ integer
+    index_exp indices inexact inf inner insert int1 int16 int2 int32 int4 int64 int8 int_ integer
     interp invert isclose iscomplex iscomplexobj isdtype isfinite isinf isnan isneginf
-    isposinf isreal isrealobj isscalar issubdtype kron lcm ldexp left_shift less less_equal
+    isposinf isreal isrealobj isscalar issubdtype ix_ kron lcm ldexp left_shift less less_equal
     linspace log log10 log1p log2 logaddexp logaddexp2 logical_and logical_not logical_or
     logical_xor logspace mask_indices matmul matrix_transpose matvec max maximum mean median
-    meshgrid min minimum mod modf moveaxis multiply nan nan_to_num nanargmax nanargmin
+    meshgrid mgrid min minimum mod modf moveaxis multiply nan nan_to_num nanargmax nanargmin
     nancumprod nancumsum nanmax nanmean nanmedian nanmin nanpercentile nanprod nanquantile
-    nanstd nansum nanvar ndim negative newaxis nextafter not_equal number object_ ones
+    nanstd nansum nanvar ndim negative newaxis nextafter not_equal number object_ ogrid ones
     ones_like outer pad percentile permute_dims pi piecewise place positive pow power prod
-    promote_types ptp put put_along_axis quantile rad2deg radians ravel ravel_multi_index
+    promote_types ptp put put_along_axis quantile r_ rad2deg radians ravel ravel_multi_index
     real reciprocal remainder repeat reshape resize result_type right_shift rint roll
-    rollaxis rot90 round select shape sign signbit signedinteger sin sinc single sinh size
+    rollaxis rot90 round s_ select shape sign signbit signedinteger sin sinc single sinh size
     spacing split sqrt square squeeze stack std subtract sum swapaxes take take_along_axis
     tan tanh tensordot tile trace transpose trapezoid tri tril tril_indices
     tril_indices_from trim_zeros triu triu_indices triu_indices_from true_divide trunc ufunc
