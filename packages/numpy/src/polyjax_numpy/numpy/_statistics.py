@@ -87,7 +87,8 @@ def _variance(
     if skip_nans:
         nan = _r._isnan(x)
         center = _r.nanmean(x, axes, dtype=compute, keepdims=True, where=where)
-        sq = _r._where(nan, _u.scalar_like(0, x), _abs2(lax.sub(x, center)))
+        sq = _abs2(lax.sub(x, center))
+        sq = _r._where(nan, _u.scalar_like(0, sq), sq)
         count = _r.sum(lax.bitwise_not(nan), axes, dtype=real, keepdims=keepdims, where=where)
     else:
         center = _r.mean(x, axes, dtype=compute, keepdims=True, where=where)
