@@ -430,8 +430,9 @@ def test_at_dtypes_and_casts():
     _check(out, A([0, 0.25, 2, 3], f32))  # integer division is true division, as in JAX
     _check(xi.at[2].power(3), A([0, 1, 8, 3], np.int32))
     _check(xi.at[0].add(True), A([1, 1, 2, 3], np.int32))
-    with pytest.warns(FutureWarning, match="cannot safely cast"):
+    with pytest.warns(FutureWarning, match="cannot safely cast") as record:
         _check(xi.at[0].set(2.7), A([2, 1, 2, 3], np.int32))
+    assert record[0].filename == __file__  # the warning names the user's line
     xh = device_put(np.zeros(2, np.float16))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # Python scalars are weak: no warning

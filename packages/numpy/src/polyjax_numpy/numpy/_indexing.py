@@ -34,6 +34,8 @@ component), other slices an `iota` component of their own.
 from __future__ import annotations
 
 import operator
+import os
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -67,6 +69,7 @@ __all__ = [
 
 _builtin_slice = slice
 _BOOL = np.dtype(bool)
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 # ---------------------------------------------------------------------------
@@ -702,9 +705,17 @@ def update_values(x: Any, values: Any, name: str) -> Any:
             f"dtype={dtypes.dtype(values).name} to dtype={to.name}. In future releases this "
             "will be an error.",
             FutureWarning,
-            stacklevel=4,
+            stacklevel=_user_stacklevel(),
         )
     return _u.convert(values, to)
+
+
+def _user_stacklevel() -> int:
+    """The `stacklevel` that makes a warning point at the first caller outside polyjax_numpy."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def broadcast_values(values: Any, shape: tuple, name: str) -> Any:
