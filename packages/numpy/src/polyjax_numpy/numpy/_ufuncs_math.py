@@ -620,14 +620,16 @@ def clip(
     """
     renamed = {"a": (a, "arr"), "a_min": (a_min, "min"), "a_max": (a_max, "max")}
     given = {"arr": arr, "min": min, "max": max}
-    for old, (value, new) in renamed.items():
-        if value is _UNSET:
-            continue
+    deprecated = [old for old, (value, _) in renamed.items() if value is not _UNSET]
+    if deprecated:
         warnings.warn(
-            f"Passing '{old}' to jax.numpy.clip is deprecated; use '{new}' instead.",
+            f"Passing {', '.join(map(repr, deprecated))} to jax.numpy.clip is deprecated; "
+            "use 'arr', 'min' and 'max' instead.",
             DeprecationWarning,
             stacklevel=2,
         )
+    for old in deprecated:
+        value, new = renamed[old]
         if given[new] is not None:
             raise ValueError(f"Only one of '{new}' and '{old}' should be provided to clip.")
         given[new] = value
@@ -777,20 +779,21 @@ def ldexp(x1: Any, x2: Any, /) -> Any:
     _, nmant, bias = _float_layout(dtype)
     x2 = _creation.asarray(x2)
     x2_dtype = _u.dtype(x2)
-    # Beyond +-(2*bias + nmant + 2) every result is 0 or inf: clamp there, in the
-    # exponent's own width, so that the int32 arithmetic below cannot overflow.
-    limit = 2 * bias + nmant + 2
-    if x2_dtype != np.dtype(bool) and dtypes.iinfo(x2_dtype).max > limit:
-        high = _u.scalar_like(limit, x2)
+    # Results with exponents beyond [-(bias + nmant + 1), bias + 2] are 0 or inf: clamp
+    # there. First the exponent alone, in its own width, so that int32 cannot overflow.
+    low, high = -(bias + nmant + 1), bias + 2
+    if x2_dtype != np.dtype(bool) and dtypes.iinfo(x2_dtype).max > 2 * high:
+        top = _u.scalar_like(2 * high, x2)
         if dtypes.issubdtype(x2_dtype, np.unsignedinteger):
-            x2 = lax.min(x2, high)
+            x2 = lax.min(x2, top)
         else:
-            x2 = lax.clamp(_u.scalar_like(-limit, x2), x2, high)
+            x2 = lax.clamp(_u.scalar_like(2 * low, x2), x2, top)
     x2 = _u.convert(x2, _I32)
     e = _frexp_exponent(x1)
     mantissa = _scale_by_power_of_two(x1, lax.neg(e), 2)
-    # Three steps keep each factor, and each partial product, within the normal range.
-    out = _scale_by_power_of_two(mantissa, lax.add(e, x2), 3)
+    exponent = lax.clamp(np.int32(low), lax.add(e, x2), np.int32(high))
+    # Two steps: the first keeps the mantissa normal, so only the second one rounds.
+    out = _scale_by_power_of_two(mantissa, exponent, 2)
     return _u.convert(out, dtype, weak)
 
 
@@ -810,7 +813,8 @@ def modf(x: Any, /, out: None = None) -> tuple[Any, Any]:
     (x,) = _u.promote_args_inexact("modf", x)
     check_no_complex("modf", x)
     whole = _trunc(x)
-    fraction = lax.sub(x, whole)
+    # The fraction has the sign of x, zero included (modf(-2.0) is (-0.0, -2.0)).
+    fraction = _copysign(lax.sub(x, whole), x)
     is_inf = lax.eq(lax.abs(x), _u.scalar_like(np.inf, x))
     return where(is_inf, _copysign(zero_like(x), x), fraction), whole
 
