@@ -1,4 +1,4 @@
-"""polyjax demo: jit a small neural network, run it on XLA, and look inside.
+"""A tour of `jit`: compile a small neural network, run it on XLA, and look inside.
 
 The same program runs under JAX by changing the first import to
 ``import jax``. It shows
@@ -9,8 +9,8 @@ The same program runs under JAX by changing the first import to
 3. the compile cache: the second call of the same shapes does not recompile;
 4. eager operations, which run one primitive at a time.
 
-Run it with the README's demo command:
-    python3 -m pip install uv==0.13.8 && uv run --locked python examples/demo.py
+Run it with:
+    python3 -m pip install uv==0.13.8 && uv run --locked python examples/jit_tour.py
 """
 
 import time
