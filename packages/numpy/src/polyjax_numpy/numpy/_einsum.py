@@ -140,9 +140,10 @@ def einsum(
     for contract_inds, _, einsum_str, _, _ in contractions:
         inputs, result = einsum_str.split("->")
         names = inputs.split(",")
-        # opt_einsum pops the operands in this (descending) order and lists them so.
-        picked = [ops.pop(i) for i in contract_inds]
-        ops.append(_contract_step(picked, names, result, precision, out_dtype))
+        # opt_einsum pops the operands in descending position order and lists them so;
+        # contracting them in their original order keeps `ij,jk->ik` transpose-free.
+        picked = [ops.pop(i) for i in contract_inds][::-1]
+        ops.append(_contract_step(picked, names[::-1], result, precision, out_dtype))
     (result_array,) = ops
     return _u.convert(result_array, out_dtype, weak)
 
