@@ -37,6 +37,7 @@ from polyjax_interpreters.batching import vmap
 from polyjax_numpy.lax import _bits, _control_flow, _cumulative, _shape_ops, _slicing
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _creation, _index_update, _reductions, _ufuncs, _ufuncs_math
+from polyjax_numpy.numpy import _cumulative as jnp_cumulative
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._ufuncs import broadcast_to_shape
 
@@ -611,18 +612,6 @@ def _accumulate_with(cumulative: Callable[..., Any]) -> Callable[..., Any]:
     return accumulate
 
 
-def _cumsum(a: Any, axis: int) -> Any:
-    from polyjax_numpy.numpy import _cumulative as jnp_cumulative
-
-    return jnp_cumulative.cumsum(a, axis)
-
-
-def _cumprod(a: Any, axis: int) -> Any:
-    from polyjax_numpy.numpy import _cumulative as jnp_cumulative
-
-    return jnp_cumulative.cumprod(a, axis)
-
-
 def _cumlogsumexp(a: Any, axis: int) -> Any:
     (a,) = _u.promote_args_inexact("logaddexp.accumulate", a)
     return _cumulative.cumlogsumexp(a, axis)
@@ -636,7 +625,7 @@ add = ufunc(
     call=_ufuncs.add,
     reduce=_reductions.sum,
     at=_at_with("add"),
-    accumulate=_accumulate_with(_cumsum),
+    accumulate=_accumulate_with(jnp_cumulative.cumsum),
 )
 multiply = ufunc(
     _ufuncs.multiply,
@@ -646,7 +635,7 @@ multiply = ufunc(
     call=_ufuncs.multiply,
     reduce=_reductions.prod,
     at=_at_with("multiply"),
-    accumulate=_accumulate_with(_cumprod),
+    accumulate=_accumulate_with(jnp_cumulative.cumprod),
 )
 subtract = ufunc(_ufuncs.subtract, 2, 1, call=_ufuncs.subtract, at=_at_with("subtract"))
 negative = ufunc(_ufuncs.negative, 1, 1, call=_ufuncs.negative)
