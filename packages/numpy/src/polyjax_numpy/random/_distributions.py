@@ -15,7 +15,6 @@ key, which transformation it applies), not merely a correct one:
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,44 +25,17 @@ from polyjax_numpy.lax import _bits, _shape_ops
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.random import _prng
+from polyjax_numpy.random._args import (
+    check_broadcast,
+    check_shape,
+    float_dtype,
+    staged,
+    to_rank,
+)
 
 Shape = Sequence[int]
 
 __all__ = ["bits", "normal", "randint", "uniform"]
-
-
-def _shape(fun_name: str, shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, int | np.integer):
-        shape = (shape,)
-    try:
-        return tuple(operator.index(d) for d in shape)
-    except TypeError:
-        raise TypeError(
-            f"{fun_name}: shape must be a sequence of integers, got {shape!r}"
-        ) from None
-
-
-def _float_dtype(fun_name: str, dtype: Any) -> np.dtype:
-    dtype = dtypes.canonicalize_dtype(dtypes.float_ if dtype is None else dtype)
-    if not dtypes.issubdtype(dtype, np.floating):
-        raise ValueError(f"dtype argument to `{fun_name}` must be a float dtype, got {dtype}")
-    return dtype
-
-
-def _check_broadcast(fun_name: str, shape: tuple[int, ...], *args: Any) -> None:
-    for arg in args:
-        s = _u.shape(arg)
-        if len(s) > len(shape) or any(
-            d not in (1, t) for d, t in zip(s[::-1], shape[::-1], strict=False)
-        ):
-            raise ValueError(
-                f"{fun_name}: arguments of shape {s} do not broadcast to the requested "
-                f"shape {shape}"
-            )
-
-
-def _to_shape(x: Any, shape: tuple[int, ...]) -> Any:
-    return _shape_ops.broadcast_to_rank(x, len(shape)) if _u.shape(x) else x
 
 
 def bits(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
@@ -86,7 +58,7 @@ def bits(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
     dtype = dtypes.canonicalize_dtype(np.uint32 if dtype is None else dtype)
     if not dtypes.issubdtype(dtype, np.unsignedinteger):
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
-    return _prng.random_bits(typed, dtype.itemsize * 8, _shape("bits", shape))
+    return _prng.random_bits(typed, dtype.itemsize * 8, check_shape("bits", shape))
 
 
 def _uniform_unit(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np.dtype) -> Any:
@@ -132,12 +104,28 @@ def uniform(
       Array([0.947667 , 0.9785799], dtype=float32)
     """
     typed, _ = _prng.check_single_key("uniform", key)
-    shape = _shape("uniform", shape)
-    dtype = _float_dtype("uniform", dtype)
-    lo = _u.convert(minval, dtype)
-    hi = _u.convert(maxval, dtype)
-    _check_broadcast("uniform", shape, lo, hi)
-    lo, hi = _to_shape(lo, shape), _to_shape(hi, shape)
+    shape = check_shape("uniform", shape)
+    dtype = float_dtype("uniform", dtype)
+    _u.check_arraylike("uniform", minval, maxval)
+    check_broadcast("uniform", shape, minval, maxval)
+    return _uniform(typed, minval, maxval, shape=shape, dtype=dtype)
+
+
+@staged("shape", "dtype")
+def _uniform(typed: Any, minval: Any, maxval: Any, *, shape: tuple, dtype: np.dtype) -> Any:
+    lo, hi = _u.convert(minval, dtype), _u.convert(maxval, dtype)
+    return uniform_draw(typed, shape, dtype, lo, hi)
+
+
+def uniform_draw(
+    typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np.dtype, lo: Any, hi: Any
+) -> Any:
+    """`uniform` without the argument checks, for the other samplers.
+
+    `typed` may be a batch of keys (shape B), giving draws of shape B + `shape`;
+    `lo` and `hi` are of `dtype` and broadcast to `shape`.
+    """
+    lo, hi = to_rank(lo, len(shape)), to_rank(hi, len(shape))
     unit = _uniform_unit(typed, shape, dtype)
     scaled = lax.add(lax.mul(unit, lax.sub(hi, lo)), lo)
     # Rounding in the scaling can land just below minval; the bound is kept.
@@ -153,23 +141,31 @@ def normal(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
       Array([1.6226422, 2.0252647], dtype=float32)
     """
     typed, _ = _prng.check_single_key("normal", key)
-    shape = _shape("normal", shape)
+    shape = check_shape("normal", shape)
     dtype = dtypes.canonicalize_dtype(dtypes.float_ if dtype is None else dtype)
+    if not dtypes.issubdtype(dtype, np.complexfloating):
+        dtype = float_dtype("normal", dtype)
+    return _normal(typed, shape=shape, dtype=dtype)
+
+
+@staged("shape", "dtype")
+def _normal(typed: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     if dtypes.issubdtype(dtype, np.complexfloating):
         real_dtype = np.dtype(dtypes.finfo(dtype).dtype)
         k_re, k_im = _prng.split(typed, 2)
         scale = np.asarray(np.sqrt(0.5), real_dtype)[()]
-        re = lax.mul(_normal_real(k_re, shape, real_dtype), scale)
-        im = lax.mul(_normal_real(k_im, shape, real_dtype), scale)
+        re = lax.mul(normal_draw(k_re, shape, real_dtype), scale)
+        im = lax.mul(normal_draw(k_im, shape, real_dtype), scale)
         from polyjax_numpy.lax import _complex
 
         return _complex.complex(re, im)
-    return _normal_real(typed, shape, _float_dtype("normal", dtype))
+    return normal_draw(typed, shape, dtype)
 
 
-def _normal_real(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+def normal_draw(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    """Real standard normal draws without the argument checks (keys may be a batch)."""
     lo = np.nextafter(np.asarray(-1.0, dtype), np.asarray(0.0, dtype))
-    u = uniform(typed, shape, dtype, lo[()], np.asarray(1.0, dtype)[()])
+    u = uniform_draw(typed, shape, dtype, lo[()], np.asarray(1.0, dtype)[()])
     return lax.mul(np.asarray(np.sqrt(2.0), dtype)[()], lax.erf_inv(u))
 
 
@@ -196,22 +192,27 @@ def randint(key: Any, shape: Shape, minval: Any, maxval: Any, dtype: Any = None)
       Array([9, 0, 2], dtype=int32)
     """
     typed, _ = _prng.check_single_key("randint", key)
-    shape = _shape("randint", shape)
+    shape = check_shape("randint", shape)
     dtype = dtypes.canonicalize_dtype(dtypes.int_ if dtype is None else dtype)
     if not dtypes.issubdtype(dtype, np.integer):
         raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
     minval, maxval = _int_bound("minval", minval), _int_bound("maxval", maxval)
-    _check_broadcast("randint", shape, minval, maxval)
+    check_broadcast("randint", shape, minval, maxval)
+    return _randint(typed, minval, maxval, shape=shape, dtype=dtype)
+
+
+@staged("shape", "dtype")
+def _randint(typed: Any, minval: Any, maxval: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     if dtype.itemsize < 4:
         info = dtypes.iinfo(dtype)
         minval = _clip(minval, int(info.min), int(info.max))
         maxval = _clip(maxval, int(info.min), int(info.max) + 1)
-        out = _randint(typed, shape, minval, maxval, np.dtype(np.int32))
+        out = _randint_words(typed, shape, minval, maxval, np.dtype(np.int32))
         return lax.convert_element_type(out, dtype)
-    return _randint(typed, shape, minval, maxval, dtype)
+    return _randint_words(typed, shape, minval, maxval, dtype)
 
 
-def _randint(
+def _randint_words(
     typed: _prng.PRNGKeyArray, shape: tuple[int, ...], minval: Any, maxval: Any, dtype: np.dtype
 ) -> Any:
     info = dtypes.iinfo(dtype)
@@ -220,7 +221,7 @@ def _randint(
     above = _greater_than(maxval, int(info.max))
     minval = _u.convert(_clip(minval, int(info.min), int(info.max)), dtype)
     maxval = _u.convert(_clip(maxval, int(info.min), int(info.max)), dtype)
-    minval, maxval = _to_shape(minval, shape), _to_shape(maxval, shape)
+    minval, maxval = to_rank(minval, len(shape)), to_rank(maxval, len(shape))
 
     k1, k2 = _prng.split(typed, 2)
     hi_bits = _prng.random_bits(k1, nbits, shape)

@@ -77,9 +77,27 @@ def _counters(shape: tuple[int, ...]) -> tuple[Any, Any]:
 
 
 def _threefry(key_data: Any, hi: Any, lo: Any) -> tuple[Any, Any]:
-    k1 = _shape_ops.squeeze(_shape_ops.slice(key_data, (0,), (1,)), (0,))
-    k2 = _shape_ops.squeeze(_shape_ops.slice(key_data, (1,), (2,)), (0,))
-    y1, y2 = _random_bits.threefry2x32(k1, k2, hi, lo)
+    """The encryption of the counters `(hi, lo)` (shape S) under keys of shape B: B + S.
+
+    A batch of keys (data of shape B + (2,)) encrypts the same counters under
+    each key, as JAX's key arrays do.
+    """
+    batch = tuple(_u.shape(key_data)[:-1])
+    counters = tuple(_u.shape(lo))
+    out = (*batch, *counters)
+    last = len(batch)
+
+    def word(i: int) -> Any:
+        w = _shape_ops.slice(key_data, (0,) * last + (i,), (*batch, i + 1))
+        w = _shape_ops.squeeze(w, (last,))
+        return _shape_ops.broadcast_in_dim(w, out, tuple(range(last))) if batch else w
+
+    def count(c: Any) -> Any:
+        if not batch or not counters:
+            return c
+        return _shape_ops.broadcast_in_dim(c, out, tuple(range(last, len(out))))
+
+    y1, y2 = _random_bits.threefry2x32(word(0), word(1), count(hi), count(lo))
     return y1, y2
 
 
@@ -96,7 +114,7 @@ def threefry_seed(seed: Any) -> Any:
 
 
 def threefry_split(key_data: Any, shape: tuple[int, ...]) -> Any:
-    """`uint32[*shape, 2]`: the key data of `shape` new keys derived from one."""
+    """`uint32[*B, *shape, 2]`: the key data of `shape` new keys derived from each of B."""
     return _stack_words(*_threefry(key_data, *_counters(shape)))
 
 
@@ -106,7 +124,7 @@ def threefry_fold_in(key_data: Any, data: Any) -> Any:
 
 
 def threefry_random_bits(key_data: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
-    """Random unsigned integers of `bit_width` bits and shape `shape`."""
+    """Random unsigned integers of `bit_width` bits, of shape `B + shape` for B keys."""
     y1, y2 = _threefry(key_data, *_counters(shape))
     if bit_width == 64:
         u64 = _UINT_BY_WIDTH[64]
@@ -496,6 +514,31 @@ def fold_in(key: Any, data: Any) -> Any:
 def clone(key: Any) -> Any:
     """`key` itself: keys are immutable values here (for code written for JAX's `clone`)."""
     return key
+
+
+def split_keys(typed: PRNGKeyArray, num: int) -> list[PRNGKeyArray]:
+    """`split(key, num)` unstacked into `num` keys; a batch of keys gives `num` batches."""
+    data = typed._impl.split(typed._base_array, (num,))
+    axis = len(typed.shape)
+    shape = _u.shape(data)
+    out = []
+    for i in range(num):
+        start = tuple(i if d == axis else 0 for d in range(len(shape)))
+        limit = tuple(i + 1 if d == axis else n for d, n in enumerate(shape))
+        piece = _shape_ops.squeeze(_shape_ops.slice(data, start, limit), (axis,))
+        out.append(PRNGKeyArray(typed._impl, piece))
+    return out
+
+
+def key_dtype(impl_spec: Any = None) -> PRNGKeyDType:
+    """The dtype of typed keys of a generator (None: the default, `key<fry>`).
+
+    Example:
+      >>> from polyjax_numpy import random
+      >>> random.key_dtype()
+      key<fry>
+    """
+    return PRNGKeyDType(resolve_prng_impl(impl_spec))
 
 
 def random_bits(key: PRNGKeyArray, bit_width: int, shape: tuple[int, ...]) -> Any:
