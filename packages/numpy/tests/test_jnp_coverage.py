@@ -143,6 +143,7 @@ IMPLEMENTED: frozenset[str] = frozenset(
     tril_indices_from trim_zeros triu triu_indices triu_indices_from true_divide trunc ufunc
     uint uint1 uint16 uint2 uint32 uint4 uint64 uint8 unravel_index unsignedinteger unstack
     vander var vdot vecdot vecmat vsplit vstack where zeros zeros_like
+    ComplexWarning ndarray
     """.split()
 )
 

@@ -72,6 +72,7 @@ from polyjax_numpy.numpy._cumulative import (
     trapezoid,
 )
 from polyjax_numpy.numpy._dtypes import (
+    ComplexWarning,
     bfloat16,
     bool,
     bool_,
@@ -120,6 +121,7 @@ from polyjax_numpy.numpy._dtypes import (
     isrealobj,
     isscalar,
     issubdtype,
+    ndarray,
     ndim,
     number,
     object_,
@@ -407,6 +409,7 @@ from polyjax_numpy.numpy._ufuncs_math import (
 )
 
 __all__ = [
+    "ComplexWarning",
     "abs",
     "absolute",
     "acos",
@@ -659,6 +662,7 @@ __all__ = [
     "nanstd",
     "nansum",
     "nanvar",
+    "ndarray",
     "ndim",
     "negative",
     "newaxis",
