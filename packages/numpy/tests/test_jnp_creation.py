@@ -273,8 +273,13 @@ def test_arange_needs_static_bounds():
 # linspace, logspace, geomspace
 
 
-@pytest.mark.parametrize("dtype", [None, f32, bf16, f16, i32, u8, c64], ids=str)
-@pytest.mark.parametrize("num, endpoint", [(0, True), (1, True), (1, False), (5, True), (7, False)])
+LINSPACE_CASES = [(d, 5, True) for d in (None, bf16, f16, i32, u8, c64)] + [
+    (f32, num, endpoint)
+    for num, endpoint in [(0, True), (1, True), (1, False), (5, True), (7, False)]
+]
+
+
+@pytest.mark.parametrize("dtype, num, endpoint", LINSPACE_CASES, ids=str)
 def test_linspace(dtype, num, endpoint):
     lo, hi = (1 + 2j, 8 - 1j) if dtype == c64 else (1.0, 8.0)
     out, step = jnp.linspace(lo, hi, num, endpoint=endpoint, retstep=True, dtype=dtype)
@@ -428,8 +433,10 @@ def test_eye_and_tri_with_traced_k():
         jnp.eye(-1)
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("shape", [(3, 3), (2, 4), (2, 0, 3), (2, 3, 4)], ids=str)
+TRI_CASES = [(d, (2, 4)) for d in DTYPES] + [(f32, s) for s in [(3, 3), (2, 0, 3), (2, 3, 4)]]
+
+
+@pytest.mark.parametrize("dtype, shape", TRI_CASES, ids=str)
 def test_tril_triu(dtype, shape):
     x = (np.arange(np.prod(shape)).reshape(shape) % 5 + 1).astype(dtype)
     for k in (-1, 0, 2):

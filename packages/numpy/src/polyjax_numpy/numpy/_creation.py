@@ -207,7 +207,8 @@ def array(
     else:
         if isinstance(object, str | bytes | dict | set) or object is None:
             raise TypeError(f"jnp.array: unexpected input type {type(object).__name__!r}")
-        weak = dtype is None and type(object) in (int, float, complex)
+        # Python scalars and lax's weak host scalars stay weakly typed (JAX's rule).
+        weak = dtype is None and dtypes.is_weakly_typed(object)
         host = np.asarray(object)
         if host.dtype == _OBJECT:
             raise TypeError(

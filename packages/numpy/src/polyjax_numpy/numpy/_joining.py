@@ -522,17 +522,17 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
                 positions = _static_positions(found, n, "insert")
     if _u.ndim(positions) > 1:
         raise ValueError("jnp.insert(): obj must be a slice, a one-dimensional array, or a scalar")
-    # The inserted block: NumPy's alignment of `values` (for one scalar position, its
-    # first axis runs along `axis`).
+    # The inserted block, aligned as NumPy does: `values` gets the array's rank; for a
+    # scalar position its first axis runs along `axis`; one position takes all of it.
+    values = _shape_ops.broadcast_to_rank(values, ndim)
     if scalar:
-        values = _shape_ops.broadcast_to_rank(values, ndim)
         values = moveaxis(values, 0, axis)
+    if int(np.prod(_u.shape(positions))) == 1:
         k = _u.shape(values)[axis]
-        positions = (
-            np.full(k, positions)
-            if isinstance(positions, np.ndarray)
-            else _shape_ops.broadcast(positions, (k,))
-        )
+        if isinstance(positions, np.ndarray):
+            positions = np.full(k, positions.ravel()[0])
+        else:
+            positions = _shape_ops.broadcast_in_dim(_shape_ops.reshape(positions, ()), (k,), ())
     else:
         k = _u.shape(positions)[0]
     block_shape = list(_u.shape(arr))

@@ -53,6 +53,8 @@ _ALLOWED_KWARGS = {
 def _pairs(value: Any, ndim: int, name: str) -> np.ndarray:
     """A static `value` (int, pair, or one pair per axis) as an (ndim, 2) int array."""
     host = concrete_or_error(np.asarray, value, f"The problem arose with the jnp.pad {name}.")
+    if ndim == 0 and host.size == 0:  # a rank-0 array has nothing to pad
+        return np.zeros((0, 2), np.int64)
     if host.dtype.kind not in "iu" and not (host.size == 0 and host.dtype.kind == "f"):
         raise TypeError(f"jnp.pad: `{name}` must be of integral type, got {host.dtype}")
     try:
