@@ -22,9 +22,9 @@ import numpy as np
 
 from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
+from polyjax_interpreters.array import device_put
 from polyjax_numpy.lax import _bits, _control_flow, _shape_ops
 from polyjax_numpy.lax import _elementwise as lax
-from polyjax_numpy.numpy import _creation
 from polyjax_numpy.numpy import _util as _u
 
 # ---------------------------------------------------------------------------
@@ -301,7 +301,8 @@ def positive(x: Any, /) -> Any:
       Array(2, dtype=int32, weak_type=True)
     """
     (x,) = _u.promote_args("positive", x)
-    return _creation.asarray(x)
+    # Host values (scalars, NumPy arrays) become arrays, canonicalized as by `asarray`.
+    return x if isinstance(x, _u.ARRAY_TYPES) else device_put(x)
 
 
 def absolute(x: Any, /) -> Any:
