@@ -676,3 +676,32 @@ GRAD_FUNS = {
 @pytest.mark.parametrize("name", list(GRAD_FUNS))
 def test_grads(name):
     check_grads(GRAD_FUNS[name], (X,), order=2, atol=2e-2, rtol=2e-2)
+
+
+def test_cov_and_corrcoef():
+    x = _data((3, 6), f32, seed=40)
+    y = _data((2, 6), f32, seed=41)
+    fw = np.int32([1, 2, 1, 3, 1, 1])
+    aw = np.abs(_data((6,), f32, seed=42)) + 0.5
+    cases = [
+        ((x,), {}),
+        ((x, y), {}),
+        ((x.T,), {"rowvar": False}),
+        ((x[0],), {}),
+        ((x,), {"bias": True}),
+        ((x,), {"ddof": 2}),
+        ((x,), {"fweights": fw}),
+        ((x,), {"aweights": aw}),
+        ((x,), {"fweights": fw, "aweights": aw}),
+        ((x + 1j * x[::-1],), {}),
+    ]
+    got = jit(lambda: [jnp.cov(*a, **k) for a, k in cases] + [jnp.corrcoef(x, y)])()
+    want = [np.cov(*a, **k) for a, k in cases] + [np.corrcoef(x, y)]
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        _close(g, w, f32, str(i))
+    _close(jnp.corrcoef(x[0], y[0]), np.corrcoef(x[0], y[0]), f32)
+    check_grads(lambda x: jnp.corrcoef(x), (x,), order=1, atol=2e-2, rtol=2e-2)
+    with pytest.raises(ValueError, match="more than 2 dimensions"):
+        jnp.cov(np.ones((2, 2, 2), f32))
+    with pytest.raises(TypeError, match="fweights must be integer"):
+        jnp.cov(x, fweights=aw)

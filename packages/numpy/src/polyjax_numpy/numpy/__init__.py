@@ -286,6 +286,8 @@ from polyjax_numpy.numpy._signal import (
 )
 from polyjax_numpy.numpy._statistics import (
     average,
+    corrcoef,
+    cov,
     median,
     nanmedian,
     nanpercentile,
@@ -485,10 +487,12 @@ __all__ = [
     "convolve",
     "copy",
     "copysign",
+    "corrcoef",
     "correlate",
     "cos",
     "cosh",
     "count_nonzero",
+    "cov",
     "cross",
     "csingle",
     "cumprod",

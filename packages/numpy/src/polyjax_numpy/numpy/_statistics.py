@@ -25,8 +25,8 @@ from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
 from polyjax_numpy.lax import _complex, _cumulative, _shape_ops, _slicing, _sorting
 from polyjax_numpy.lax import _elementwise as lax
+from polyjax_numpy.numpy import _products, _ufuncs
 from polyjax_numpy.numpy import _reductions as _r
-from polyjax_numpy.numpy import _ufuncs
 from polyjax_numpy.numpy import _util as _u
 
 # ---------------------------------------------------------------------------
@@ -567,8 +567,133 @@ def nanmedian(
     return _quantile("nanmedian", a, 0.5, axis, "midpoint", keepdims, True)
 
 
+# ---------------------------------------------------------------------------
+# cov, corrcoef
+
+
+def _observations(name: str, x: Any, rowvar: bool) -> Any:
+    """`x` as a 2-D array of variables (rows) by observations (columns)."""
+    _u.check_arraylike(name, x)
+    x = _r._as_array(x)
+    nd = _u.ndim(x)
+    if nd > 2:
+        raise ValueError(f"{name}: m has more than 2 dimensions (shape {_u.shape(x)})")
+    if nd < 2:
+        x = _shape_ops.reshape(x, (1, _u.shape(x)[0]) if nd else (1, 1))
+    if not rowvar and _u.shape(x)[0] != 1:
+        x = _shape_ops.transpose(x, (1, 0))
+    return x
+
+
+def cov(
+    m: Any,
+    y: Any = None,
+    rowvar: bool = True,
+    bias: bool = False,
+    ddof: int | None = None,
+    fweights: Any = None,
+    aweights: Any = None,
+) -> Any:
+    """The covariance matrix of the variables in `m` (and `y`).
+
+    Args:
+      m: a 1-D or 2-D array: each row a variable, each column an observation
+        (the other way round if `rowvar` is False).
+      y: more variables, laid out as `m`.
+      rowvar: whether rows (True) or columns hold the variables.
+      bias: normalise by `N` instead of `N - 1` (ignored when `ddof` is given).
+      ddof: subtracted from the number of observations (default `1 - bias`).
+      fweights: integer frequency weights of the observations (1-D).
+      aweights: observation ("analytic") weights (1-D).
+
+    Returns:
+      The `(n, n)` covariance matrix of the `n` variables, squeezed (a scalar for one).
+
+    Raises:
+      ValueError: `m` of rank > 2, or weights that are not 1-D of the observations' length.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.cov(jnp.array([[0., 1., 2.], [2., 1., 0.]]))
+      Array([[ 1., -1.],
+             [-1.,  1.]], dtype=float32)
+    """
+    x = _observations("cov", m, rowvar)
+    if y is not None:
+        x = _shape_ops.concatenate(
+            [_r._as_array(v) for v in _u.promote_dtypes(x, _observations("cov", y, rowvar))], 0
+        )
+    (x,) = _u.promote_dtypes_inexact(x)
+    x = _r._as_array(x)
+    n_vars, n_obs = _u.shape(x)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    weights = None
+    for name, w in (("fweights", fweights), ("aweights", aweights)):
+        if w is None:
+            continue
+        _u.check_arraylike("cov", w)
+        if _u.shape(w) != (n_obs,):
+            raise ValueError(f"cov: {name} must be 1-D of length {n_obs}, got shape {_u.shape(w)}")
+        if name == "fweights" and not _u.issubdtype_of(w, np.integer):
+            raise TypeError("cov: fweights must be integer")
+        w = _r._as_array(w)
+        weights = w if weights is None else _ufuncs.multiply(weights, w)
+    avg, weights_sum = average(x, axis=1, weights=weights, returned=True)
+    if n_vars:
+        weights_sum = _shape_ops.reshape(_shape_ops.slice_in_dim(weights_sum, 0, 1), ())
+    if weights is None:
+        norm: Any = n_obs - ddof
+    elif ddof == 0:
+        norm = weights_sum
+    elif aweights is None:
+        norm = _ufuncs.subtract(weights_sum, ddof)
+    else:
+        extra = _ufuncs.true_divide(_r.sum(_ufuncs.multiply(weights, aweights)), weights_sum)
+        norm = _ufuncs.subtract(weights_sum, _ufuncs.multiply(ddof, extra))
+    centered = lax.sub(x, _shape_ops.expand_dims(avg, (1,)))
+    weighted = centered if weights is None else _ufuncs.multiply(centered, weights)
+    conj = _complex.conj(weighted) if _u.issubdtype_of(weighted, np.complexfloating) else weighted
+    c = _ufuncs.true_divide(_products.matmul(centered, _shape_ops.transpose(conj, (1, 0))), norm)
+    squeezed = tuple(i for i, d in enumerate(_u.shape(c)) if d == 1)
+    return _shape_ops.squeeze(c, squeezed) if squeezed else c
+
+
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True) -> Any:
+    """The Pearson correlation coefficients of the variables in `x` (and `y`).
+
+    Arguments are those of `cov`; the result is `cov` normalised by the standard
+    deviations, clipped to [-1, 1].
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.corrcoef(jnp.array([[0., 1., 2.], [2., 1.5, 0.]]))[0, 1]
+      Array(-0.9819805, dtype=float32)
+    """
+    c = cov(x, y, rowvar)
+    if _u.ndim(c) == 0:
+        return lax.div(c, c)  # NumPy's answer for a single variable (1, or NaN)
+    d = _products._diagonal(c)
+    if _u.issubdtype_of(d, np.complexfloating):
+        d = _complex.real(d)
+    std = lax.sqrt(d)
+    n = _u.shape(std)[0]
+    c = _ufuncs.true_divide(c, _shape_ops.broadcast_in_dim(std, (n, n), (0,)))
+    c = _ufuncs.true_divide(c, _shape_ops.broadcast_in_dim(std, (n, n), (1,)))
+    one = _u.scalar_like(1, d)
+
+    def clip(v: Any) -> Any:
+        return lax.clamp(lax.neg(one), v, one)
+
+    if _u.issubdtype_of(c, np.complexfloating):
+        return _complex.complex(clip(_complex.real(c)), clip(_complex.imag(c)))
+    return clip(c)
+
+
 __all__ = [
     "average",
+    "corrcoef",
+    "cov",
     "median",
     "nanmedian",
     "nanpercentile",
