@@ -115,8 +115,8 @@ IMPLEMENTED: frozenset[str] = frozenset(
     bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor block bool
     bool_ broadcast_arrays broadcast_shapes broadcast_to c_ can_cast cbrt cdouble ceil
     character choose clip column_stack complex128 complex64 complex_ complexfloating
-    compress concat concatenate conj conjugate convolve copy copysign correlate cos cosh
-    count_nonzero cross csingle cumprod cumsum cumulative_prod cumulative_sum deg2rad
+    compress concat concatenate conj conjugate convolve copy copysign corrcoef correlate cos
+    cosh cov count_nonzero cross csingle cumprod cumsum cumulative_prod cumulative_sum deg2rad
     degrees delete diag diag_indices diag_indices_from diagflat diagonal diff digitize
     divide divmod dot double dsplit dstack dtype e ediff1d einsum einsum_path empty
     empty_like equal euler_gamma exp exp2 expand_dims expm1 extract eye fabs finfo flexible
