@@ -96,7 +96,7 @@ def subtract(x: Any, y: Any, /) -> Any:
 
     Example:
       >>> import polyjax.numpy as jnp
-      >>> jnp.subtract(jnp.arange(3), 1.5)
+      >>> jnp.subtract(jnp.arange(3.0), 1.5)
       Array([-1.5, -0.5,  0.5], dtype=float32)
     """
     x, y = _u.promote_args("subtract", x, y)
