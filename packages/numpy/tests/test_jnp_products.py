@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from polyjax_core import make_jaxpr
+from polyjax_core import make_jaxpr, symbolic_dim
 from polyjax_core.abstract_values import ShapeDtypeStruct
 from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
@@ -421,3 +421,18 @@ def test_jit_matches_eager_and_vmap_matches_a_loop():
         batched = jit(vmap(fun))(xs, ys)
         looped = np.stack([np.asarray(jit(fun)(x, y)) for x, y in zip(xs, ys, strict=True)])
         np.testing.assert_allclose(batched, looped, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_symbolic_shapes():
+    b = symbolic_dim("b")
+    x = ShapeDtypeStruct((b, 3), f32)
+    expected = {
+        "einsum": (lambda x: jnp.einsum("ij,kj->ik", x, x), (b, b)),
+        "einsum_3": (lambda x: jnp.einsum("ij,kj,kl->il", x, x, x), (b, 3)),
+        "dot": (lambda x: jnp.dot(x, x.T), (b, b)),
+        "matmul": (lambda x: jnp.matmul(x[None], x.T), (1, b, b)),
+        "tensordot": (lambda x: jnp.tensordot(x, x, ([0], [0])), (3, 3)),
+        "outer": (lambda x: jnp.outer(x[:, 0], x[0]), (b, 3)),
+    }
+    for name, (fun, shape) in expected.items():
+        assert _out_aval(fun, x).shape == shape, name

@@ -15,7 +15,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from polyjax_core import errors, make_jaxpr
+from polyjax_core import errors, make_jaxpr, symbolic_dim
 from polyjax_core.abstract_values import ShapeDtypeStruct
 from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
@@ -705,3 +705,20 @@ def test_cov_and_corrcoef():
         jnp.cov(np.ones((2, 2, 2), f32))
     with pytest.raises(TypeError, match="fweights must be integer"):
         jnp.cov(x, fweights=aw)
+
+
+def test_symbolic_shapes():
+    b = symbolic_dim("b")
+    x = ShapeDtypeStruct((b, 3), f32)
+    expected = {
+        "sum": (lambda x: jnp.sum(x, 0), (3,)),
+        "mean": (lambda x: jnp.mean(x, 0), (3,)),
+        "var": (lambda x: jnp.var(x), ()),
+        "max": (lambda x: jnp.max(x, 1, keepdims=True), (b, 1)),
+        "cumsum": (lambda x: jnp.cumsum(x, 0), (b, 3)),
+        "median": (lambda x: jnp.median(x, 0), (3,)),
+        "average": (lambda x: jnp.average(x, 0, weights=x), (3,)),
+        "quantile": (lambda x: jnp.quantile(x, np.float32([0.1, 0.9]), axis=1), (2, b)),
+    }
+    for name, (fun, shape) in expected.items():
+        assert _out_aval(fun, x).shape == shape, name
