@@ -25,7 +25,7 @@ from polyjax_core.tracing import Tracer
 from polyjax_numpy.lax import _complex, _cumulative, _shape_ops, _slicing
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _util as _u
-from polyjax_numpy.numpy._creation import asarray, concrete_int, static_shape
+from polyjax_numpy.numpy._creation import asarray, broadcast_array, concrete_int, static_shape
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
@@ -355,16 +355,7 @@ def broadcast_to(array: Any, shape: Any) -> Any:
     """
     _u.check_arraylike("broadcast_to", array)
     shape = static_shape(shape, "jnp.broadcast_to shape")
-    old = _u.shape(array)
-    if sd.definitely_equal_shape(old, shape) and isinstance(array, _u.ARRAY_TYPES):
-        return array
-    lead = len(shape) - len(old)
-    if lead < 0 or not all(
-        sd.definitely_equal(d, 1) or sd.definitely_equal(d, t) for d, t in zip(old, shape[lead:])
-    ):
-        raise ValueError(f"Incompatible shapes for broadcasting: {old} and requested shape {shape}")
-    array = asarray(array) if not isinstance(array, _u.ARRAY_TYPES) else array
-    return _shape_ops.broadcast_in_dim(array, shape, tuple(range(lead, len(shape))))
+    return broadcast_array(array if isinstance(array, _u.ARRAY_TYPES) else asarray(array), shape)
 
 
 def broadcast_arrays(*args: Any) -> list[Any]:
