@@ -397,7 +397,13 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = Non
 
 
 def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
-    """As `zeros_like` (arrays are immutable, so there is nothing to leave uninitialized)."""
+    """As `zeros_like` (arrays are immutable, so there is nothing to leave uninitialized).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.empty_like(jnp.arange(2))
+      Array([0, 0], dtype=int32)
+    """
     return _full_like(a, 0, dtype, shape, "empty_like", device)
 
 
@@ -656,7 +662,7 @@ def geomspace(
 
     Example:
       >>> import polyjax.numpy as jnp
-      >>> jnp.geomspace(1, 1000, 4)
+      >>> jnp.geomspace(1, 1000, 4).round()
       Array([   1.,   10.,  100., 1000.], dtype=float32)
     """
     num = concrete_int(num, "'num' argument of jnp.geomspace")

@@ -331,7 +331,13 @@ def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
 
 
 def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
-    """`split` along axis 1 (axis 0 for 1-D arrays)."""
+    """`split` along axis 1 (axis 0 for 1-D arrays).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> [x.shape for x in jnp.hsplit(jnp.zeros((2, 4)), 2)]
+      [(2, 2), (2, 2)]
+    """
     ndim = _u.ndim(ary)
     if ndim == 0:
         raise ValueError("hsplit only works on arrays of 1 or more dimensions")
@@ -339,14 +345,26 @@ def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
 
 
 def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
-    """`split` along axis 0 of an array of at least 2 dimensions."""
+    """`split` along axis 0 of an array of at least 2 dimensions.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> [x.shape for x in jnp.vsplit(jnp.zeros((4, 2)), [1])]
+      [(1, 2), (3, 2)]
+    """
     if _u.ndim(ary) < 2:
         raise ValueError("vsplit only works on arrays of 2 or more dimensions")
     return _split(ary, indices_or_sections, 0, "vsplit", equal=True)
 
 
 def dsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
-    """`split` along axis 2 of an array of at least 3 dimensions."""
+    """`split` along axis 2 of an array of at least 3 dimensions.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> [x.shape for x in jnp.dsplit(jnp.zeros((1, 1, 4)), 2)]
+      [(1, 1, 2), (1, 1, 2)]
+    """
     if _u.ndim(ary) < 3:
         raise ValueError("dsplit only works on arrays of 3 or more dimensions")
     return _split(ary, indices_or_sections, 2, "dsplit", equal=True)

@@ -389,7 +389,16 @@ def flip(m: Any, axis: int | Sequence[int] | None = None) -> Any:
 
 
 def fliplr(m: Any) -> Any:
-    """`m` reversed along axis 1 (left/right); `m` must have at least 2 dimensions."""
+    """`m` reversed along axis 1 (left/right); `m` must have at least 2 dimensions.
+
+    Raises:
+      ValueError: `m` has fewer than 2 dimensions.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.fliplr(jnp.array([[1, 2]]))
+      Array([[2, 1]], dtype=int32)
+    """
     _u.check_arraylike("fliplr", m)
     if _u.ndim(m) < 2:
         raise ValueError(f"fliplr requires an array of at least 2 dimensions, got {_u.shape(m)}")
@@ -397,7 +406,16 @@ def fliplr(m: Any) -> Any:
 
 
 def flipud(m: Any) -> Any:
-    """`m` reversed along axis 0 (up/down); `m` must have at least 1 dimension."""
+    """`m` reversed along axis 0 (up/down); `m` must have at least 1 dimension.
+
+    Raises:
+      ValueError: `m` is a scalar.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.flipud(jnp.array([1, 2]))
+      Array([2, 1], dtype=int32)
+    """
     _u.check_arraylike("flipud", m)
     if _u.ndim(m) < 1:
         raise ValueError("flipud requires an array of at least 1 dimension, got a scalar")
@@ -500,17 +518,13 @@ def roll(a: Any, shift: Any, axis: int | Sequence[int] | None = None) -> Any:
 
 
 def _static_or_traced_ints(value: Any) -> Any:
-    """A tuple of Python ints when `value` is concrete; else the traced integer array."""
-    if isinstance(value, Tracer):
-        concrete = value.to_concrete_value()
-        if concrete is None:
-            if not _u.issubdtype_of(value, np.integer):
-                raise TypeError(f"jnp.roll: shift must be integer, got {_u.dtype(value)}")
-            return value
-        value = concrete
-    host = np.asarray(value)
-    if host.dtype.kind not in "iu":
-        raise TypeError(f"jnp.roll: shift must be integer, got {host.dtype}")
+    """`roll`'s shift: a tuple of Python ints when concrete; else the traced integer array."""
+    host = concrete_or_none(value)
+    dtype = _u.dtype(value) if host is None else host.dtype
+    if not dtypes.issubdtype(dtype, np.integer):
+        raise TypeError(f"jnp.roll: shift must be integer, got {dtype}")
+    if host is None:
+        return value
     if host.ndim > 1:
         raise ValueError(f"jnp.roll: shift must be a scalar or 1-D, got shape {host.shape}")
     return tuple(int(v) for v in host.ravel())
