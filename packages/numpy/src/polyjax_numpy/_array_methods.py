@@ -29,6 +29,7 @@ from polyjax_numpy.numpy import (
     _products,
     _reductions,
     _selection,
+    _sorting,
     _statistics,
     _ufuncs,
     _ufuncs_math,
@@ -154,6 +155,11 @@ _METHODS: dict[str, Callable[..., Any]] = {
     "round": _ufuncs_math.round,
     "conj": _manipulation.conjugate,
     "conjugate": _manipulation.conjugate,
+    "sort": _sorting.sort,
+    "argsort": _sorting.argsort,
+    "argpartition": _sorting.argpartition,
+    "searchsorted": _sorting.searchsorted,
+    "nonzero": _sorting.nonzero,
 }
 
 _PROPERTIES: dict[str, Callable[[Any], Any]] = {
