@@ -180,6 +180,8 @@ def _reduce(
     promote_integers: bool = True,
 ) -> Any:
     _u.check_arraylike(name, a)
+    if where is not None:
+        _u.check_arraylike(name, where)
     aval = _u.aval(a)
     axes = _u.reduction_axes(axis, aval.ndim)
     has_identity = kind not in ("max", "min")
@@ -452,6 +454,8 @@ def mean(
     """
     _check_out(out, "mean")
     _u.check_arraylike("mean", a)
+    if where is not None:
+        _u.check_arraylike("mean", where)
     aval = _u.aval(a)
     axes = _u.reduction_axes(axis, aval.ndim)
     if dtype is None:
