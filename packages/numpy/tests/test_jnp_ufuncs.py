@@ -679,6 +679,8 @@ GRADS = {
     "hypot": (jnp.hypot, (_Q, _P)),
     "logaddexp": (jnp.logaddexp, (_Q, _P)),
     "logaddexp2": (jnp.logaddexp2, (_Q, _P)),
+    "logaddexp at ties": (jnp.logaddexp, (_Q, _Q)),
+    "logaddexp2 at ties": (jnp.logaddexp2, (_P, _P)),
     "float_power": (jnp.float_power, (_P, _Q)),
     "copysign": (jnp.copysign, (_Q, _P - 1.0)),
     "fmax": (jnp.fmax, (_Q, _P)),
@@ -694,6 +696,15 @@ GRADS = {
 def test_check_grads(name):
     fn, args = GRADS[name]
     check_grads(fn, args, order=2)
+
+
+def test_logaddexp_splits_ties_evenly():
+    zero = np.float32(0.0)
+    for fn in (jnp.logaddexp, jnp.logaddexp2):
+        assert float(ad.grad(fn)(zero, zero)) == float(ad.grad(fn, argnums=1)(zero, zero)) == 0.5
+    inf = np.float32(np.inf)
+    assert float(ad.grad(jnp.logaddexp)(np.float32(1.0), -inf)) == 1.0
+    assert float(ad.grad(jnp.logaddexp, argnums=1)(np.float32(1.0), -inf)) == 0.0
 
 
 def test_grads_of_discontinuous_functions_are_zero():

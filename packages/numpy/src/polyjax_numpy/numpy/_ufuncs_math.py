@@ -368,7 +368,7 @@ hypot = _inexact_binary(
 
 
 def _logaddexp_with(exp_fn: Callable[[Any], Any], log_scale: float | None) -> Callable:
-    def op(x1: Any, x2: Any) -> Any:
+    def value(x1: Any, x2: Any) -> Any:
         big = lax.max(x1, x2)
         delta = lax.sub(x1, x2)
         correction = lax.log1p(exp_fn(lax.neg(lax.abs(delta))))
@@ -379,7 +379,25 @@ def _logaddexp_with(exp_fn: Callable[[Any], Any], log_scale: float | None) -> Ca
         # when either is NaN (the sum is NaN too).
         return where(lax.ne(delta, delta), lax.add(x1, x2), out)
 
+    op = custom_jvp(value)
+
+    @op.defjvp
+    def jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+        # d out / d x1 = exp(x1 - out): smooth and symmetric, where differentiating
+        # the max and |delta| above would split ties unevenly. +inf counts as 0 so
+        # that inf - inf does not poison the tangents (-inf weighs exp(-inf) = 0).
+        (x1, x2), (t1, t2) = primals, tangents
+        out = op(x1, x2)
+        finite_out = _posinf_to_zero(out)
+        w1 = exp_fn(lax.sub(_posinf_to_zero(x1), finite_out))
+        w2 = exp_fn(lax.sub(_posinf_to_zero(x2), finite_out))
+        return out, lax.add(lax.mul(t1, w1), lax.mul(t2, w2))
+
     return op
+
+
+def _posinf_to_zero(x: Any) -> Any:
+    return where(lax.eq(x, _u.scalar_like(np.inf, x)), zero_like(x), x)
 
 
 logaddexp = _inexact_binary(
