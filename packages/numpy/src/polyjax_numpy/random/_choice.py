@@ -75,7 +75,7 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
     Example:
       >>> from polyjax_numpy import random
       >>> random.permutation(random.PRNGKey(0), 5)
-      Array([1, 2, 4, 0, 3], dtype=int32)
+      Array([0, 1, 4, 3, 2], dtype=int32)
     """
     typed, _ = _prng.check_single_key("permutation", key)
     axis = operator_index(axis)
@@ -144,8 +144,8 @@ def choice(
 
     Example:
       >>> from polyjax_numpy import random
-      >>> random.choice(random.PRNGKey(0), 5, (3,), replace=False).shape
-      (3,)
+      >>> random.choice(random.PRNGKey(0), 5, (3,), replace=False)
+      Array([0, 1, 4], dtype=int32)
     """
     typed, _ = _prng.check_single_key("choice", key)
     mode = check_mode("gumbel", mode)

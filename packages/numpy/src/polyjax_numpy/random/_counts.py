@@ -75,7 +75,7 @@ def poisson(key: Any, lam: Any, shape: Shape | None = None, dtype: Any = None) -
     Args:
       key: a single PRNG key (typed or raw).
       lam: the rate (>= 0), a scalar or array broadcasting to `shape`; computed
-        in the default float type.
+        in float32 (as in JAX, also under x64).
       shape: the result's shape (default: `lam`'s shape).
       dtype: an integer dtype (default int32).
 
@@ -84,8 +84,8 @@ def poisson(key: Any, lam: Any, shape: Shape | None = None, dtype: Any = None) -
 
     Example:
       >>> from polyjax_numpy import random
-      >>> random.poisson(random.PRNGKey(0), 3.0, (4,)).shape
-      (4,)
+      >>> random.poisson(random.PRNGKey(0), 3.0, (4,))
+      Array([0, 0, 4, 4], dtype=int32)
     """
     typed, _ = _prng.check_single_key("poisson", key)
     dtype = int_dtype("poisson", dtype)
@@ -96,7 +96,8 @@ def poisson(key: Any, lam: Any, shape: Shape | None = None, dtype: Any = None) -
 
 @staged("shape", "dtype")
 def _poisson(typed: Any, lam: Any, *, shape: tuple, dtype: np.dtype) -> Any:
-    lam = param("poisson", lam, dtypes.canonicalize_dtype(dtypes.float_))
+    # The rate is float32 whatever its type (and under x64), as in JAX.
+    lam = param("poisson", lam, np.dtype(np.float32))
     return poisson_draw(typed, broadcast_to(lam, shape), dtype)
 
 
@@ -228,8 +229,15 @@ def binomial(key: Any, n: Any, p: Any, shape: Shape | None = None, dtype: Any = 
 
 @staged("shape", "dtype")
 def _binomial(typed: Any, n: Any, p: Any, *, shape: tuple, dtype: np.dtype) -> Any:
-    n = broadcast_to(param("binomial", n, dtype), shape)
-    return binomial_draw(typed, n, broadcast_to(param("binomial", p, dtype), shape))
+    # Computed in the parameters' (promoted) float type; the draws are of `dtype`.
+    n, p = (broadcast_to(v, shape) for v in _strong_inexact(n, p))
+    return binomial_draw(typed, n, p, dtype)
+
+
+def _strong_inexact(*args: Any) -> list[Any]:
+    """The arguments promoted together to a float type (JAX's rules), strongly typed."""
+    args = _u.promote_dtypes_inexact(*args)
+    return [_u.convert(x, _u.dtype(x)) for x in args]
 
 
 def _stirling_tail(x: Any) -> Any:
@@ -250,8 +258,12 @@ def _stirling_tail(x: Any) -> Any:
     return _where(lax.le(x, const(9.0, fdt)), tabulated, series)
 
 
-def binomial_draw(typed: _prng.PRNGKeyArray, count: Any, prob: Any) -> Any:
-    """Binomial draws of the parameters' (common) shape and float dtype (no checks)."""
+def binomial_draw(typed: _prng.PRNGKeyArray, count: Any, prob: Any, dtype: np.dtype) -> Any:
+    """Binomial draws of `dtype` (no checks).
+
+    `count` and `prob` have one shape and float dtype, which the draws are
+    computed in; the loops' safety caps and the results are in `dtype`.
+    """
     fdt = _u.dtype(count)
     shape = tuple(_u.shape(count))
 
@@ -270,8 +282,8 @@ def binomial_draw(typed: _prng.PRNGKeyArray, count: Any, prob: Any) -> Any:
     count_btrs = _where(use_inversion, _full_like(count, 1e4), count_floor)
     q_btrs = _where(use_inversion, _full_like(q, 0.5), q)
 
-    inversion = _binomial_inversion(typed, count_inv, lax.log1p(lax.neg(q)), shape)
-    btrs = _btrs(typed, count_btrs, q_btrs, shape)
+    inversion = _binomial_inversion(typed, count_inv, lax.log1p(lax.neg(q)), shape, dtype)
+    btrs = _btrs(typed, count_btrs, q_btrs, shape, dtype)
     out = _where(use_inversion, inversion, btrs)
 
     invalid = lax.bitwise_or(lax.bitwise_or(q_negative, q_nan), count_invalid)
@@ -279,17 +291,17 @@ def binomial_draw(typed: _prng.PRNGKeyArray, count: Any, prob: Any) -> Any:
     out = _where(lax.bitwise_and(count_inf, lax.bitwise_not(invalid)), _full_like(out, np.inf), out)
     # Draws were for q = min(p, 1 - p): those for 1 - p count the failures.
     kept = lax.bitwise_or(lax.bitwise_or(lax.bitwise_or(p_small, count_invalid), q_nan), count_inf)
-    return _where(kept, out, lax.sub(count_floor, out))
+    return _where(kept, out, lax.sub(lax.convert_element_type(count_floor, dtype), out))
 
 
 def _binomial_inversion(
-    typed: _prng.PRNGKeyArray, count: Any, log1m_q: Any, shape: tuple[int, ...]
+    typed: _prng.PRNGKeyArray, count: Any, log1m_q: Any, shape: tuple[int, ...], dtype: np.dtype
 ) -> Any:
     fdt = _u.dtype(count)
 
     def cond(state: tuple) -> Any:
         i, _, geom_sum, _ = state
-        return lax.bitwise_and(_any(lax.le(geom_sum, count)), _below_cap(i, fdt))
+        return lax.bitwise_and(_any(lax.le(geom_sum, count)), _below_cap(i, dtype))
 
     def body(state: tuple) -> tuple:
         i, num_geom, geom_sum, key = state
@@ -301,10 +313,12 @@ def _binomial_inversion(
 
     zeros = lax.full(shape, 0.0, fdt)
     _, num_geom, _, _ = lax.while_loop(cond, body, (np.int32(0), zeros, zeros, typed))
-    return lax.sub(num_geom, const(1.0, fdt))
+    return lax.convert_element_type(lax.sub(num_geom, const(1.0, fdt)), dtype)
 
 
-def _btrs(typed: _prng.PRNGKeyArray, count: Any, q: Any, shape: tuple[int, ...]) -> Any:
+def _btrs(
+    typed: _prng.PRNGKeyArray, count: Any, q: Any, shape: tuple[int, ...], dtype: np.dtype
+) -> Any:
     fdt = _u.dtype(count)
 
     def c(v: float) -> Any:
@@ -324,7 +338,7 @@ def _btrs(typed: _prng.PRNGKeyArray, count: Any, q: Any, shape: tuple[int, ...])
 
     def cond(state: tuple) -> Any:
         i, _, accepted, _ = state
-        return lax.bitwise_and(_any(lax.bitwise_not(accepted)), _below_cap(i, fdt))
+        return lax.bitwise_and(_any(lax.bitwise_not(accepted)), _below_cap(i, dtype))
 
     def body(state: tuple) -> tuple:
         i, k_out, accepted, key = state
@@ -356,7 +370,7 @@ def _btrs(typed: _prng.PRNGKeyArray, count: Any, q: Any, shape: tuple[int, ...])
 
     init = (np.int32(0), lax.full(shape, -1.0, fdt), lax.full(shape, False, np.bool_), typed)
     _, k, _, _ = lax.while_loop(cond, body, init)
-    return k
+    return lax.convert_element_type(k, dtype)
 
 
 # ---------------------------------------------------------------------------
@@ -408,10 +422,9 @@ def multinomial(
 def _multinomial(
     typed: Any, n: Any, p: Any, *, shape: tuple, dtype: np.dtype, unroll: int | bool
 ) -> Any:
-    pdt = _u.dtype(p)
-    fdt = dtypes.canonicalize_dtype(pdt if dtypes.issubdtype(pdt, np.floating) else dtypes.float_)
-    p = param("multinomial", p, fdt)
-    n = broadcast_to(param("multinomial", n, fdt), shape[:-1])
+    n, p = _strong_inexact(n, p)
+    fdt = _u.dtype(p)
+    n = broadcast_to(n, shape[:-1])
     p = broadcast_to(p, shape)
     last = len(shape) - 1
     p = lax.transpose(p, (last, *range(last)))
@@ -423,7 +436,7 @@ def _multinomial(
     def step(left: Any, xs: tuple) -> tuple:
         p_i, key_i = xs
         p_i = lax.min(const(1.0, fdt), lax.max(const(0.0, fdt), p_i))
-        draw = binomial_draw(key_i, left, p_i)
+        draw = binomial_draw(key_i, left, p_i, fdt)
         return lax.sub(left, draw), draw
 
     _, counts = lax.scan(step, n, (conditional, keys), unroll=unroll)

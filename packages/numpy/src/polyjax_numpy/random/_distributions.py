@@ -151,14 +151,14 @@ def normal(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
 @staged("shape", "dtype")
 def _normal(typed: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     if dtypes.issubdtype(dtype, np.complexfloating):
+        # (re + 1j im) / sqrt(2) in complex arithmetic, as JAX computes it.
         real_dtype = np.dtype(dtypes.finfo(dtype).dtype)
-        k_re, k_im = _prng.split(typed, 2)
-        scale = np.asarray(np.sqrt(0.5), real_dtype)[()]
-        re = lax.mul(normal_draw(k_re, shape, real_dtype), scale)
-        im = lax.mul(normal_draw(k_im, shape, real_dtype), scale)
-        from polyjax_numpy.lax import _complex
-
-        return _complex.complex(re, im)
+        k_re, k_im = _prng.split_keys(typed, 2)
+        re = lax.convert_element_type(normal_draw(k_re, shape, real_dtype), dtype)
+        im = lax.convert_element_type(normal_draw(k_im, shape, real_dtype), dtype)
+        z = lax.add(re, lax.mul(np.asarray(1j, dtype)[()], im))
+        sqrt2 = np.asarray(np.sqrt(2.0), real_dtype).astype(dtype)[()]
+        return lax.div(z, sqrt2)
     return normal_draw(typed, shape, dtype)
 
 

@@ -191,9 +191,9 @@ def _gamma_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, log_space: bo
         return sample, ad.Zero.from_primal_value(sample)
     if log_space:
         x = lax.exp(sample)
-        x = lax.select_n(
-            lax.eq(x, _u.scalar_like(0, x)), x, _u.scalar_like(dtypes.finfo(x.dtype).tiny, x)
-        )
+        # A draw that underflows to 0 gets the smallest normal float's derivative.
+        tiny = lax.full(_u.shape(x), dtypes.finfo(_u.dtype(x)).tiny, _u.dtype(x))
+        x = lax.select_n(lax.eq(x, _u.scalar_like(0, x)), x, tiny)
         grad = lax.div(lax.random_gamma_grad(a, x), x)
     else:
         grad = lax.random_gamma_grad(a, sample)
@@ -255,8 +255,8 @@ def gamma(key: Any, a: Any, shape: Shape | None = None, dtype: Any = None) -> An
 
     Example:
       >>> from polyjax_numpy import random
-      >>> random.gamma(random.PRNGKey(0), 2.0, (3,)).shape
-      (3,)
+      >>> random.gamma(random.PRNGKey(0), 2.0, (3,))
+      Array([1.5897877, 1.7599413, 1.1290071], dtype=float32)
     """
     return _with_params("gamma", _gamma, key, (a,), shape, dtype)
 
