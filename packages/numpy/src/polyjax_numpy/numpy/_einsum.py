@@ -27,9 +27,9 @@ import opt_einsum
 
 from polyjax_core import dtypes
 from polyjax_numpy.lax import _dot, _shape_ops
-from polyjax_numpy.numpy import _products
 from polyjax_numpy.numpy import _reductions as _r
 from polyjax_numpy.numpy import _util as _u
+from polyjax_numpy.numpy._matrices import diagonal
 
 # opt_einsum estimates costs from sizes: a symbolic dimension counts as this.
 _SYMBOLIC_SIZE_GUESS = 8
@@ -160,7 +160,7 @@ def _take_diagonals(x: Any, names: str) -> tuple[Any, str]:
             return x, names
         i = names.index(repeated)
         j = names.index(repeated, i + 1)
-        x = _products._diagonal(x, 0, i, j)
+        x = diagonal(x, 0, i, j)
         names = "".join(c for k, c in enumerate(names) if k not in (i, j)) + repeated
 
 

@@ -13,7 +13,7 @@ when given (the accumulation and result type, e.g. `int8 x int8 -> int32`).
 first operand, as NumPy does.
 
 `kron`, `outer` and `cross` are elementwise products of broadcast operands, and
-`trace` sums a diagonal that is read with a strided slice (no gather).
+`trace` sums `jnp.diagonal` (a strided slice, no gather).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from polyjax_numpy.lax import _complex, _dot, _shape_ops
 from polyjax_numpy.numpy import _manipulation, _ufuncs
 from polyjax_numpy.numpy import _reductions as _r
 from polyjax_numpy.numpy import _util as _u
+from polyjax_numpy.numpy._matrices import diagonal
 
 
 def _operands(name: str, a: Any, b: Any, preferred_element_type: Any) -> tuple[Any, Any, Any, bool]:
@@ -471,37 +472,6 @@ def cross(
     return _shape_ops.transpose(c, tuple(perm))
 
 
-def _diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
-    """The diagonal of `a` over `axis1`, `axis2` as its last axis (the others lead, in order).
-
-    The two axes are flattened into one, in which the diagonal elements lie
-    `m + 1` apart: a strided slice reads them.
-    """
-    nd = _u.ndim(a)
-    if nd < 2:
-        raise ValueError(f"diagonal requires an array of at least two dimensions, got {nd}")
-    axis1, axis2 = _u.canonicalize_axis(axis1, nd), _u.canonicalize_axis(axis2, nd)
-    if axis1 == axis2:
-        raise ValueError("axis1 and axis2 must not be equal")
-    offset = operator.index(offset)
-    rest = tuple(i for i in range(nd) if i not in (axis1, axis2))
-    x = _shape_ops.transpose(a, rest + (axis1, axis2))
-    n, m = _u.shape(x)[-2:]
-    if type(n) is not int or type(m) is not int:
-        raise NotImplementedError("diagonals of axes of symbolic size are not supported yet")
-    if offset >= 0:
-        x = _shape_ops.slice_in_dim(x, min(offset, m), m, axis=nd - 1)
-    else:
-        x = _shape_ops.slice_in_dim(x, min(-offset, n), n, axis=nd - 2)
-    batch = _u.shape(x)[:-2]
-    n, m = _u.shape(x)[-2:]
-    k = max(min(n, m), 0)
-    flat = _shape_ops.reshape(x, batch + (n * m,))
-    if k == 0:
-        return _shape_ops.slice_in_dim(flat, 0, 0, axis=nd - 2)
-    return _shape_ops.slice_in_dim(flat, 0, (k - 1) * (m + 1) + 1, m + 1, axis=nd - 2)
-
-
 def trace(
     a: Any,
     offset: int = 0,
@@ -530,7 +500,7 @@ def trace(
     """
     _r._check_out(out, "trace")
     _u.check_arraylike("trace", a)
-    diag = _diagonal(_r._as_array(a), offset, axis1, axis2)
+    diag = diagonal(_r._as_array(a), offset, axis1, axis2)
     return _r.sum(diag, axis=-1, dtype=dtype)
 
 

@@ -28,6 +28,7 @@ from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _products, _ufuncs
 from polyjax_numpy.numpy import _reductions as _r
 from polyjax_numpy.numpy import _util as _u
+from polyjax_numpy.numpy._matrices import diagonal
 
 # ---------------------------------------------------------------------------
 # var, std
@@ -673,7 +674,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True) -> Any:
     c = cov(x, y, rowvar)
     if _u.ndim(c) == 0:
         return lax.div(c, c)  # NumPy's answer for a single variable (1, or NaN)
-    d = _products._diagonal(c)
+    d = diagonal(c)
     if _u.issubdtype_of(d, np.complexfloating):
         d = _complex.real(d)
     std = lax.sqrt(d)
