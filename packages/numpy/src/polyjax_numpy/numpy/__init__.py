@@ -16,8 +16,11 @@ Modules (private): `_util` (operands, promotion), `_creation`, `_manipulation`,
 `_dtypes` (scalar types, promotion queries), `_constants`, `_products`
 (`matmul`, ...), `_reductions`, `_indexing` (`x[idx]`, `take`, `put`, ...),
 `_index_update` (`x.at[idx]`), `_index_tricks` (`ix_`, `s_`, `mgrid`, `r_`, ...).
+
+Public submodules: `linalg` (`jnp.linalg`), `fft` (`jnp.fft`).
 """
 
+from polyjax_numpy.numpy import fft, linalg
 from polyjax_numpy.numpy._binning import (
     bincount,
     digitize,
@@ -220,6 +223,18 @@ from polyjax_numpy.numpy._matrices import (
     vander,
 )
 from polyjax_numpy.numpy._padding import pad
+from polyjax_numpy.numpy._polynomial import (
+    poly,
+    polyadd,
+    polyder,
+    polydiv,
+    polyfit,
+    polyint,
+    polymul,
+    polysub,
+    polyval,
+    roots,
+)
 from polyjax_numpy.numpy._predicates import (
     allclose,
     array_equal,
@@ -558,6 +573,7 @@ __all__ = [
     "extract",
     "eye",
     "fabs",
+    "fft",
     "finfo",
     "flatnonzero",
     "flexible",
@@ -653,6 +669,7 @@ __all__ = [
     "less",
     "less_equal",
     "lexsort",
+    "linalg",
     "linspace",
     "log",
     "log10",
@@ -717,6 +734,15 @@ __all__ = [
     "pi",
     "piecewise",
     "place",
+    "poly",
+    "polyadd",
+    "polyder",
+    "polydiv",
+    "polyfit",
+    "polyint",
+    "polymul",
+    "polysub",
+    "polyval",
     "positive",
     "pow",
     "power",
@@ -742,6 +768,7 @@ __all__ = [
     "rint",
     "roll",
     "rollaxis",
+    "roots",
     "rot90",
     "round",
     "s_",
