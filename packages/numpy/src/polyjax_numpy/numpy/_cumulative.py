@@ -24,7 +24,7 @@ from polyjax_core import dtypes
 from polyjax_core.tracing import concrete_or_error
 from polyjax_numpy.lax import _cumulative, _shape_ops
 from polyjax_numpy.lax import _elementwise as lax
-from polyjax_numpy.numpy import _manipulation, _ufuncs
+from polyjax_numpy.numpy import _manipulation, _products, _ufuncs
 from polyjax_numpy.numpy import _reductions as _r
 from polyjax_numpy.numpy import _util as _u
 
@@ -372,23 +372,13 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
         if _u.ndim(x) == 1:
             spacing = diff(x)
         else:
-            spacing = _move_to_end(diff(x, axis=axis), axis)
-    y = _move_to_end(_r._as_array(y), axis)
+            spacing = _products._move_to_end(diff(x, axis=axis), axis, "trapezoid")
+    y = _products._move_to_end(_r._as_array(y), axis, "trapezoid")
     pair_sum = _ufuncs.add(
         _slice(y, 1, None, -1 % _u.ndim(y)), _slice(y, None, -1, -1 % _u.ndim(y))
     )
     half = _ufuncs.multiply(_ufuncs.multiply(spacing, pair_sum), 0.5)
     return _r.sum(half, axis=-1)
-
-
-def _move_to_end(x: Any, axis: int) -> Any:
-    """`x` with `axis` moved last (`jnp.moveaxis(x, axis, -1)`)."""
-    nd = _u.ndim(x)
-    if nd == 0:
-        raise ValueError("trapezoid requires an array of rank >= 1")
-    axis = _u.canonicalize_axis(axis, nd)
-    perm = tuple(i for i in range(nd) if i != axis) + (axis,)
-    return _shape_ops.transpose(x, perm)
 
 
 __all__ = [
