@@ -203,8 +203,11 @@ def test_histogram():
 
 def test_histogram_errors():
     a = np.ones(4, f32)
-    with pytest.raises(ValueError, match="same shape"):
+    with pytest.raises(ValueError, match="do not broadcast"):
         jnp.histogram(a, weights=np.ones(3, f32))
+    # Weights broadcast against the sample (JAX's extension).
+    counts, _ = jnp.histogram(np.float32([[0, 1], [1, 1]]), bins=2, weights=np.float32([1, 2]))
+    np.testing.assert_array_equal(counts, [1, 5])
     with pytest.raises(NotImplementedError, match="string"):
         jnp.histogram(a, bins="auto")
     with pytest.raises(ValueError, match="positive"):

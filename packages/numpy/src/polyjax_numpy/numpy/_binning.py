@@ -249,14 +249,14 @@ def histogram(
       a: the sample.
       bins: an int (equal-width bins over `range`) or a 1-D array of edges.
       range: `(min, max)` of the bins; by default that of `a`.
-      weights: weights of `a`'s shape summed per bin (by default ones).
+      weights: weights broadcast to `a`'s shape, summed per bin (by default ones).
       density: normalise so the histogram integrates to 1 over the range.
 
     Returns:
       `(counts, bin_edges)`; `counts` has the weights' dtype (inexact by default).
 
     Raises:
-      ValueError: `weights` of another shape than `a`.
+      ValueError: `weights` that do not broadcast to `a`'s shape.
 
     Example:
       >>> import polyjax.numpy as jnp
@@ -270,12 +270,14 @@ def histogram(
     a = _r._as_array(a)
     if weights is not None:
         _u.check_arraylike("histogram", weights)
-        if _u.shape(weights) != _u.shape(a):
+        try:
+            weights = _r._broadcast_to(_r._as_array(weights), _u.shape(a))
+        except ValueError:
             raise ValueError(
-                f"histogram: weights should have the same shape as a, got {_u.shape(weights)} "
-                f"and {_u.shape(a)}."
-            )
-        weights = _manipulation.ravel(_r._as_array(weights))
+                f"histogram: weights of shape {_u.shape(weights)} do not broadcast to the "
+                f"shape {_u.shape(a)} of a."
+            ) from None
+        weights = _manipulation.ravel(weights)
     a = _manipulation.ravel(a)
     edges = _edges(a, bins, range, _u.dtype(a))
     if weights is None:
