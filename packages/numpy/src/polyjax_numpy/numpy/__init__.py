@@ -448,6 +448,11 @@ from polyjax_numpy.numpy._ufuncs_math import (
     tanh,
     trunc,
 )
+from polyjax_numpy.numpy._vectorize import (
+    apply_along_axis,
+    apply_over_axes,
+    vectorize,
+)
 
 __all__ = [
     "ComplexWarning",
@@ -463,6 +468,8 @@ __all__ = [
     "angle",
     "any",
     "append",
+    "apply_along_axis",
+    "apply_over_axes",
     "arange",
     "arccos",
     "arccosh",
@@ -839,6 +846,7 @@ __all__ = [
     "vdot",
     "vecdot",
     "vecmat",
+    "vectorize",
     "vsplit",
     "vstack",
     "where",
