@@ -197,6 +197,9 @@ def test_histogram():
     # Integer samples and NaNs (not counted).
     ints = np.int32([1, 2, 2, 5, 9])
     _close(jnp.histogram(ints, bins=4)[0], np.histogram(ints, bins=4)[0])
+    counts, listed = jnp.histogram(np.float32([0.5, 1.5, 1.7]), bins=[0, 1, 2])
+    np.testing.assert_array_equal(counts, [1, 2])
+    assert listed.dtype == f32 and not isinstance(listed, np.ndarray)
     with_nan = np.float32([0.1, np.nan, 0.7])
     _close(jnp.histogram(with_nan, bins=2, range=(0, 1))[0], [1, 1])
 

@@ -33,6 +33,7 @@ from polyjax_numpy.lax import _shape_ops, _slicing, _sorting
 from polyjax_numpy.numpy import _cumulative, _manipulation, _ufuncs
 from polyjax_numpy.numpy import _reductions as _r
 from polyjax_numpy.numpy import _util as _u
+from polyjax_numpy.numpy._creation import asarray
 from polyjax_numpy.numpy._sorting import searchsorted
 from polyjax_numpy.numpy._statistics import _take_along_last
 
@@ -183,9 +184,11 @@ def _edges(a: Any, bins: Any, range: Any, dtype: Any) -> Any:
     """The bin edges of the flattened `a`: `bins` itself if an array, else equal widths."""
     if isinstance(bins, str):
         raise NotImplementedError("string values for `bins` are not supported")
+    if isinstance(bins, list | tuple):
+        bins = np.asarray(bins)  # edges given as a sequence (NumPy accepts them)
     if not isinstance(bins, int | np.integer) and _u.ndim(bins) == 1:
         _u.check_arraylike("histogram", bins)
-        return _u.convert(_r._as_array(bins), dtype)
+        return asarray(bins, dtype)
     n_bins = _bin_count(bins, "bins")
     if n_bins < 1:
         raise ValueError(f"`bins` must be positive, when an integer, got {n_bins}")
