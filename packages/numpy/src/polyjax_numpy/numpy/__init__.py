@@ -148,6 +148,9 @@ from polyjax_numpy.numpy._einsum import (
     einsum,
     einsum_path,
 )
+from polyjax_numpy.numpy._fill_diagonal import (
+    fill_diagonal,
+)
 from polyjax_numpy.numpy._index_arrays import (
     diag_indices,
     diag_indices_from,
@@ -161,6 +164,20 @@ from polyjax_numpy.numpy._index_arrays import (
 )
 from polyjax_numpy.numpy._index_tricks import c_, index_exp, ix_, mgrid, ogrid, r_, s_
 from polyjax_numpy.numpy._indexing import put, put_along_axis, take, take_along_axis
+from polyjax_numpy.numpy._interop import (
+    from_dlpack,
+    iterable,
+)
+from polyjax_numpy.numpy._io import (
+    array_repr,
+    array_str,
+    get_printoptions,
+    load,
+    printoptions,
+    save,
+    savez,
+    set_printoptions,
+)
 from polyjax_numpy.numpy._joining import (
     append,
     array_split,
@@ -221,6 +238,10 @@ from polyjax_numpy.numpy._matrices import (
     tril,
     triu,
     vander,
+)
+from polyjax_numpy.numpy._packbits import (
+    packbits,
+    unpackbits,
 )
 from polyjax_numpy.numpy._padding import pad
 from polyjax_numpy.numpy._polynomial import (
@@ -487,7 +508,9 @@ __all__ = [
     "array",
     "array_equal",
     "array_equiv",
+    "array_repr",
     "array_split",
+    "array_str",
     "asarray",
     "asin",
     "asinh",
@@ -581,6 +604,7 @@ __all__ = [
     "eye",
     "fabs",
     "fft",
+    "fill_diagonal",
     "finfo",
     "flatnonzero",
     "flexible",
@@ -610,6 +634,7 @@ __all__ = [
     "fmin",
     "fmod",
     "frexp",
+    "from_dlpack",
     "frombuffer",
     "fromfile",
     "fromfunction",
@@ -621,6 +646,7 @@ __all__ = [
     "gcd",
     "generic",
     "geomspace",
+    "get_printoptions",
     "gradient",
     "greater",
     "greater_equal",
@@ -668,6 +694,7 @@ __all__ = [
     "isrealobj",
     "isscalar",
     "issubdtype",
+    "iterable",
     "ix_",
     "kron",
     "lcm",
@@ -678,6 +705,7 @@ __all__ = [
     "lexsort",
     "linalg",
     "linspace",
+    "load",
     "log",
     "log10",
     "log1p",
@@ -734,6 +762,7 @@ __all__ = [
     "ones",
     "ones_like",
     "outer",
+    "packbits",
     "pad",
     "partition",
     "percentile",
@@ -753,6 +782,7 @@ __all__ = [
     "positive",
     "pow",
     "power",
+    "printoptions",
     "prod",
     "promote_types",
     "ptp",
@@ -779,8 +809,11 @@ __all__ = [
     "rot90",
     "round",
     "s_",
+    "save",
+    "savez",
     "searchsorted",
     "select",
+    "set_printoptions",
     "setdiff1d",
     "setxor1d",
     "shape",
@@ -838,6 +871,7 @@ __all__ = [
     "unique_counts",
     "unique_inverse",
     "unique_values",
+    "unpackbits",
     "unravel_index",
     "unsignedinteger",
     "unstack",
