@@ -9,7 +9,15 @@ Example:
   Array(6., dtype=float32)
 """
 
+import sys as _sys
+
 from polyjax_numpy import numpy as _jnp
 from polyjax_numpy.numpy import *  # noqa: F403
+
+# `import polyjax.numpy.linalg` (and `.fft`) finds the implementation modules, which
+# are also `jnp.linalg` and `jnp.fft`.
+for _name in ("fft", "linalg"):
+    _sys.modules[f"{__name__}.{_name}"] = getattr(_jnp, _name)
+del _name
 
 __all__ = list(_jnp.__all__)
