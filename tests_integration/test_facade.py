@@ -26,6 +26,7 @@ SUBMODULES = [
     "nn",
     "numpy",
     "random",
+    "scipy",
     "sharding",
     "stages",
     "tree",

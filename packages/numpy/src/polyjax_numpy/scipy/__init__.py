@@ -1,0 +1,30 @@
+"""`polyjax.scipy`: SciPy's API on polyjax arrays, with JAX's semantics (``jax.scipy``).
+
+Each submodule is imported on first use (``polyjax_numpy.scipy.linalg``, or
+``import polyjax_numpy.scipy.linalg``), so importing this package costs nothing.
+
+Submodules:
+  linalg: SciPy's linear algebra (`scipy.linalg`), built on `lax.linalg`.
+"""
+
+from __future__ import annotations
+
+import importlib as _importlib
+from typing import Any
+
+# Submodules, imported on first lookup (add new ones here; `__all__` follows).
+_SUBMODULES = frozenset({"linalg"})
+
+__all__ = sorted(_SUBMODULES)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        module = _importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _SUBMODULES)
