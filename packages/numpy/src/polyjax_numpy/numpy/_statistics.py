@@ -669,7 +669,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True) -> Any:
     Example:
       >>> import polyjax.numpy as jnp
       >>> jnp.corrcoef(jnp.array([[0., 1., 2.], [2., 1.5, 0.]]))[0, 1]
-      Array(-0.9819805, dtype=float32)
+      Array(-0.96076894, dtype=float32)
     """
     c = cov(x, y, rowvar)
     if _u.ndim(c) == 0:
