@@ -10,7 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import polyjax
+from polyjax_core.config import enable_x64
+from polyjax_interpreters.ad import grad
+from polyjax_interpreters.batching import vmap
+from polyjax_interpreters.jit import jit
 from polyjax_numpy import lax, random
 from polyjax_numpy import numpy as jnp
 
@@ -134,7 +137,7 @@ def test_bits_known_answers():
 
 
 def test_bits_64_under_x64():
-    with polyjax.enable_x64(True):
+    with enable_x64(True):
         out = random.bits(random.PRNGKey(0), (2,), np.uint64)
         assert out.dtype == np.uint64
         assert np.asarray(out).tolist() == [7719171245655871230, 3989946895414531357]
@@ -240,10 +243,10 @@ def test_keys_through_jit_vmap_and_scan():
     expected = [0.5302608013153076, 0.7276642322540283, 0.6672406196594238]
     keys = random.split(k, 3)
     np.testing.assert_array_equal(
-        polyjax.vmap(lambda kk: random.uniform(kk))(keys), np.array(expected, np.float32)
+        vmap(lambda kk: random.uniform(kk))(keys), np.array(expected, np.float32)
     )
     np.testing.assert_array_equal(
-        polyjax.jit(polyjax.vmap(lambda kk: random.uniform(kk)))(keys),
+        jit(vmap(lambda kk: random.uniform(kk)))(keys),
         np.array(expected, np.float32),
     )
     loop = [float(random.uniform(kk)) for kk in keys]
@@ -266,7 +269,7 @@ def test_keys_through_jit_vmap_and_scan():
 
 def test_jit_of_samplers_matches_eager():
     k = random.PRNGKey(3)
-    f = polyjax.jit(
+    f = jit(
         lambda k: (
             random.uniform(k, (3,)),
             random.normal(k, (2,)),
@@ -288,7 +291,7 @@ def test_jit_of_samplers_matches_eager():
 
 
 def test_traced_seed_and_fold_in_data():
-    f = polyjax.jit(lambda s, d: random.key_data(random.fold_in(random.key(s), d)))
+    f = jit(lambda s, d: random.key_data(random.fold_in(random.key(s), d)))
     assert np.asarray(f(42, 123)).tolist() == [2238821533, 719561804]
 
 
@@ -296,5 +299,5 @@ def test_uniform_grad_wrt_bounds():
     # uniform is affine in its bounds: d/dmaxval of the draw is the unit draw itself.
     k = random.key(0)
     unit = random.uniform(k, ())
-    g = polyjax.grad(lambda hi: random.uniform(k, (), minval=0.0, maxval=hi))(2.0)
+    g = grad(lambda hi: random.uniform(k, (), minval=0.0, maxval=hi))(2.0)
     np.testing.assert_allclose(g, unit, rtol=1e-6)
