@@ -1120,20 +1120,52 @@ svd_p = _primitive("svd", _svd_abstract_eval, _svd_lowering, multiple_results=Tr
 
 
 def _svd_jvp(primals: list, tangents: list, *, full_matrices: bool, compute_uv: bool) -> tuple:
-    # The singular values: s_dot = Re diag(U^H dA V).
-    if compute_uv:
-        raise NotImplementedError(
-            "svd: derivatives of u and vh are not supported yet (use compute_uv=False)"
-        )
+    # With A = U S V^H (reduced, k = min(m, n)) and dP = U^H dA V:
+    #   dS = Re diag(dP),
+    #   dU = U (F o (dP S + S dP^H)) + (I - U U^H) dA V S^{-1},
+    #   dV = V (F o (S dP + dP^H S)) + (I - V V^H) dA^H U S^{-1},
+    # where F_ij = 1 / (s_j^2 - s_i^2) off the diagonal and 0 on it (distinct singular
+    # values). For complex A, U^H dU and V^H dV may have imaginary diagonals; only their
+    # difference, Im(dP_ii) / s_i, is determined, and it goes to dU.
     (x,), (dx,) = primals, tangents
-    (s,) = svd_p.bind(x, full_matrices=full_matrices, compute_uv=False)
+    aval = get_aval(x)
+    m, n = aval.shape[-2:]
+    if compute_uv and full_matrices and m != n:
+        raise NotImplementedError(
+            "svd: derivatives of u and vh with full_matrices=True need a square matrix "
+            "(the extra columns are not unique); use full_matrices=False"
+        )
+    s, u, vt = svd_p.bind(x, full_matrices=False, compute_uv=True)
+    primal_out = [s, u, vt] if compute_uv else [s]
     if type(dx) is ad.Zero:
-        return [s], [ad.Zero(get_aval(s))]
-    _, u, vt = svd_p.bind(x, full_matrices=False, compute_uv=True)
-    prod = batch_matmul(_H(u), batch_matmul(dx, _H(vt)))
-    eye = _diag_mask(get_aval(prod))
-    s_dot = _real_part(reduce_sum(mul(prod, eye), (get_aval(prod).ndim - 1,)))
-    return [s], [s_dot]
+        return primal_out, [ad.Zero(get_aval(o)) for o in primal_out]
+    v = _H(vt)
+    dp = batch_matmul(_H(u), batch_matmul(dx, v))
+    s_dot = _real_part(_diagonal(dp))
+    if not compute_uv:
+        return primal_out, [s_dot]
+    nd = aval.ndim
+    s_row = convert_element_type(expand_dims(s, (nd - 2,)), aval.dtype)  # [..., 1, k]: s_j
+    s_col = convert_element_type(expand_dims(s, (nd - 1,)), aval.dtype)  # [..., k, 1]: s_i
+    s2 = mul(s, s)
+    eye = _diag_mask(ShapedArray((*aval.shape[:-2], min(m, n), min(m, n)), get_aval(s).dtype))
+    diff = sub(expand_dims(s2, (nd - 2,)), expand_dims(s2, (nd - 1,)))
+    f = convert_element_type(div(1 - eye, add(diff, eye)), aval.dtype)
+    dp_h = _H(dp)
+    omega_u = mul(f, add(mul(dp, s_row), mul(s_col, dp_h)))
+    omega_v = mul(f, add(mul(s_col, dp), mul(dp_h, s_row)))
+    if _is_complex(aval.dtype):
+        phase = convert_element_type(div(imag(_diagonal(dp)), s), aval.dtype)
+        phase = mul(expand_dims(phase, (nd - 1,)), np.asarray(1j, aval.dtype))
+        omega_u = add(omega_u, mul(phase, eye.astype(aval.dtype)))
+    du = batch_matmul(u, omega_u)
+    dv = batch_matmul(v, omega_v)
+    if m > n:  # the part of dA V outside the span of U
+        du = add(du, div(sub(batch_matmul(dx, v), batch_matmul(u, dp)), s_row))
+    if n > m:
+        du_h = batch_matmul(_H(dx), u)
+        dv = add(dv, div(sub(du_h, batch_matmul(v, dp_h)), s_row))
+    return primal_out, [s_dot, du, _H(dv)]
 
 
 def _svd_batch(args: list, dims: list, **params: Any) -> tuple:
@@ -1168,7 +1200,8 @@ def svd(
 
     Returns:
       ``(u, s, vh)`` with `s` descending (real), or just `s` when not `compute_uv`.
-      Only `s` (``compute_uv=False``) is differentiable so far.
+      All three are differentiable (`u` and `vh` for distinct singular values, and
+      not with ``full_matrices=True`` for a non-square `x`).
     """
     if subset_by_index is not None:
         raise NotImplementedError("svd: subset_by_index is not supported yet")
