@@ -118,3 +118,12 @@ def test_jit_matches_eager():
     f = lambda x: [getattr(lax, n)(x, 1) for n in ORACLES]  # noqa: E731
     for a, b in zip(jit(f)(x), f(x)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+def test_complex_cummax_cummin_are_lexicographic():
+    # Ties of the real parts are decided by the imaginary parts, as in NumPy.
+    x = np.complex64([[1 + 2j, 1 + 3j, 5j, 1 + 1j, 1 + 4j], [-1j, 0j, -2j, 1j, -1 + 9j]])
+    for name in ("cummax", "cummin"):
+        for reverse in (False, True):
+            got = getattr(lax, name)(x, 1, reverse=reverse)
+            np.testing.assert_array_equal(np.asarray(got), _oracle(name, x, 1, reverse))

@@ -335,6 +335,12 @@ def test_complex_max_min_are_lexicographic():
     np.testing.assert_array_equal(jnp.max(c, 1), np.max(c, 1))
     np.testing.assert_array_equal(jnp.min(c, 0), np.min(c, 0))
     np.testing.assert_array_equal(jnp.max(c, initial=2 + 0j), np.max(c, initial=2 + 0j))
+    # Masked-out elements take the lexicographic extreme, below (-inf - 1j).
+    d, keep = np.complex64([-np.inf - 1j, 5]), np.array([True, False])
+    init = complex(-np.inf, -5)
+    np.testing.assert_array_equal(
+        jnp.max(d, where=keep, initial=init), np.max(d, where=keep, initial=init)
+    )
 
 
 NAN_DATA = np.array(

@@ -353,6 +353,17 @@ def test_scatter_combiners(name, dtype, mode):
     np.testing.assert_array_equal(np.asarray(out), expected)
 
 
+def test_complex_scatter_max_min_are_lexicographic():
+    # Ties of the real parts are decided by the imaginary parts, as in NumPy.
+    x = np.complex64([[1 + 2j, 0j], [1 - 1j, 7j]])
+    u = np.complex64([[1 + 3j, -1j], [5j, 1j], [1 + 1j, 0j]])
+    rows = np.int32([[0], [0], [1]])
+    for name in ("scatter_max", "scatter_min"):
+        out = getattr(lax, name)(x, rows, u, SDN_ROWS)
+        want = _np_scatter_rows(name, x, rows[:, 0], u, True)
+        np.testing.assert_array_equal(np.asarray(out), want)
+
+
 @pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
 def test_scatter_replace(mode):
     x = _arr((3, 4))

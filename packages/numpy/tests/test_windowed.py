@@ -228,3 +228,15 @@ def test_symbolic_batch_dimension_shapes():
     assert shapes == [((b, 5), f32), ((b, 2), i32), ((b, 5), f32), ((b, 2), f32)]
     with pytest.raises(NotImplementedError, match="symbolic dimension"):
         make_jaxpr(lambda x: lax.reduce_window(x, 0.0, lax.add, (2, 1), (1, 1), "VALID"))(x)
+
+
+def test_complex_max_min_windows_are_lexicographic():
+    # Real parts tie in every window; the imaginary parts decide, as in NumPy.
+    x = (np.arange(12).reshape(3, 4) // 4 + 1j * _data((3, 4), np.float32)).astype(np.complex64)
+    for name, comp, op in MONOIDS[1:]:
+        inf = -np.inf if name == "max" else np.inf
+        init = np.complex64(complex(inf, inf))  # the identity: the monoid primitive
+        fun = lambda v, comp=comp, init=init: lax.reduce_window(v, init, comp, (1, 3), (1, 1))  # noqa: E731
+        assert f"reduce_window_{name}" in str(make_jaxpr(fun)(x))
+        want = oracle(x, init, op, (1, 3), (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1))
+        np.testing.assert_array_equal(np.asarray(fun(x)), want)

@@ -28,6 +28,7 @@ from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_numpy.lax import _elementwise as _ew
+from polyjax_numpy.lax import _reductions
 from polyjax_numpy.lax._shape_ops import pad, slice_in_dim
 
 __all__ = [
@@ -45,18 +46,7 @@ __all__ = [
 
 
 def _identity(kind: str, dtype: np.dtype) -> Any:
-    if kind == "sum":
-        return 0
-    if kind == "prod":
-        return 1
-    if kind == "logsumexp":
-        return -np.inf
-    if dtype == np.dtype(bool):
-        return kind == "min"
-    if dtypes.issubdtype(dtype, np.inexact):
-        return -np.inf if kind == "max" else np.inf
-    info = dtypes.iinfo(dtype)
-    return info.min if kind == "max" else info.max
+    return -np.inf if kind == "logsumexp" else _reductions._identity(kind, dtype)
 
 
 def _logaddexp(a: Any, b: Any) -> Any:
@@ -150,20 +140,12 @@ def _make(kind: str, name: str, accepted: str) -> tuple[Primitive, Callable]:
         )
         scalar = ir.RankedTensorType.get([], mlir.dtype_to_ir_type(aval.dtype))
         block = op.regions[0].blocks.append(scalar, scalar)
-        is_bool = aval.dtype == np.dtype(bool)
         with ir.InsertionPoint(block):
             a, b = block.arguments
-            if kind == "sum":
-                r = hlo.add(a, b)
-            elif kind == "prod":
-                r = hlo.multiply(a, b)
-            elif kind == "max":
-                r = hlo.or_(a, b) if is_bool else hlo.maximum(a, b)
-            elif kind == "min":
-                r = hlo.and_(a, b) if is_bool else hlo.minimum(a, b)
+            if kind == "logsumexp":
+                hlo.ReturnOp([_logaddexp_hlo(a, b, aval.dtype)])
             else:
-                r = _logaddexp_hlo(a, b, aval.dtype)
-            hlo.ReturnOp([r])
+                hlo.ReturnOp(_reductions._combiner_hlo(kind, aval.dtype)(a, b))
         return op.results
 
     mlir.register_lowering(prim, lowering)

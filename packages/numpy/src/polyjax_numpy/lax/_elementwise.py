@@ -599,28 +599,37 @@ shift_right_logical_p = _binop("shift_right_logical", sr.INT, hlo.shift_right_lo
 shift_right_arithmetic_p = _binop("shift_right_arithmetic", sr.INT, hlo.shift_right_arithmetic)
 
 
-def _min_max_lowering(direction: str, op: Callable) -> Callable:
+def min_max_hlo(kind: str, x: ir.Value, y: ir.Value, dtype: Any) -> ir.Value:
+    """The max (`kind="max"`) or min of same-shaped `x` and `y` of `dtype`, as HLO.
+
+    Bools and numbers use `stablehlo.maximum/minimum` (a NaN operand gives NaN).
+    Complex numbers are ordered lexicographically, by real part then imaginary
+    part, as in NumPy: XLA's own order for complex operands differs (its
+    `reduce` with a complex `maximum` region keeps the wrong element on ties of
+    the real parts), so the choice is spelled out with compares and a select.
+    Reductions, windows and scatters build their regions from this too.
+    """
+    if not dtypes.issubdtype(dtype, np.complexfloating):
+        return (hlo.maximum if kind == "max" else hlo.minimum)(x, y)
+    direction = "GT" if kind == "max" else "LT"
+    rx, ry, ix, iy = hlo.real(x), hlo.real(y), hlo.imag(x), hlo.imag(y)
+    real_wins = mlir.compare_hlo(rx, ry, direction, "FLOAT")
+    real_ties = mlir.compare_hlo(rx, ry, "EQ", "FLOAT")
+    imag_wins = mlir.compare_hlo(ix, iy, direction, "FLOAT")
+    pick_x = hlo.select(real_ties, imag_wins, real_wins)
+    return hlo.select(pick_x, x, y)
+
+
+def _min_max_lowering(kind: str) -> Callable:
     def rule(ctx: mlir.LoweringRuleContext, x: ir.Value, y: ir.Value) -> list:
         x, y = _broadcast_operands(ctx, (x, y))
-        if not dtypes.issubdtype(ctx.avals_in[0].dtype, np.complexfloating):
-            return [op(x, y)]
-        # Complex numbers are ordered lexicographically: by real part, then imaginary.
-        rx, ry, ix, iy = hlo.real(x), hlo.real(y), hlo.imag(x), hlo.imag(y)
-        real_wins = mlir.compare_hlo(rx, ry, direction, "FLOAT")
-        real_ties = mlir.compare_hlo(rx, ry, "EQ", "FLOAT")
-        imag_wins = mlir.compare_hlo(ix, iy, direction, "FLOAT")
-        pick_x = hlo.select(real_ties, imag_wins, real_wins)
-        return [hlo.select(pick_x, x, y)]
+        return [min_max_hlo(kind, x, y, ctx.avals_in[0].dtype)]
 
     return rule
 
 
-max_p = _primitive(
-    "max", _naryop_rule("max", (sr.ANY, sr.ANY)), _min_max_lowering("GT", hlo.maximum)
-)
-min_p = _primitive(
-    "min", _naryop_rule("min", (sr.ANY, sr.ANY)), _min_max_lowering("LT", hlo.minimum)
-)
+max_p = _primitive("max", _naryop_rule("max", (sr.ANY, sr.ANY)), _min_max_lowering("max"))
+min_p = _primitive("min", _naryop_rule("min", (sr.ANY, sr.ANY)), _min_max_lowering("min"))
 
 
 def _pow_rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:

@@ -97,17 +97,45 @@ def _reduce_hlo(
 
 
 def _identity(kind: str, dtype: np.dtype) -> Any:
-    """The value that `kind` reductions start from (and return for empty axes)."""
+    """The value that `kind` reductions start from (and return for empty axes).
+
+    `kind` is "sum", "prod", "max" or "min"; windowed and cumulative reductions
+    share this.
+    """
     if kind == "sum":
         return 0
     if kind == "prod":
         return 1
     if dtype == np.dtype(bool):
         return kind == "min"  # max starts at False, min at True
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        # Lexicographic order: below every complex number is (-inf, -inf), not -inf+0j.
+        inf = -np.inf if kind == "max" else np.inf
+        return complex(inf, inf)
     if dtypes.issubdtype(dtype, np.inexact):
         return -np.inf if kind == "max" else np.inf
     info = dtypes.iinfo(dtype)
     return info.min if kind == "max" else info.max
+
+
+def _combiner_hlo(kind: str, dtype: np.dtype) -> Callable[[ir.Value, ir.Value], list]:
+    """The region of a `kind` reduction of `dtype`: two scalars in, their combination out.
+
+    Bools reduce with or/and; complex max/min compare lexicographically (see
+    `_elementwise.min_max_hlo`).
+    """
+    is_bool = dtype == np.dtype(bool)
+
+    def combine(a: ir.Value, b: ir.Value) -> list:
+        if kind == "sum":
+            return [hlo.add(a, b)]
+        if kind == "prod":
+            return [hlo.multiply(a, b)]
+        if is_bool:
+            return [(hlo.or_ if kind == "max" else hlo.and_)(a, b)]
+        return [_ew.min_max_hlo(kind, a, b, dtype)]
+
+    return combine
 
 
 def _make_reduction(name: str, kind: str, numbers_only: bool) -> tuple[Primitive, Callable]:
@@ -129,14 +157,7 @@ def _make_reduction(name: str, kind: str, numbers_only: bool) -> tuple[Primitive
     def lowering(ctx, x, *, axes, out_sharding):
         dtype = ctx.avals_in[0].dtype
         init = mlir.ir_constant(np.asarray(_identity(kind, dtype), dtype))
-        is_bool = dtype == np.dtype(bool)
-        combine = {
-            "sum": hlo.AddOp,
-            "prod": hlo.MulOp,
-            "max": hlo.OrOp if is_bool else hlo.MaxOp,
-            "min": hlo.AndOp if is_bool else hlo.MinOp,
-        }[kind]
-        return _reduce_hlo([x], [init], axes, ctx.avals_out, lambda a, b: [combine(a, b).result])
+        return _reduce_hlo([x], [init], axes, ctx.avals_out, _combiner_hlo(kind, dtype))
 
     mlir.register_lowering(prim, lowering)
 

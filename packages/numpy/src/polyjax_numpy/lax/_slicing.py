@@ -50,6 +50,7 @@ from polyjax_numpy.lax._elementwise import eq as _eq_op
 from polyjax_numpy.lax._elementwise import ge as _ge_op
 from polyjax_numpy.lax._elementwise import le as _le_op
 from polyjax_numpy.lax._elementwise import lt as _lt
+from polyjax_numpy.lax._elementwise import min_max_hlo as _min_max_hlo
 from polyjax_numpy.lax._elementwise import mul as _mul
 from polyjax_numpy.lax._elementwise import ne as _ne_op
 from polyjax_numpy.lax._elementwise import neg as _neg
@@ -1158,10 +1159,8 @@ def _combiner_hlo(kind: str, dtype: Any):
             return hlo.subtract(x, y)
         if kind == "mul":
             return hlo.multiply(x, y) if dtype != np.dtype(bool) else hlo.and_(x, y)
-        if kind == "min":
-            return hlo.minimum(x, y)
-        if kind == "max":
-            return hlo.maximum(x, y)
+        if kind in ("min", "max"):
+            return _min_max_hlo(kind, x, y, dtype)
         return y  # replace
 
     return combine

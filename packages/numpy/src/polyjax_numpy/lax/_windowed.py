@@ -30,12 +30,12 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_numpy.lax import _elementwise as _ew
+from polyjax_numpy.lax._reductions import _combiner_hlo, _identity
 from polyjax_numpy.lax._shape_ops import pad, slice
 
 __all__ = [
@@ -195,17 +195,6 @@ def _reduce_window_hlo(
 # reduce_window_sum / max / min
 
 
-def _identity(kind: str, dtype: np.dtype) -> Any:
-    if kind == "sum":
-        return 0
-    if dtype == np.dtype(bool):
-        return kind == "min"
-    if dtypes.issubdtype(dtype, np.inexact):
-        return -np.inf if kind == "max" else np.inf
-    info = dtypes.iinfo(dtype)
-    return info.min if kind == "max" else info.max
-
-
 def _make_monoid(kind: str) -> Primitive:
     name = f"reduce_window_{kind}"
     prim = Primitive(name)
@@ -220,15 +209,7 @@ def _make_monoid(kind: str) -> Primitive:
     def lowering(ctx, x, **params):
         dtype = ctx.avals_in[0].dtype
         init = mlir.ir_constant(np.asarray(_identity(kind, dtype), dtype))
-        is_bool = dtype == np.dtype(bool)
-        combine = {
-            "sum": hlo.add,
-            "max": hlo.or_ if is_bool else hlo.maximum,
-            "min": hlo.and_ if is_bool else hlo.minimum,
-        }[kind]
-        return _reduce_window_hlo(
-            [x], [init], ctx.avals_out, lambda a, b: [combine(a, b)], **params
-        )
+        return _reduce_window_hlo([x], [init], ctx.avals_out, _combiner_hlo(kind, dtype), **params)
 
     prim.def_abstract_eval(abstract_eval)
     prim.def_impl(functools.partial(dispatch.apply_primitive, prim))

@@ -27,7 +27,7 @@ import numpy as np
 
 from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
-from polyjax_numpy.lax import _bits, _complex, _reductions, _shape_ops, _shape_rules, _slicing
+from polyjax_numpy.lax import _bits, _reductions, _shape_ops, _shape_rules, _slicing
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax._shape_ops import canonicalize_axis
 from polyjax_numpy.numpy import _manipulation
@@ -131,18 +131,9 @@ def _promoted_integer_dtype(dtype: np.dtype) -> np.dtype:
 
 def _identity(kind: str, dtype: np.dtype) -> Any:
     """The value masked-out elements take: reducing it changes nothing."""
-    if kind == "sum":
-        return 0
-    if kind == "prod":
-        return 1
     if kind in ("all", "any"):
         return kind == "all"
-    if dtype == _BOOL:
-        return kind == "min"
-    if dtypes.issubdtype(dtype, np.inexact):
-        return -np.inf if kind == "max" else np.inf
-    info = dtypes.iinfo(dtype)
-    return info.min if kind == "max" else info.max
+    return _reductions._identity(kind, dtype)
 
 
 def _is_empty(shape: tuple, axes: tuple[int, ...]) -> bool:
@@ -217,42 +208,16 @@ def _reduce(
         x = _where(
             _broadcast_to(where, aval.shape), x, _u.scalar_like(_identity(kind, compute_dtype), x)
         )
-    lexicographic = kind in ("max", "min") and dtypes.issubdtype(compute_dtype, np.complexfloating)
-    if lexicographic:
-        result = _complex_extremum(kind, x, axes)
-    else:
-        result = _LAX_REDUCE[kind](x, axes)
+    result = _LAX_REDUCE[kind](x, axes)
     if initial is not None:
         if kind in ("all", "any"):
             raise TypeError(f"jnp.{name} does not take 'initial'")
         init = _u.convert(np.asarray(initial, compute_dtype)[()], compute_dtype)
-        if lexicographic:
-            result = _complex_pick(kind, result, _broadcast_to(init, _u.shape(result)))
-        else:
-            result = _COMBINE[kind](result, init)
+        result = _COMBINE[kind](result, init)
     if keepdims:
         result = _shape_ops.expand_dims(result, axes)
     weak = aval.weak_type and dtype is None and result_dtype == aval.dtype
     return _u.convert(result, result_dtype, weak)
-
-
-def _complex_extremum(kind: str, x: Any, axes: tuple[int, ...]) -> Any:
-    """max/min of complex numbers in NumPy's order: by real part, then by imaginary part."""
-    reduce = _reductions.reduce_max if kind == "max" else _reductions.reduce_min
-    re, im = _complex.real(x), _complex.imag(x)
-    best_re = reduce(re, axes)
-    at_best = lax.eq(re, _broadcast_to(_shape_ops.expand_dims(best_re, axes), _u.shape(re)))
-    others = _shape_ops.full_like(im, -np.inf if kind == "max" else np.inf)
-    best_im = reduce(lax.select_n(at_best, others, im), axes)
-    return _complex.complex(best_re, best_im)
-
-
-def _complex_pick(kind: str, a: Any, b: Any) -> Any:
-    """Elementwise max/min of complex arrays of one shape in NumPy's order."""
-    a_re, b_re = _complex.real(a), _complex.real(b)
-    better = lax.gt if kind == "max" else lax.lt
-    ties = lax.bitwise_and(lax.eq(a_re, b_re), better(_complex.imag(a), _complex.imag(b)))
-    return lax.select_n(lax.bitwise_or(better(a_re, b_re), ties), b, a)
 
 
 def sum(  # noqa: A001 - NumPy's name
