@@ -7,6 +7,8 @@ jit against eager.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -310,32 +312,37 @@ def test_scan_lowering_computes_loop_invariants_before_the_loop():
     np.testing.assert_allclose(np.asarray(got_h), want[-1], rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("unroll", [1, 2])
-def test_scan_grad_recomputes_invariant_residuals_instead_of_stacking(unroll):
+def _invariant_loss(w, h0, xs, unroll=1):
+    def cell(h, x):
+        h = lax.tanh(lax.dot(lax.sin(w), h) + x)
+        return h, h
+
+    h, ys = lax.scan(cell, h0, xs, unroll=unroll)
+    return lax.reduce_sum(ys * ys, (0, 1)) + lax.reduce_sum(h, (0,))
+
+
+def test_scan_grad_recomputes_invariant_residuals_instead_of_stacking():
     w, h0, xs = _rand(3, 3), _rand(3, seed=1), _rand(5, 3, seed=2)
-
-    def loss(w, h0, xs):
-        def cell(h, x):
-            h = lax.tanh(lax.dot(lax.sin(w), h) + x)
-            return h, h
-
-        h, ys = lax.scan(cell, h0, xs, unroll=unroll)
-        return lax.reduce_sum(ys * ys, (0, 1)) + lax.reduce_sum(h, (0,))
-
-    g = jit(ad.grad(loss))
-    # sin(w) and cos(w) (its derivative) are not saved once per step, as f32[5,3,3]...
-    jaxpr = make_jaxpr(ad.grad(loss))(w, h0, xs)
-    scans = [e for e in jaxpr.eqns if e.primitive.name == "scan"]
-    assert len(scans) == 2
-    assert all(v.aval.shape != (5, 3, 3) for e in scans for v in e.outvars)
-    # ...and the loops compute neither: each is computed before its loop.
-    lowered = g.lower(w, h0, xs)
-    outside, inside = _ops_outside_and_inside_loops(lowered)
-    assert outside.count("stablehlo.while") == 2
-    for op in ("stablehlo.sine", "stablehlo.cosine"):
-        assert op in outside and op not in inside, op
-    assert "5x3x3" not in lowered.as_text()
-    check_grads(jit(loss), (w, h0, xs), order=2)
+    grads = []
+    for unroll in (1, 2):  # 2: two steps per trip, the fifth after the loop
+        loss = functools.partial(_invariant_loss, unroll=unroll)
+        # sin(w) and cos(w) (its derivative) are not saved once per step, as f32[5,3,3]...
+        jaxpr = make_jaxpr(ad.grad(loss))(w, h0, xs)
+        scans = [e for e in jaxpr.eqns if e.primitive.name == "scan"]
+        assert len(scans) == 2
+        assert all(v.aval.shape != (5, 3, 3) for e in scans for v in e.outvars)
+        # ...and the loops compute neither: each is computed before its loop.
+        g = jit(ad.grad(loss))
+        lowered = g.lower(w, h0, xs)
+        outside, inside = _ops_outside_and_inside_loops(lowered)
+        assert outside.count("stablehlo.while") == 2
+        for op in ("stablehlo.sine", "stablehlo.cosine"):
+            assert op in outside and op not in inside, op
+        assert "5x3x3" not in lowered.as_text()
+        grads.append(np.asarray(g(w, h0, xs)))
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5, atol=1e-6)
+    # Reverse mode is what goes through partial evaluation (forward: `test_scan_grads`).
+    check_grads(jit(_invariant_loss), (w, h0, xs), order=2, modes=("rev",))
 
 
 def test_while_lowering_computes_loop_invariants_before_the_loop():
