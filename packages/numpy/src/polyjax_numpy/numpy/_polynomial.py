@@ -328,6 +328,8 @@ def poly(seq_of_zeros: Any) -> Any:
         a = _shape_ops.reshape(a, (1,))
     elif len(shape) != 1:
         raise ValueError(f"jnp.poly: input must be 1d or non-empty square 2d array, got {shape}")
+    if _u.shape(a)[0] == 0:  # as NumPy: the constant 1, as a scalar
+        return _shape_ops.full((), _u.scalar_like(1, a))
     coeffs = _shape_ops.full((1,), _u.scalar_like(1, a))
     for i in range(_u.shape(a)[0]):  # multiply by (x - root) for each root
         root = _shape_ops.reshape(_shape_ops.slice(a, (i,), (i + 1,)), ())
@@ -538,12 +540,12 @@ def polyfit(
         if factor is not None:
             base = lax.mul(base, _u.convert(_shape_ops.reshape(factor, ()), _u.dtype(base)))
         return c, base
+    if factor is None:  # as NumPy: one unscaled matrix for all columns
+        return c, _shape_ops.reshape(base, (order, order, 1))
     k = _u.shape(y)[1]
     stacked = _shape_ops.broadcast_in_dim(base, (order, order, k), (0, 1))
-    if factor is not None:
-        factor = _u.convert(factor, _u.dtype(base))
-        stacked = lax.mul(stacked, _shape_ops.broadcast_in_dim(factor, (order, order, k), (2,)))
-    return c, stacked
+    factor = _u.convert(factor, _u.dtype(base))
+    return c, lax.mul(stacked, _shape_ops.broadcast_in_dim(factor, (order, order, k), (2,)))
 
 
 def _outer(v: Any) -> Any:
