@@ -5,6 +5,7 @@ Each submodule is imported on first use (``polyjax_numpy.scipy.linalg``, or
 
 Submodules:
   linalg: SciPy's linear algebra (`scipy.linalg`), built on `lax.linalg`.
+  special: special functions (`scipy.special`): gamma, beta, error and Bessel families.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import importlib as _importlib
 from typing import Any
 
 # Submodules, imported on first lookup (add new ones here; `__all__` follows).
-_SUBMODULES = frozenset({"linalg"})
+_SUBMODULES = frozenset({"linalg", "special"})
 
 __all__ = sorted(_SUBMODULES)
 
