@@ -353,6 +353,45 @@ def test_dce_prunes_inside_sub_jaxprs(toy):
     assert jaxpr_as_fun(ClosedJaxpr(pruned, []))(f32(0.5))[0] == pytest.approx(np.sin(0.5))
 
 
+def _last_input_primitive(rule_drops_flags: bool = False) -> Primitive:
+    """`last(*xs) = xs[-1]`, with a DCE rule that drops every other input."""
+    from polyjax_core.dce import dce_rules
+
+    last_p = Primitive("last")
+    last_p.def_abstract_eval(lambda *avals: avals[-1])
+    last_p.def_impl(lambda *xs: xs[-1])
+
+    def dce(used_outputs, eqn):
+        flags = [False] * (len(eqn.invars) - 1) + [True]
+        return (flags[-1:] if rule_drops_flags else flags), eqn.replace(invars=eqn.invars[-1:])
+
+    dce_rules[last_p] = dce
+    return last_p
+
+
+def test_dce_rule_flags_refer_to_the_original_inputs(toy):
+    # The rule keeps only the last input: its producer must survive, the others go
+    # (the flags were once read against the new equation's inputs, which dropped it).
+    last_p = _last_input_primitive()
+
+    def f(x, y):
+        return last_p.bind(toy.sin.bind(x), toy.cos.bind(y))
+
+    closed = make_jaxpr(f)(f32(1.0), f32(2.0))
+    pruned, used_inputs = dce_jaxpr(closed.jaxpr, [True])
+    assert [e.primitive.name for e in pruned.eqns] == ["cos", "last"]
+    assert used_inputs == [False, True]
+    check_jaxpr(pruned)
+    assert jaxpr_as_fun(ClosedJaxpr(pruned, []))(f32(2.0))[0] == pytest.approx(np.cos(2.0))
+
+
+def test_dce_rule_with_wrong_number_of_flags():
+    last_p = _last_input_primitive(rule_drops_flags=True)
+    closed = make_jaxpr(lambda x, y: last_p.bind(x, y))(f32(1.0), f32(2.0))
+    with pytest.raises(ValueError, match="returned 1 used-input flags .* 2 inputs"):
+        dce_jaxpr(closed.jaxpr, [True])
+
+
 # ---------------------------------------------------------------------------
 # The current-trace context
 

@@ -236,6 +236,19 @@ def test_jit_dce_prunes_outputs_inputs_and_body(toy):
     assert not new.eqns and used_in == [False, False, False]
 
 
+def test_jit_dce_keeps_the_producers_of_inputs_after_a_dropped_one(toy):
+    inner = jit(lambda x, y, z: toy.mul(x, z))  # y unused: the new jit takes (x, z)
+
+    def f(x):
+        return (inner(toy.sin(x), toy.cos(x), toy.neg(x)),)
+
+    closed = make_jaxpr(f)(X)
+    new, _ = dce_jaxpr(closed.jaxpr, [True])
+    assert _prims(ClosedJaxpr(new, [])) == ["sin", "neg", "jit"]
+    check_jaxpr(new)
+    np.testing.assert_allclose(eval_jaxpr(new, [], X)[0], -np.sin(X) * X, rtol=1e-6)
+
+
 def test_jit_dce_keep_unused(toy):
     inner = jit(lambda x, y: toy.sin(x), keep_unused=True)
     closed = make_jaxpr(lambda x, y: inner(x, y))(X, Y)

@@ -7,6 +7,8 @@ used), through the generic sub-jaxpr visitor, so no primitive needs a rule.
 
 A primitive that can do better (drop unused outputs of a loop, say) registers
 a rule in `dce_rules`: `rule(used_outputs, eqn) -> (used_inputs, new_eqn or None)`.
+`used_inputs` has one flag per input of the *given* `eqn`, whatever inputs
+`new_eqn` keeps: the producers of the flagged inputs stay live.
 """
 
 from __future__ import annotations
@@ -54,13 +56,19 @@ def dce_jaxpr(
         rule = dce_rules.get(eqn.primitive)
         if rule is not None:
             used_ins, new_eqn = rule(used_outs, eqn)
+            if len(used_ins) != len(eqn.invars):
+                raise ValueError(
+                    f"the DCE rule of {eqn.primitive} returned {len(used_ins)} used-input "
+                    f"flags for an equation with {len(eqn.invars)} inputs"
+                )
         elif any(used_outs) or eqn.effects:
             used_ins, new_eqn = [True] * len(eqn.invars), _prune_subjaxprs(eqn)
         else:
             continue
         if new_eqn is not None:
             kept.append(new_eqn)
-            live.update(x for x, u in zip(new_eqn.invars, used_ins) if u and isinstance(x, Var))
+            # The flags are the original equation's: a rule may drop or reorder inputs.
+            live.update(x for x, u in zip(eqn.invars, used_ins) if u and isinstance(x, Var))
     used_inputs = [v in live or inst for v, inst in zip(jaxpr.invars, instantiate)]
     new_jaxpr = Jaxpr(
         jaxpr.constvars,

@@ -453,8 +453,7 @@ pe.partial_eval_jaxpr_custom_rules[cond_p] = _cond_partial_eval
 def _cond_dce(used_outputs: list[bool], eqn: Any):
     """Drops unused outputs and the branch equations only they need.
 
-    Inputs are all kept (unused ones stay unread): `dce_jaxpr` reads the used-input
-    flags against the new equation's inputs.
+    Inputs are all kept (unused ones stay unread), so every input's producer stays live.
     """
     branches = eqn.params["branches"]
     if not any(used_outputs) and not eqn.effects:
