@@ -34,6 +34,14 @@ def test_jit_runs_and_returns_arrays(toy):
     np.testing.assert_allclose(np.asarray(out), np.sin(x + y), rtol=1e-6)
 
 
+def test_closing_over_non_contiguous_numpy_arrays(toy):
+    # They become constants of the computation, copied to C order on the way.
+    q = arr(4, 6)
+    for c in (q[1, ::2], q[::-1, ::-2], np.asfortranarray(q)):
+        out = jit(lambda x, c=c: toy.add(x, c))(np.ones(c.shape, f32))
+        np.testing.assert_array_equal(np.asarray(out), c + 1)
+
+
 def test_pytrees_and_keyword_arguments(toy):
     @jit
     def f(tree, *, scale):

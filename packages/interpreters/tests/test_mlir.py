@@ -302,6 +302,32 @@ def test_constants_of_every_dtype_round_trip():
         )
 
 
+_Q = np.arange(24, dtype=np.float32).reshape(4, 6)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        _Q[0, ::2],  # strided
+        _Q[::-1, ::-1],  # negative strides
+        np.asfortranarray(_Q),  # Fortran order
+        _Q[:, ::3].T,  # strided and transposed
+        np.ones(12, np.float32)[::3],  # a strided splat
+        (_Q + 1j * _Q).astype(np.complex128)[::2, 1::2],  # complex, split into float pairs
+        np.zeros(6, ml_dtypes.bfloat16)[::-2],
+    ],
+    ids=["strided", "negative", "fortran", "transposed", "splat", "complex128", "bf16"],
+)
+def test_constants_from_non_contiguous_arrays(value):
+    assert not value.flags.c_contiguous
+    var = Var(ShapedArray(value.shape, value.dtype))
+    closed = ClosedJaxpr(Jaxpr([var], [], [var], []), [value])
+    result = mlir.lower_jaxpr_to_module(closed, module_name="c", platforms=("cpu",))
+    (out,) = run_module(result.module)
+    assert out.dtype == value.dtype
+    np.testing.assert_array_equal(out, value)
+
+
 class _ArrayLike:
     """Not a NumPy array, but convertible to one."""
 

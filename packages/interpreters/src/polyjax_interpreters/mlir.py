@@ -466,13 +466,15 @@ def _dense_attr(x: np.ndarray) -> ir.DenseElementsAttr:
     """A DenseElementsAttr holding `x` (a splat when all elements are equal)."""
     elt = dtype_to_ir_type(x.dtype)
     shape = x.shape
+    # Strided views (`q[::2]`, `q[::-1]`, Fortran order) are copied to C order first:
+    # the bytes are reinterpreted below, and the attribute reads a C-ordered buffer.
+    x = np.ascontiguousarray(x)
     if x.size > 1:
         flat = x.reshape(-1)
         # Compare bit patterns, so NaNs and -0.0 splat correctly.
         raw = flat.view(np.uint8).reshape(flat.size, -1)
         if (raw == raw[0]).all():
             x = flat[:1]
-    x = np.ascontiguousarray(x)
     # The buffer must be bit-castable to the element type: reinterpret every
     # dtype as unsigned integers of its width (complex128 as float64 pairs).
     if x.dtype == np.complex128:

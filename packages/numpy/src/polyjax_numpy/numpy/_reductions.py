@@ -94,9 +94,6 @@ def _as_array(x: Any) -> Any:
         return _shape_rules.weak_scalar(x, dtypes.canonicalize_dtype(dtypes.dtype(x)))
     _u.check_arraylike("jnp", x)
     x = np.asarray(x)
-    if not x.flags.c_contiguous:
-        # Strided host views (`q[::2]`) become constants of the computation.
-        x = np.ascontiguousarray(x)
     to = dtypes.canonicalize_dtype(x.dtype)
     return x if x.dtype == to else x.astype(to)
 
