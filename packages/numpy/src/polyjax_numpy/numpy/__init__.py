@@ -15,7 +15,10 @@ Modules (private): `_util` (operands, promotion), `_creation`, `_manipulation`,
 `_ufunc_api` (`jnp.ufunc` objects), `_predicates` (`isnan`, `isclose`, ...),
 `_dtypes` (scalar types, promotion queries), `_constants`, `_products`
 (`matmul`, ...), `_reductions`, `_indexing` (`x[idx]`, `take`, `put`, ...),
-`_index_update` (`x.at[idx]`), `_index_tricks` (`ix_`, `s_`, `mgrid`, `r_`, ...).
+`_index_update` (`x.at[idx]`), `_index_tricks` (`ix_`, `s_`, `mgrid`, `r_`, ...),
+`_sorting` (`sort`, `searchsorted`, `nonzero`, ...), `_setops` (`unique`, `isin`, ...),
+`_polynomial`, `_vectorize` (`vectorize`, `apply_along_axis`), `_io` (files, printing),
+`_packbits`, `_fill_diagonal`, `_interop` (`from_dlpack`, `iterable`).
 
 Public submodules: `linalg` (`jnp.linalg`), `fft` (`jnp.fft`).
 """
