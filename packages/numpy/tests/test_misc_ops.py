@@ -192,5 +192,10 @@ def test_general_reduce():
     jitted = jit(lambda x: lax.reduce((x, rows), (np.float32(-np.inf), np.int32(0)), _argmax_pair,
                                       (0,)))(x)  # fmt: skip
     np.testing.assert_array_equal(np.asarray(jitted[1]), x.argmax(0))
-    with pytest.raises(NotImplementedError, match="general computation"):
-        ad.grad(lambda x: lax.reduce_sum(lax.reduce(x, 2.0, lax.add, (0,)), (0,)))(x)
+    # derivatives through a tree of the computation; none with respect to the start value.
+    g = ad.grad(lambda x: lax.reduce_sum(lax.reduce(x, 2.0, lax.add, (0,)), (0,)))(x)
+    np.testing.assert_array_equal(np.asarray(g), np.ones_like(x))
+    check_grads(lambda x: lax.reduce((x, idx), (-np.inf, np.int32(0)), _argmax_pair, (1,))[0],
+                (x,), order=2)  # fmt: skip
+    with pytest.raises(NotImplementedError, match="initial values"):
+        ad.grad(lambda i: lax.reduce_sum(lax.reduce(x, i, lax.add, (0,)), (0,)))(np.float32(2))

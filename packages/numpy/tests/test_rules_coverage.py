@@ -1042,7 +1042,8 @@ CASES += [
         operands((-9, 9), (-9, 9)),
         _np_reduce_general,
         (F32, I32),
-    ),  # (no jvp for a general computation)
+        grad_dtypes=(F32,),
+    ),
 ]
 
 # ---------------------------------------------------------------------------
@@ -2314,7 +2315,6 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     "igamma_grad_a": "no derivative (as in JAX)",
     "random_gamma_grad": "no derivative (as in JAX)",
     "zeta": "checked in q only",
-    "reduce": "no jvp for a general computation (NotImplementedError)",
     "reduce_window": "no jvp for a general computation (NotImplementedError)",
     "geqrf": "an internal step of qr (whose derivative is checked), as in JAX",
     "householder_product": "no jvp, as in JAX",

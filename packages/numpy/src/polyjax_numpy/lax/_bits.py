@@ -9,12 +9,14 @@
 - `reduce_and/or/xor`: bitwise (or logical) reductions over axes;
 - `reduce`: a reduction with a user computation, using the differentiable
   `reduce_sum/max/min` primitives when the computation is `add`/`max`/`min`
-  started from its identity.
+  started from its identity; otherwise the general `reduce` primitive, whose
+  derivative differentiates a pairwise tree of the computation.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -25,11 +27,13 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.jaxpr_eval import eval_jaxpr
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax import _reductions as _red
+from polyjax_numpy.lax import _shape_ops as _so
 from polyjax_numpy.lax import _shape_rules as sr
 
 __all__ = [
@@ -265,11 +269,53 @@ def _reduce_batch(args, dims, *, computation, dimensions):
     return out, [0] * len(out)
 
 
-def _reduce_jvp(primals, tangents, **params):
-    raise NotImplementedError(
-        "Differentiation of reduce with a general computation is not implemented; "
-        "use lax.add, lax.mul, lax.max or lax.min as the computation"
+def _reduce_jvp(primals, tangents, *, computation, dimensions):
+    # The derivative of a reduction by an arbitrary (associative) computation: the same
+    # reduction written as a tree of elementwise applications of the computation, which
+    # `ad.jvp` differentiates. The primal output stays XLA's reduce.
+    n = len(primals) // 2
+    if any(type(t) is not ad.Zero for t in tangents[n:]):
+        raise NotImplementedError(
+            "Differentiation of reduce with respect to its initial values is not implemented"
+        )
+    out = reduce_p.bind(*primals, computation=computation, dimensions=dimensions)
+    shape = get_aval(primals[0]).shape
+    if not all(isinstance(shape[d], int) for d in dimensions):
+        raise NotImplementedError(
+            "Differentiation of reduce over symbolic dimensions is not implemented "
+            f"(operand shape {shape}, dimensions {dimensions})"
+        )
+    size = math.prod(shape[d] for d in dimensions)
+    if size == 0:  # the initial values, which have no tangent
+        return out, [ad.Zero.from_primal_value(o) for o in out]
+    kept = tuple(d for d in range(len(shape)) if d not in dimensions)
+    kept_shape = tuple(shape[d] for d in kept)
+    # the computation is traced on scalars: vmap applies it to arrays, element by element.
+    combine = batching.vmap(lambda *ab: eval_jaxpr(computation.jaxpr, computation.consts, *ab))
+
+    def pairwise(xs, ys):
+        flat = [_so.reshape(v, (math.prod(get_aval(v).shape),)) for v in (*xs, *ys)]
+        return [_so.reshape(c, get_aval(x).shape) for c, x in zip(combine(*flat), xs)]
+
+    def tree(*xs):
+        xs = [_so.reshape(_so.transpose(x, (*dimensions, *kept)), (size, *kept_shape)) for x in xs]
+        m = size
+        while m > 1:
+            half = m // 2
+            lo = [_so.slice_in_dim(x, 0, half) for x in xs]
+            hi = [_so.slice_in_dim(x, half, 2 * half) for x in xs]
+            ys = pairwise(lo, hi)
+            if m % 2:  # the odd one out joins the next round
+                ys = [
+                    _so.concatenate([y, _so.slice_in_dim(x, m - 1, m)], 0) for y, x in zip(ys, xs)
+                ]
+            xs, m = ys, half + m % 2
+        return [_so.squeeze(x, (0,)) for x in xs]
+
+    _, tangents_out = ad.jvp(
+        tree, list(primals[:n]), [ad.instantiate_zeros(t) for t in tangents[:n]]
     )
+    return out, tangents_out
 
 
 reduce_p.def_abstract_eval(_reduce_abstract_eval)
