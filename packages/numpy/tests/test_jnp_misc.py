@@ -1,6 +1,6 @@
-"""jnp's host-side and bit utilities against NumPy: `save`/`savez`/`load`,
+"""jnp's host-side, bit and signal utilities against NumPy: `save`/`savez`/`load`,
 `array_repr`/`array_str` and the print options, `packbits`/`unpackbits`,
-`fill_diagonal`, `iterable` and `from_dlpack`."""
+`fill_diagonal`, `iterable`, `from_dlpack`, the window functions and `unwrap`."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from polyjax_core.errors import ConcretizationTypeError
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
+from polyjax_interpreters.test_util import check_grads
 
 bf16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -138,3 +139,45 @@ def test_iterable_and_from_dlpack():
     _equal(jnp.from_dlpack(source, copy=True), source)
     with pytest.raises(TypeError, match="__dlpack__"):
         jnp.from_dlpack([1, 2])
+
+
+# ---------------------------------------------------------------------------
+# Windows and unwrap
+
+
+@pytest.mark.parametrize("M", [-1, 0, 1, 2, 7, 16])
+def test_windows_match_numpy(M):
+    for name in ("bartlett", "blackman", "hamming", "hanning"):
+        got = getattr(jnp, name)(M)
+        assert got.dtype == np.float32, name
+        np.testing.assert_allclose(got, getattr(np, name)(M), atol=1e-6, err_msg=name)
+    for beta in (0.0, 1.5, 14.0):
+        np.testing.assert_allclose(jnp.kaiser(M, beta), np.kaiser(M, beta), rtol=1e-5, atol=1e-6)
+
+
+def test_kaiser_traced_beta_and_static_length():
+    f = jit(lambda beta: jnp.kaiser(6, beta))
+    np.testing.assert_allclose(f(np.float32(3.0)), np.kaiser(6, 3.0), rtol=1e-5)
+    check_grads(lambda b: jnp.kaiser(5, b), (np.float32(2.0),), order=2)
+    with pytest.raises(ConcretizationTypeError, match="'M' argument of jnp.hamming"):
+        jit(lambda m: jnp.hamming(m))(4)
+
+
+def test_unwrap_matches_numpy():
+    rng = np.random.default_rng(0)
+    phase = np.angle(np.exp(1j * np.cumsum(rng.normal(size=(3, 25)) * 2, axis=1)))
+    x = phase.astype(np.float32)
+    f = jit(lambda x: (jnp.unwrap(x), jnp.unwrap(x.T, axis=0), jnp.unwrap(x, discont=4.0)))
+    got = f(x)
+    np.testing.assert_allclose(got[0], np.unwrap(phase), atol=1e-4)
+    np.testing.assert_allclose(got[1], np.unwrap(phase.T, axis=0), atol=1e-4)
+    np.testing.assert_allclose(got[2], np.unwrap(phase, discont=4.0), atol=1e-4)
+    steps = np.array([0, 1, 2, 3, 4, 5, 0, 1, 2, 3], np.float32)
+    np.testing.assert_allclose(jnp.unwrap(steps, period=6), np.unwrap(steps, period=6))
+    ints = jnp.unwrap(np.array([0, 3, 6, 9, 1]), period=4)
+    assert ints.dtype == np.float32  # JAX: inexact
+    np.testing.assert_allclose(ints, np.unwrap(np.array([0, 3, 6, 9, 1]), period=4))
+    _equal(jnp.unwrap(np.zeros((2, 1), np.float32)), np.zeros((2, 1), np.float32))
+    np.testing.assert_allclose(vmap(jnp.unwrap)(x), np.unwrap(phase), atol=1e-4)
+    with pytest.raises(ValueError, match="does not support complex"):
+        jnp.unwrap(np.ones(3, np.complex64))

@@ -18,7 +18,7 @@ Modules (private): `_util` (operands, promotion), `_creation`, `_manipulation`,
 `_index_update` (`x.at[idx]`), `_index_tricks` (`ix_`, `s_`, `mgrid`, `r_`, ...),
 `_sorting` (`sort`, `searchsorted`, `nonzero`, ...), `_setops` (`unique`, `isin`, ...),
 `_polynomial`, `_vectorize` (`vectorize`, `apply_along_axis`), `_io` (files, printing),
-`_packbits`, `_fill_diagonal`, `_interop` (`from_dlpack`, `iterable`).
+`_packbits`, `_fill_diagonal`, `_interop` (`from_dlpack`, `iterable`), `_windows`, `_unwrap`.
 
 Public submodules: `linalg` (`jnp.linalg`), `fft` (`jnp.fft`).
 """
@@ -472,10 +472,20 @@ from polyjax_numpy.numpy._ufuncs_math import (
     tanh,
     trunc,
 )
+from polyjax_numpy.numpy._unwrap import (
+    unwrap,
+)
 from polyjax_numpy.numpy._vectorize import (
     apply_along_axis,
     apply_over_axes,
     vectorize,
+)
+from polyjax_numpy.numpy._windows import (
+    bartlett,
+    blackman,
+    hamming,
+    hanning,
+    kaiser,
 )
 
 __all__ = [
@@ -525,6 +535,7 @@ __all__ = [
     "atleast_2d",
     "atleast_3d",
     "average",
+    "bartlett",
     "bfloat16",
     "bincount",
     "bitwise_and",
@@ -535,6 +546,7 @@ __all__ = [
     "bitwise_or",
     "bitwise_right_shift",
     "bitwise_xor",
+    "blackman",
     "block",
     "bool",
     "bool_",
@@ -653,6 +665,8 @@ __all__ = [
     "gradient",
     "greater",
     "greater_equal",
+    "hamming",
+    "hanning",
     "heaviside",
     "histogram",
     "histogram2d",
@@ -699,6 +713,7 @@ __all__ = [
     "issubdtype",
     "iterable",
     "ix_",
+    "kaiser",
     "kron",
     "lcm",
     "ldexp",
@@ -878,6 +893,7 @@ __all__ = [
     "unravel_index",
     "unsignedinteger",
     "unstack",
+    "unwrap",
     "vander",
     "var",
     "vdot",
