@@ -450,6 +450,12 @@ def pytest_command(ws: Workspace, pkg: Package, venv_python: Path) -> list:
             cmd += ["-o", f"{key}=" + "\n".join(lines)]
     if ws.pytest_ini.get("xfail_strict"):
         cmd += ["-o", "xfail_strict=true"]
+    # A package whose tests are long declares pytest-xdist: use two workers, as CI has.
+    if any(
+        _NAME_RE.match(d) and normalize(_NAME_RE.match(d).group(1)) == "pytest-xdist"
+        for d in pkg.dev_group or []
+    ):
+        cmd += ["-n", "2"]
     return cmd
 
 
