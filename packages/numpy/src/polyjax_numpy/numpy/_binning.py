@@ -34,8 +34,8 @@ from polyjax_numpy.numpy import _cumulative, _manipulation, _ufuncs
 from polyjax_numpy.numpy import _reductions as _r
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._creation import asarray
+from polyjax_numpy.numpy._indexing import take_along_axis
 from polyjax_numpy.numpy._sorting import searchsorted
-from polyjax_numpy.numpy._statistics import _take_along_last
 
 _INDEX = np.dtype(np.int32)
 
@@ -75,7 +75,7 @@ def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = Non
         raise ValueError(
             f"digitize: bins must be a 1-dimensional array, got shape {_u.shape(bins)}"
         )
-    x, bins = (_r._as_array(v) for v in _u.promote_dtypes(x, bins))
+    x, bins = (_u.as_operand(v) for v in _u.promote_dtypes(x, bins))
     n = _u.shape(bins)[0]
     if n == 0:
         return _shape_ops.full(_u.shape(x), 0, _INDEX)
@@ -85,7 +85,7 @@ def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = Non
     decreasing = lax.sub(
         _u.scalar_like(n, increasing), searchsorted(_shape_ops.rev(bins, (0,)), x, side, **how)
     )
-    return _r._where(lax.ge(_last(bins), _first(bins)), increasing, decreasing)
+    return _u.where(lax.ge(_last(bins), _first(bins)), increasing, decreasing)
 
 
 # ---------------------------------------------------------------------------
@@ -164,9 +164,9 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
                 f"bincount: shape of weights {_u.shape(weights)} must match shape of x "
                 f"{_u.shape(x)}"
             )
-        (updates,) = _u.promote_dtypes_numeric(_r._as_array(weights))
-        updates = _r._as_array(updates)
-    indices = lax.max(_r._as_array(x), _u.scalar_like(0, x))
+        (updates,) = _u.promote_dtypes_numeric(_u.as_operand(weights))
+        updates = _u.as_operand(updates)
+    indices = lax.max(_u.as_operand(x), _u.scalar_like(0, x))
     return _scatter_add(length, indices, updates)
 
 
@@ -201,11 +201,11 @@ def _edges(a: Any, bins: Any, range: Any, dtype: Any) -> Any:
         if len(range) != 2:
             raise ValueError(f"range must be a pair (min, max), got {range!r}")
         lo, hi = range
-    lo, hi = _u.convert(_r._as_array(lo), dtype), _u.convert(_r._as_array(hi), dtype)
+    lo, hi = _u.convert(_u.as_operand(lo), dtype), _u.convert(_u.as_operand(hi), dtype)
     # NumPy widens an empty range to one of width 1.
     same = lax.eq(lo, hi)
-    lo = _r._where(same, lax.sub(lo, _u.scalar_like(0.5, lo)), lo)
-    hi = _r._where(same, lax.add(hi, _u.scalar_like(0.5, hi)), hi)
+    lo = _u.where(same, lax.sub(lo, _u.scalar_like(0.5, lo)), lo)
+    hi = _u.where(same, lax.add(hi, _u.scalar_like(0.5, hi)), hi)
     step = lax.div(lax.sub(hi, lo), _u.scalar_like(n_bins, lo))
     inner = lax.add(lax.mul(_shape_ops.iota(dtype, n_bins), step), lo)
     return _shape_ops.concatenate([inner, _shape_ops.reshape(hi, (1,))], 0)
@@ -227,7 +227,7 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any 
     """
     del weights
     _u.check_arraylike("histogram_bin_edges", a)
-    a = _manipulation.ravel(_r._as_array(a))
+    a = _manipulation.ravel(_u.as_operand(a))
     dtype = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(_u.dtype(a)))
     return _edges(a, bins, range, dtype)
 
@@ -236,7 +236,7 @@ def _bin_indices(values: Any, edges: Any) -> Any:
     """1 + the bin of each value (0 below the range, `len(edges)` above it or NaN)."""
     idx = searchsorted(edges, values, "right")
     at_end = lax.eq(values, _u.convert(_last(edges), _u.dtype(values)))
-    return _r._where(at_end, _u.scalar_like(_u.shape(edges)[0] - 1, idx), idx)
+    return _u.where(at_end, _u.scalar_like(_u.shape(edges)[0] - 1, idx), idx)
 
 
 def histogram(
@@ -268,13 +268,13 @@ def histogram(
       Array([3., 1.], dtype=float32)
     """
     _u.check_arraylike("histogram", a)
-    a = _r._as_array(a)
+    a = _u.as_operand(a)
     (a,) = _u.promote_dtypes_inexact(a)
-    a = _r._as_array(a)
+    a = _u.as_operand(a)
     if weights is not None:
         _u.check_arraylike("histogram", weights)
         try:
-            weights = _r._broadcast_to(_r._as_array(weights), _u.shape(a))
+            weights = _u.broadcast_to(_u.as_operand(weights), _u.shape(a))
         except ValueError:
             raise ValueError(
                 f"histogram: weights of shape {_u.shape(weights)} do not broadcast to the "
@@ -337,8 +337,8 @@ def histogramdd(
              [1., 1.]], dtype=float32)
     """
     _u.check_arraylike("histogramdd", sample)
-    (sample,) = _u.promote_dtypes_inexact(_r._as_array(sample))
-    sample = _r._as_array(sample)
+    (sample,) = _u.promote_dtypes_inexact(_u.as_operand(sample))
+    sample = _u.as_operand(sample)
     if _u.ndim(sample) == 1:
         sample = _shape_ops.expand_dims(sample, (1,))
     if _u.ndim(sample) != 2:
@@ -367,7 +367,7 @@ def histogramdd(
             raise ValueError(
                 f"histogramdd: weights must have shape ({n},), got {_u.shape(weights)}"
             )
-        weights = _r._as_array(weights)
+        weights = _u.as_operand(weights)
     edges, flat, sizes = [], None, []
     for axis in builtins.range(d):
         column = _shape_ops.reshape(_shape_ops.slice_in_dim(sample, axis, axis + 1, axis=1), (n,))
@@ -420,7 +420,7 @@ def histogram2d(
             f"histogram2d: x and y must be 1-D of one length, got shapes {_u.shape(x)} and "
             f"{_u.shape(y)}"
         )
-    x, y = (_r._as_array(v) for v in _u.promote_dtypes_inexact(x, y))
+    x, y = (_u.as_operand(v) for v in _u.promote_dtypes_inexact(x, y))
     if not isinstance(bins, int | np.integer):
         if not isinstance(bins, list | tuple) or len(bins) != 2:
             bins = [bins, bins]  # one edge array for both axes
@@ -472,13 +472,13 @@ def interp(
     for name, value in (("left", left), ("right", right)):
         if isinstance(value, str) and value != "extrapolate":
             raise ValueError(f"{name} must be a scalar, None or 'extrapolate', got {value!r}")
-    x, xp = (_r._as_array(v) for v in _u.promote_dtypes_inexact(x, xp))
-    (fp,) = _u.promote_dtypes_inexact(_r._as_array(fp))
-    fp = _r._as_array(fp)
+    x, xp = (_u.as_operand(v) for v in _u.promote_dtypes_inexact(x, xp))
+    (fp,) = _u.promote_dtypes_inexact(_u.as_operand(fp))
+    fp = _u.as_operand(fp)
     if period is not None:
         if left is not None or right is not None:
             raise ValueError("interp: left and right cannot be given together with period")
-        period = _r._as_array(_u.convert(_r._as_array(period), _u.dtype(x)))
+        period = _u.as_operand(_u.convert(_u.as_operand(period), _u.dtype(x)))
         period = lax.abs(period)
         x, xp = _ufuncs.remainder(x, period), _ufuncs.remainder(xp, period)
         xp, fp = _sorting.sort((xp, fp), dimension=0, num_keys=1)
@@ -491,13 +491,13 @@ def interp(
         )
     n = _u.shape(xp)[0]
     if n == 1:
-        return _r._broadcast_to(_u.convert(_first(fp), _u.dtype(fp)), _u.shape(x))
+        return _u.broadcast_to(_u.convert(_first(fp), _u.dtype(fp)), _u.shape(x))
     i = lax.clamp(np.int32(1), searchsorted(xp, x, "right"), np.int32(n - 1))
     flat_i = _manipulation.ravel(i)
     below = lax.sub(flat_i, _u.scalar_like(1, flat_i))
 
     def at(v: Any, idx: Any) -> Any:
-        return _shape_ops.reshape(_take_along_last(v, idx), _u.shape(x))
+        return _shape_ops.reshape(take_along_axis(v, idx, 0, mode="clip"), _u.shape(x))
 
     x0, x1 = at(xp, below), at(xp, flat_i)
     f0, f1 = at(fp, below), at(fp, flat_i)
@@ -507,14 +507,14 @@ def interp(
     safe_dx = lax.select_n(flat_step, dx, _shape_ops.full_like(dx, 1))
     slope_t = lax.div(lax.sub(x, x0), safe_dx)
     f = _ufuncs.add(f0, _ufuncs.multiply(slope_t, _ufuncs.subtract(f1, f0)))
-    f = _r._where(flat_step, f0, f)
+    f = _u.where(flat_step, f0, f)
     if period is None:
         if left != "extrapolate":
             fill = _first(fp) if left is None else left
-            f = _r._where(lax.lt(x, _first(xp)), fill, f)
+            f = _u.where(lax.lt(x, _first(xp)), fill, f)
         if right != "extrapolate":
             fill = _last(fp) if right is None else right
-            f = _r._where(lax.gt(x, _last(xp)), fill, f)
+            f = _u.where(lax.gt(x, _last(xp)), fill, f)
     return f
 
 

@@ -27,6 +27,7 @@ from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _manipulation, _products, _ufuncs
 from polyjax_numpy.numpy import _reductions as _r
 from polyjax_numpy.numpy import _util as _u
+from polyjax_numpy.numpy._predicates import isnan
 
 # ---------------------------------------------------------------------------
 # cumsum, cumprod and their variants
@@ -56,7 +57,7 @@ def _cumulative_reduction(
     else:
         compute_dtype = _r._upcast_low_precision(result_dtype)
     if skip_nans and _u.issubdtype_of(a, np.inexact):
-        a = _r._where(_r._isnan(a), _u.scalar_like(0 if kind == "sum" else 1, a), a)
+        a = _u.where(isnan(a), _u.scalar_like(0 if kind == "sum" else 1, a), a)
     x = _u.convert(a, compute_dtype)
     fn = _cumulative.cumsum if kind == "sum" else _cumulative.cumprod
     return _u.convert(fn(x, axis), result_dtype)
@@ -150,17 +151,17 @@ def _slice(x: Any, start: int | None, stop: int | None, axis: int) -> Any:
 
 
 def _concatenate(parts: list[Any], axis: int) -> Any:
-    parts = [_r._as_array(p) for p in _u.promote_dtypes(*parts)]
+    parts = [_u.as_operand(p) for p in _u.promote_dtypes(*parts)]
     return parts[0] if len(parts) == 1 else _shape_ops.concatenate(parts, axis)
 
 
 def _edge(value: Any, like_shape: tuple, axis: int) -> Any:
     """`prepend`/`append` of `diff`: a scalar is broadcast to one slice along `axis`."""
-    value = _r._as_array(value)
+    value = _u.as_operand(value)
     if _u.ndim(value) == 0:
         shape = list(like_shape)
         shape[axis] = 1
-        return _r._broadcast_to(value, tuple(shape))
+        return _u.broadcast_to(value, tuple(shape))
     return value
 
 
@@ -227,13 +228,13 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
       Array([0, 1, 2, 3], dtype=int32)
     """
     _u.check_arraylike("ediff1d", ary)
-    flat = _manipulation.ravel(_r._as_array(ary))
+    flat = _manipulation.ravel(_u.as_operand(ary))
     result = lax.sub(_slice(flat, 1, None, 0), _slice(flat, None, -1, 0))
     parts = [result]
     for value, first in ((to_begin, True), (to_end, False)):
         if value is not None:
             _u.check_arraylike("ediff1d", value)
-            extra = _u.convert(_manipulation.ravel(_r._as_array(value)), _u.dtype(flat))
+            extra = _u.convert(_manipulation.ravel(_u.as_operand(value)), _u.dtype(flat))
             parts.insert(0, extra) if first else parts.append(extra)
     return _concatenate(parts, 0)
 
@@ -343,8 +344,8 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int | None = N
         )
     _u.check_arraylike("gradient", *spacings)
     (f,) = _u.promote_dtypes_inexact(f)
-    f = _r._as_array(f)
-    grads = [_gradient_along(f, _r._as_array(s), ax) for s, ax in zip(spacings, axes, strict=True)]
+    f = _u.as_operand(f)
+    grads = [_gradient_along(f, _u.as_operand(s), ax) for s, ax in zip(spacings, axes, strict=True)]
     return grads[0] if len(grads) == 1 else grads
 
 
@@ -365,15 +366,15 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
     if x is None:
         _u.check_arraylike("trapezoid", y, dx)
         y, dx = _u.promote_dtypes_inexact(y, dx)
-        spacing = _r._as_array(dx)
+        spacing = _u.as_operand(dx)
     else:
         _u.check_arraylike("trapezoid", y, x)
-        y, x = (_r._as_array(v) for v in _u.promote_dtypes_inexact(y, x))
+        y, x = (_u.as_operand(v) for v in _u.promote_dtypes_inexact(y, x))
         if _u.ndim(x) == 1:
             spacing = diff(x)
         else:
             spacing = _products._move_to_end(diff(x, axis=axis), axis, "trapezoid")
-    y = _products._move_to_end(_r._as_array(y), axis, "trapezoid")
+    y = _products._move_to_end(_u.as_operand(y), axis, "trapezoid")
     pair_sum = _ufuncs.add(
         _slice(y, 1, None, -1 % _u.ndim(y)), _slice(y, None, -1, -1 % _u.ndim(y))
     )

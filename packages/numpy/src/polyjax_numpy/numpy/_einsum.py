@@ -136,7 +136,7 @@ def einsum(
     else:
         dtypes.check_user_dtype_supported(preferred_element_type, "einsum")
         out_dtype, weak = dtypes.canonicalize_dtype(preferred_element_type), False
-    ops = [_r._as_array(x) for x in _u.promote_dtypes(*arrays)]
+    ops = [_u.as_operand(x) for x in _u.promote_dtypes(*arrays)]
     for contract_inds, _, einsum_str, _, _ in contractions:
         inputs, result = einsum_str.split("->")
         names = inputs.split(",")

@@ -42,7 +42,7 @@ def _operands(name: str, a: Any, b: Any, preferred_element_type: Any) -> tuple[A
     else:
         dtypes.check_user_dtype_supported(preferred_element_type, name)
         out_dtype, weak = dtypes.canonicalize_dtype(preferred_element_type), False
-    a, b = (_r._as_array(v) for v in _u.promote_dtypes(a, b))
+    a, b = (_u.as_operand(v) for v in _u.promote_dtypes(a, b))
     return a, b, out_dtype, weak
 
 
@@ -125,7 +125,7 @@ def matmul(
 
 def _broadcast_batch(x: Any, batch: tuple) -> Any:
     shape = _u.shape(x)
-    return _r._broadcast_to(x, batch + shape[-2:])
+    return _u.broadcast_to(x, batch + shape[-2:])
 
 
 def dot(
@@ -226,8 +226,8 @@ def vecdot(
             f"(axis={axis} moved last)"
         )
     batch = sd.broadcast_shapes(_u.shape(x1)[:-1], _u.shape(x2)[:-1])
-    x1 = _r._broadcast_to(_conj_if_complex(x1), batch + (n1,))
-    x2 = _r._broadcast_to(x2, batch + (n2,))
+    x1 = _u.broadcast_to(_conj_if_complex(x1), batch + (n1,))
+    x2 = _u.broadcast_to(x2, batch + (n2,))
     nb = len(batch)
     dims = tuple(range(nb))
     return _contract(x1, x2, (((nb,), (nb,)), (dims, dims)), precision, out_dtype, weak)
@@ -257,7 +257,7 @@ def matvec(x1: Any, x2: Any, /) -> Any:
             f"matvec requires x1 of rank >= 2 and x2 of rank >= 1, got shapes {_u.shape(x1)} "
             f"and {_u.shape(x2)}"
         )
-    x2 = _shape_ops.expand_dims(_r._as_array(x2), (_u.ndim(x2),))
+    x2 = _shape_ops.expand_dims(_u.as_operand(x2), (_u.ndim(x2),))
     out = matmul(x1, x2)
     return _shape_ops.squeeze(out, (_u.ndim(out) - 1,))
 
@@ -277,7 +277,7 @@ def vecmat(x1: Any, x2: Any, /) -> Any:
             f"vecmat requires x1 of rank >= 1 and x2 of rank >= 2, got shapes {_u.shape(x1)} "
             f"and {_u.shape(x2)}"
         )
-    x1 = _conj_if_complex(_r._as_array(x1))
+    x1 = _conj_if_complex(_u.as_operand(x1))
     x1 = _shape_ops.expand_dims(x1, (_u.ndim(x1) - 1,))
     out = matmul(x1, x2)
     return _shape_ops.squeeze(out, (_u.ndim(out) - 2,))
@@ -310,8 +310,8 @@ def outer(a: Any, b: Any, out: Any = None) -> Any:
     """
     _r._check_out(out, "outer")
     _u.check_arraylike("outer", a, b)
-    a = _manipulation.ravel(_r._as_array(a))
-    b = _manipulation.ravel(_r._as_array(b))
+    a = _manipulation.ravel(_u.as_operand(a))
+    b = _manipulation.ravel(_u.as_operand(b))
     return _ufuncs.multiply(_shape_ops.expand_dims(a, (1,)), _shape_ops.expand_dims(b, (0,)))
 
 
@@ -393,7 +393,7 @@ def kron(a: Any, b: Any) -> Any:
       Array([ 1,  2,  3, 10, 20, 30], dtype=int32)
     """
     _u.check_arraylike("kron", a, b)
-    a, b = (_r._as_array(v) for v in _u.promote_dtypes(a, b))
+    a, b = (_u.as_operand(v) for v in _u.promote_dtypes(a, b))
     nd = max(_u.ndim(a), _u.ndim(b))
     a = _shape_ops.broadcast_to_rank(a, nd) if _u.ndim(a) < nd else a
     b = _shape_ops.broadcast_to_rank(b, nd) if _u.ndim(b) < nd else b
@@ -433,7 +433,7 @@ def cross(
     _u.check_arraylike("cross", a, b)
     if axis is not None:
         axisa = axisb = axisc = axis
-    a, b = (_r._as_array(v) for v in _u.promote_dtypes(a, b))
+    a, b = (_u.as_operand(v) for v in _u.promote_dtypes(a, b))
     a = _move_to_end(a, axisa, "cross")
     b = _move_to_end(b, axisb, "cross")
     na, nb = _u.shape(a)[-1], _u.shape(b)[-1]
@@ -464,7 +464,7 @@ def cross(
         b2 = part(b, 2)
         x, y = _ufuncs.multiply(a1, b2), _ufuncs.negative(_ufuncs.multiply(a0, b2))
     shape = sd.broadcast_shapes(_u.shape(x), _u.shape(y), _u.shape(z))
-    parts = [_shape_ops.expand_dims(_r._broadcast_to(c, shape), (len(shape),)) for c in (x, y, z)]
+    parts = [_shape_ops.expand_dims(_u.broadcast_to(c, shape), (len(shape),)) for c in (x, y, z)]
     c = _shape_ops.concatenate(parts, len(shape))
     axisc = _u.canonicalize_axis(axisc, len(shape) + 1)
     perm = list(range(len(shape)))
@@ -500,7 +500,7 @@ def trace(
     """
     _r._check_out(out, "trace")
     _u.check_arraylike("trace", a)
-    diag = diagonal(_r._as_array(a), offset, axis1, axis2)
+    diag = diagonal(_u.as_operand(a), offset, axis1, axis2)
     return _r.sum(diag, axis=-1, dtype=dtype)
 
 

@@ -27,75 +27,23 @@ import numpy as np
 
 from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
-from polyjax_numpy.lax import _bits, _reductions, _shape_ops, _shape_rules, _slicing
+from polyjax_numpy.lax import _bits, _reductions, _shape_ops, _slicing
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax._shape_ops import canonicalize_axis
 from polyjax_numpy.numpy import _manipulation
 from polyjax_numpy.numpy import _util as _u
+from polyjax_numpy.numpy._predicates import isnan
 
 _BOOL = np.dtype(bool)
 
 
 # ---------------------------------------------------------------------------
-# Helpers shared by the reduction, statistics and binning modules. `broadcast_to`
-# and `where` are public jnp functions owned elsewhere; these minimal versions
-# keep this area independent of them.
+# Helpers
 
 
 def _check_out(out: Any, name: str) -> None:
     if out is not None:
         raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
-
-
-def _broadcast_to(x: Any, shape: tuple) -> Any:
-    """`x` broadcast to `shape` by NumPy's rules (trailing axes aligned)."""
-    x_shape = _u.shape(x)
-    if sd.definitely_equal_shape(x_shape, shape):
-        return x
-    lead = len(shape) - len(x_shape)
-    if lead < 0 or not builtins.all(
-        sd.definitely_equal(d, 1) or sd.definitely_equal(d, s)
-        for d, s in zip(x_shape, shape[lead:], strict=True)
-    ):
-        raise ValueError(
-            f"Incompatible shapes for broadcasting: {x_shape} and requested shape {shape}"
-        )
-    keep = [
-        i
-        for i, d in enumerate(x_shape)
-        if not sd.definitely_equal(d, 1) or sd.definitely_equal(shape[lead + i], 1)
-    ]
-    squeezed = tuple(i for i in range(len(x_shape)) if i not in keep)
-    if squeezed:
-        x = _shape_ops.squeeze(x, squeezed)
-    return _shape_ops.broadcast_in_dim(x, shape, tuple(lead + i for i in keep))
-
-
-def _where(condition: Any, x: Any, y: Any) -> Any:
-    """`x` where `condition` else `y`, elementwise, with promotion and broadcasting."""
-    x, y = _u.promote_dtypes(x, y)
-    if not _u.is_bool(condition):
-        condition = lax.ne(condition, _u.scalar_like(0, condition))
-    shape = sd.broadcast_shapes(_u.shape(condition), _u.shape(x), _u.shape(y))
-    condition, x, y = (_broadcast_to(v, shape) for v in (condition, x, y))
-    return lax.select_n(condition, y, x)
-
-
-def _isnan(x: Any) -> Any:
-    """NaN test of an inexact array (NaN is the only value unequal to itself)."""
-    return lax.ne(x, x)
-
-
-def _as_array(x: Any) -> Any:
-    """Python scalars and NumPy values in the forms lax accepts (weak scalars stay weak)."""
-    if isinstance(x, (*_u.ARRAY_TYPES, _shape_rules.WeakScalar)):
-        return x
-    if type(x) in (int, float, complex):
-        return _shape_rules.weak_scalar(x, dtypes.canonicalize_dtype(dtypes.dtype(x)))
-    _u.check_arraylike("jnp", x)
-    x = np.asarray(x)
-    to = dtypes.canonicalize_dtype(x.dtype)
-    return x if x.dtype == to else x.astype(to)
 
 
 def _axis_size(shape: tuple, axes: tuple[int, ...], dtype: Any) -> Any:
@@ -202,8 +150,8 @@ def _reduce(
             compute_dtype = result_dtype
         x = _u.convert(a, compute_dtype, aval.weak_type and compute_dtype == aval.dtype)
     if where is not None:
-        x = _where(
-            _broadcast_to(where, aval.shape), x, _u.scalar_like(_identity(kind, compute_dtype), x)
+        x = _u.where(
+            _u.broadcast_to(where, aval.shape), x, _u.scalar_like(_identity(kind, compute_dtype), x)
         )
     result = _LAX_REDUCE[kind](x, axes)
     if initial is not None:
@@ -432,7 +380,7 @@ def mean(
     if where is None:
         count = _axis_size(aval.shape, axes, compute_dtype)
     else:
-        mask = _broadcast_to(where, aval.shape)
+        mask = _u.broadcast_to(where, aval.shape)
         count = sum(mask, axes, dtype=compute_dtype, keepdims=keepdims)
     return _u.convert(lax.div(total, count), result_dtype)
 
@@ -504,7 +452,7 @@ def nansum(
     _check_out(out, "nansum")
     _u.check_arraylike("nansum", a)
     if _is_inexact(a):
-        a = _where(_isnan(a), _u.scalar_like(0, a), a)
+        a = _u.where(isnan(a), _u.scalar_like(0, a), a)
     return sum(a, axis, dtype, keepdims=keepdims, initial=initial, where=where)
 
 
@@ -527,7 +475,7 @@ def nanprod(
     _check_out(out, "nanprod")
     _u.check_arraylike("nanprod", a)
     if _is_inexact(a):
-        a = _where(_isnan(a), _u.scalar_like(1, a), a)
+        a = _u.where(isnan(a), _u.scalar_like(1, a), a)
     return prod(a, axis, dtype, keepdims=keepdims, initial=initial, where=where)
 
 
@@ -544,11 +492,11 @@ def _nan_extremum(name: str, kind: str, fn: Callable[..., Any]) -> Callable[...,
         _u.check_arraylike(name, a)
         if not _is_inexact(a):
             return fn(a, axis, keepdims=keepdims, initial=initial, where=where)
-        nan = _isnan(a)
-        filled = _where(nan, _u.scalar_like(_identity(kind, _u.dtype(a)), a), a)
+        nan = isnan(a)
+        filled = _u.where(nan, _u.scalar_like(_identity(kind, _u.dtype(a)), a), a)
         result = fn(filled, axis, keepdims=keepdims, initial=initial, where=where)
         all_nan = all(nan, axis, keepdims=keepdims)
-        return _where(all_nan, _u.scalar_like(np.nan, result), result)
+        return _u.where(all_nan, _u.scalar_like(np.nan, result), result)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"""`{kind}` ignoring NaNs; NaN where a slice holds only NaNs.
@@ -568,11 +516,11 @@ def _nan_arg_reduction(name: str, kind: str, fn: Callable[..., Any]) -> Callable
         _u.check_arraylike(name, a)
         if not _is_inexact(a):
             return fn(a, axis, keepdims=keepdims)
-        nan = _isnan(a)
-        filled = _where(nan, _u.scalar_like(_identity(kind, _u.dtype(a)), a), a)
+        nan = isnan(a)
+        filled = _u.where(nan, _u.scalar_like(_identity(kind, _u.dtype(a)), a), a)
         result = fn(filled, axis, keepdims=keepdims)
         all_nan = all(nan, axis, keepdims=bool(keepdims))
-        return _where(all_nan, _u.scalar_like(-1, result), result)
+        return _u.where(all_nan, _u.scalar_like(-1, result), result)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"""`arg{kind}` ignoring NaNs; -1 where a slice holds only NaNs
@@ -608,7 +556,7 @@ def nanmean(
         dtype = _u.dtype(a)
     else:
         dtypes.check_user_dtype_supported(dtype, "nanmean")
-    not_nan = lax.bitwise_not(_isnan(a))
+    not_nan = lax.bitwise_not(isnan(a))
     count = sum(not_nan, axis, dtype=dtype, keepdims=keepdims, where=where)
     total = nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where)
     return lax.div(total, count)

@@ -20,7 +20,6 @@ import numpy as np
 
 from polyjax_core import dtypes
 from polyjax_numpy.lax import _complex, _convolution, _shape_ops
-from polyjax_numpy.numpy import _reductions as _r
 from polyjax_numpy.numpy import _util as _u
 
 _MODES = ("full", "same", "valid")
@@ -42,7 +41,7 @@ def _conv1d(
     else:
         dtypes.check_user_dtype_supported(preferred_element_type, name)
         x, y = _u.promote_dtypes(x, y)
-    x, y = _r._as_array(x), _r._as_array(y)
+    x, y = _u.as_operand(x), _u.as_operand(y)
     n, m = _u.shape(x)[0], _u.shape(y)[0]
     if n == 0 or m == 0:
         raise ValueError(f"{name}: inputs cannot be empty, got shapes {(n,)} and {(m,)}.")

@@ -23,12 +23,14 @@ import numpy as np
 
 from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
-from polyjax_numpy.lax import _complex, _cumulative, _shape_ops, _slicing, _sorting
+from polyjax_numpy.lax import _complex, _cumulative, _shape_ops, _sorting
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _products, _ufuncs
 from polyjax_numpy.numpy import _reductions as _r
 from polyjax_numpy.numpy import _util as _u
+from polyjax_numpy.numpy._indexing import take_along_axis
 from polyjax_numpy.numpy._matrices import diagonal
+from polyjax_numpy.numpy._predicates import isnan
 
 # ---------------------------------------------------------------------------
 # var, std
@@ -86,10 +88,10 @@ def _variance(
     shape = _u.shape(x)
     axes = _u.reduction_axes(axis, len(shape))
     if skip_nans:
-        nan = _r._isnan(x)
+        nan = isnan(x)
         center = _r.nanmean(x, axes, dtype=compute, keepdims=True, where=where)
         sq = _abs2(lax.sub(x, center))
-        sq = _r._where(nan, _u.scalar_like(0, sq), sq)
+        sq = _u.where(nan, _u.scalar_like(0, sq), sq)
         count = _r.sum(lax.bitwise_not(nan), axes, dtype=real, keepdims=keepdims, where=where)
     else:
         center = _r.mean(x, axes, dtype=compute, keepdims=True, where=where)
@@ -97,13 +99,13 @@ def _variance(
         if where is None:
             count = _r._axis_size(shape, axes, real)
         else:
-            mask = _r._broadcast_to(where, shape)
+            mask = _u.broadcast_to(where, shape)
             count = _r.sum(mask, axes, dtype=real, keepdims=keepdims)
     total = _r.sum(sq, axes, dtype=real, keepdims=keepdims, where=where)
     dof = _ufuncs.subtract(count, ddof)
     dof = _u.convert(dof, real)
     if skip_nans:
-        out = _r._where(
+        out = _u.where(
             lax.le(dof, _u.scalar_like(0, dof)), _u.scalar_like(np.nan, total), lax.div(total, dof)
         )
     else:
@@ -265,11 +267,11 @@ def average(
     if weights is None:
         avg = _r.mean(a, axes, keepdims=keepdims)
         count = _r._axis_size(shape, axes, _u.dtype(avg))
-        weights_sum = _r._broadcast_to(count, _u.shape(avg))
+        weights_sum = _u.broadcast_to(count, _u.shape(avg))
     else:
         _u.check_arraylike("average", weights)
         a, weights = _u.promote_dtypes_inexact(a, weights)
-        a, weights = _r._as_array(a), _r._as_array(weights)
+        a, weights = _u.as_operand(a), _u.as_operand(weights)
         w_shape = _u.shape(weights)
         if not sd.definitely_equal_shape(w_shape, shape):
             if axis is None:
@@ -288,7 +290,7 @@ def average(
         weights_sum = _r.sum(weights, axes, keepdims=keepdims)
         avg = lax.div(_r.sum(lax.mul(a, weights), axes, keepdims=keepdims), weights_sum)
     if returned:
-        return avg, _r._broadcast_to(weights_sum, _u.shape(avg))
+        return avg, _u.broadcast_to(weights_sum, _u.shape(avg))
     return avg
 
 
@@ -296,21 +298,6 @@ def average(
 # quantile, percentile, median
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
-
-
-def _take_along_last(x: Any, idx: Any) -> Any:
-    """`x[..., idx]` per batch row: `x` of shape `(*B, n)`, `idx` of shape `(*B, k)`."""
-    nb = _u.ndim(x) - 1
-    batch = tuple(range(nb))
-    dnums = _slicing.GatherDimensionNumbers(
-        offset_dims=(),
-        collapsed_slice_dims=(nb,),
-        start_index_map=(nb,),
-        operand_batching_dims=batch,
-        start_indices_batching_dims=batch,
-    )
-    indices = _shape_ops.expand_dims(idx, (nb + 1,))
-    return _slicing.gather(x, indices, dnums, (1,) * (nb + 1), mode="clip")
 
 
 def _flatten_axes(x: Any, axes: tuple[int, ...]) -> Any:
@@ -351,7 +338,7 @@ def _quantile(
         raise TypeError(
             f"{name} requires real arguments, got dtypes {_u.dtype(a)} and {_u.dtype(q)}"
         )
-    a, q = (_r._as_array(v) for v in _u.promote_dtypes_inexact(a, q))
+    a, q = (_u.as_operand(v) for v in _u.promote_dtypes_inexact(a, q))
     q_ndim = _u.ndim(q)
     if q_ndim > 1:
         raise ValueError(f"q must be a scalar or 1-D, got shape {_u.shape(q)}")
@@ -367,10 +354,10 @@ def _quantile(
     nq = _u.shape(qs)[0]
     out_shape = batch + (nq,)
     qb = _shape_ops.broadcast_in_dim(qs, out_shape, (nb,))
-    nan = _r._isnan(x)
+    nan = isnan(x)
     if skip_nans:
         count = _r.sum(lax.bitwise_not(nan), axis=nb, dtype=idx_dt, keepdims=True)
-        count = _r._broadcast_to(count, out_shape)
+        count = _u.broadcast_to(count, out_shape)
         invalid = lax.eq(count, _u.scalar_like(0, count))
     else:
         count = _r._axis_size((n,), (0,), idx_dt)
@@ -381,7 +368,7 @@ def _quantile(
         result = _shape_ops.full(out_shape, np.nan, dt)
     elif method == "inverted_cdf":
         w = _shape_ops.full_like(x, 1) if weights is None else _u.convert(weights, dt)
-        w = _flatten_axes(_r._broadcast_to(w, shape), axes) if weights is not None else w
+        w = _flatten_axes(_u.broadcast_to(w, shape), axes) if weights is not None else w
         if skip_nans:
             w = lax.select_n(nan, w, _shape_ops.full_like(w, 0))
         xs, ws = _sorting.sort((x, w), dimension=nb, num_keys=1)
@@ -390,7 +377,7 @@ def _quantile(
         # The first element whose cumulative weight reaches q: count those below it.
         below = lax.lt(_shape_ops.expand_dims(cdf, (nb,)), _shape_ops.expand_dims(qb, (nb + 1,)))
         idx = _r.sum(below, axis=nb + 1, dtype=idx_dt)
-        result = _take_along_last(xs, lax.min(idx, last))
+        result = take_along_axis(xs, lax.min(idx, last), -1, mode="clip")
     else:
         xs = _sorting.sort(x, dimension=nb)
         last = _u.convert(last, dt)
@@ -399,7 +386,7 @@ def _quantile(
         high = lax.min(lax.max(lax.ceil(pos), _u.scalar_like(0, pos)), last)
 
         def at(i: Any) -> Any:
-            return _take_along_last(xs, _u.convert(i, idx_dt))
+            return take_along_axis(xs, _u.convert(i, idx_dt), -1, mode="clip")
 
         if method == "lower":
             result = at(low)
@@ -411,7 +398,7 @@ def _quantile(
             result = lax.mul(lax.add(at(low), at(high)), _u.scalar_like(0.5, pos))
         else:
             result = _lerp(at(low), at(high), lax.sub(pos, low))
-    result = _r._where(invalid, _u.scalar_like(np.nan, result), result)
+    result = _u.where(invalid, _u.scalar_like(np.nan, result), result)
     # The quantile axis goes first, as in NumPy.
     result = _shape_ops.transpose(result, (nb, *range(nb)))
     if keepdims:
@@ -575,7 +562,7 @@ def nanmedian(
 def _observations(name: str, x: Any, rowvar: bool) -> Any:
     """`x` as a 2-D array of variables (rows) by observations (columns)."""
     _u.check_arraylike(name, x)
-    x = _r._as_array(x)
+    x = _u.as_operand(x)
     nd = _u.ndim(x)
     if nd > 2:
         raise ValueError(f"{name}: m has more than 2 dimensions (shape {_u.shape(x)})")
@@ -622,10 +609,10 @@ def cov(
     x = _observations("cov", m, rowvar)
     if y is not None:
         x = _shape_ops.concatenate(
-            [_r._as_array(v) for v in _u.promote_dtypes(x, _observations("cov", y, rowvar))], 0
+            [_u.as_operand(v) for v in _u.promote_dtypes(x, _observations("cov", y, rowvar))], 0
         )
     (x,) = _u.promote_dtypes_inexact(x)
-    x = _r._as_array(x)
+    x = _u.as_operand(x)
     n_vars, n_obs = _u.shape(x)
     if ddof is None:
         ddof = 0 if bias else 1
@@ -638,7 +625,7 @@ def cov(
             raise ValueError(f"cov: {name} must be 1-D of length {n_obs}, got shape {_u.shape(w)}")
         if name == "fweights" and not _u.issubdtype_of(w, np.integer):
             raise TypeError("cov: fweights must be integer")
-        w = _r._as_array(w)
+        w = _u.as_operand(w)
         weights = w if weights is None else _ufuncs.multiply(weights, w)
     avg, weights_sum = average(x, axis=1, weights=weights, returned=True)
     if n_vars:

@@ -199,6 +199,58 @@ def promote_args_inexact(name: str, *args: Any) -> list[Any]:
     return promote_shapes(name, *promote_dtypes_inexact(*args))
 
 
+def as_operand(x: Any) -> Any:
+    """`x` in a form lax accepts, kept on the host when it is a host value.
+
+    Arrays, tracers and lax's weak scalars pass through; Python scalars become weak
+    scalars and NumPy values NumPy arrays of their canonical dtype (constants or
+    literals under a trace, no transfer when eager). Lists are refused, as by
+    `check_arraylike`.
+    """
+    if isinstance(x, (*ARRAY_TYPES, _shape_rules.WeakScalar)):
+        return x
+    if type(x) in _WEAK_PY_SCALARS:
+        return _shape_rules.weak_scalar(x, dtypes.canonicalize_dtype(dtypes.dtype(x)))
+    check_arraylike("jnp", x)
+    x = np.asarray(x)
+    to = dtypes.canonicalize_dtype(x.dtype)
+    return x if x.dtype == to else x.astype(to)
+
+
+def broadcast_to(x: Any, shape: tuple) -> Any:
+    """`x` broadcast to the static `shape` by NumPy's rules (no operation when it has it).
+
+    Trailing axes are aligned; missing leading axes and size-1 axes are repeated.
+
+    Raises:
+      ValueError: `x`'s shape does not broadcast to `shape`.
+    """
+    old = aval(x).shape
+    if sd.definitely_equal_shape(old, shape):
+        return x
+    lead = len(shape) - len(old)
+    if lead < 0 or not all(
+        sd.definitely_equal(d, 1) or sd.definitely_equal(d, t) for d, t in zip(old, shape[lead:])
+    ):
+        raise ValueError(f"Incompatible shapes for broadcasting: {old} and requested shape {shape}")
+    return _shape_ops.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
+
+
+def where(condition: Any, x: Any, y: Any) -> Any:
+    """`x` where `condition` holds, else `y`: `jnp.where`'s three-argument form, unchecked.
+
+    `x` and `y` are promoted to their common dtype, a non-bool `condition` holds where
+    it is nonzero, and the three broadcast together.
+    """
+    x, y = promote_dtypes(x, y)
+    if dtype(condition) != _BOOL:
+        condition = lax.ne(condition, scalar_like(0, condition))
+    out_shape = sd.broadcast_shapes(shape(condition), shape(x), shape(y))
+    condition, x, y = (broadcast_to(v, out_shape) for v in (condition, x, y))
+    # select_n picks its second operand where the predicate is true.
+    return lax.select_n(condition, y, x)
+
+
 def reduction_axes(axis: Any, ndim_: int) -> tuple[int, ...]:
     """`axis` (None, an int or a sequence of ints) as a tuple of non-negative axes."""
     if axis is None:
@@ -214,7 +266,9 @@ def reduction_axes(axis: Any, ndim_: int) -> tuple[int, ...]:
 
 __all__ = [
     "ARRAY_TYPES",
+    "as_operand",
     "aval",
+    "broadcast_to",
     "canonicalize_axis",
     "check_arraylike",
     "convert",
@@ -233,4 +287,5 @@ __all__ = [
     "reduction_axes",
     "scalar_like",
     "shape",
+    "where",
 ]
