@@ -86,8 +86,8 @@ class Case:
       gfun: the function differentiated (default `fun`): e.g. its float outputs only.
       tol: a factor on the default tolerances of values and derivatives.
       wrt: the operands `check_grads` differentiates (default: all; others held fixed).
-      jit_grads: differentiate `jit(fun)` (control flow: eager evaluation retraces and
-        recompiles its bodies at every call).
+      jit_grads: differentiate `jit(fun)`, one compilation instead of many small eager
+        ones (control flow, rules that build derivatives from many steps).
       wide: whether the oracle gets widened operands (else the operands as they are).
       check: `check(operands, outputs)`, a property check where no oracle exists.
       vmap: whether the vmap check applies (`False` needs a reason in `why`).
@@ -1043,6 +1043,7 @@ CASES += [
         _np_reduce_general,
         (F32, I32),
         grad_dtypes=(F32,),
+        jit_grads=True,  # (its jvp differentiates a tree of small steps: one compilation)
     ),
 ]
 
