@@ -8,7 +8,8 @@ dtype and a shape, and a NumPy/SciPy oracle. Each case is checked four ways:
 - values: eager results against the oracle, in every shape of the case (rank-0
   and size-0 included where the primitive takes them) in its first dtype, and in
   every other dtype at its last shape;
-- jit against eager: one jitted function evaluates every shape at once;
+- jit against eager: every shape in its first dtype (one jitted function holds
+  these and the vmap variants below);
 - vmap against a loop: two examples stacked, with the batch axes at the front,
   at the back, or only the first operand mapped (the ways rotate over the
   variants); every batched variant runs in one jitted function, the loop runs
@@ -16,11 +17,17 @@ dtype and a shape, and a NumPy/SciPy oracle. Each case is checked four ways:
 - `check_grads` to order 2 (forward and reverse, or the modes the primitive
   supports) for the differentiable cases, in the dtypes and shapes they list.
 
-`test_every_primitive_has_a_case` fails when a primitive is exported without a
-case here (or a `PENDING` entry naming who adds it), so coverage is enforced.
-Each values check also asserts that the case really binds the primitives it
-claims. Other test modules hold the deeper, primitive-specific checks (edge
-values, conventions, errors); this one holds the uniform sweep.
+Coverage is enforced: `test_every_primitive_has_a_case` fails when a primitive
+is exported without a case here (or a `PENDING` entry naming where it is being
+added), and `test_every_differentiable_primitive_checks_grads` when a covered
+primitive has no `check_grads` case and no `NOT_DIFFERENTIABLE` reason. Each
+values check also asserts that the case really binds the primitives it claims.
+A new primitive gets a `Case` (the helpers `unary`, `binary` and `operands`
+cover the common kinds).
+
+Other test modules hold the deeper, primitive-specific checks (edge values,
+conventions, errors, symbolic shapes); this one holds the uniform sweep, kept
+cheap in compilations (see `_variants`).
 """
 
 from __future__ import annotations
@@ -314,18 +321,6 @@ def _np_shift(kind):
     return f
 
 
-def _np_nextafter(x, y):
-    return x  # replaced per dtype below (needs the narrow dtype)
-
-
-def _lgamma(x):
-    return scipy.special.gammaln(x)
-
-
-def _erfinv(x):
-    return scipy.special.erfinv(x)
-
-
 # ---------------------------------------------------------------------------
 # Elementwise cases
 
@@ -392,9 +387,23 @@ CASES: list[Case] = [
     unary("erf", lax.erf, scipy.special.erf, FLOATS, prims=(lax.erf_p,)),
     unary("erfc", lax.erfc, scipy.special.erfc, FLOATS, prims=(lax.erfc_p,)),
     unary(
-        "erf_inv", lax.erf_inv, _erfinv, FLOATS, domain=(-0.8, 0.8), tol=4, prims=(lax.erf_inv_p,)
+        "erf_inv",
+        lax.erf_inv,
+        scipy.special.erfinv,
+        FLOATS,
+        domain=(-0.8, 0.8),
+        tol=4,
+        prims=(lax.erf_inv_p,),
     ),
-    unary("lgamma", lax.lgamma, _lgamma, FLOATS, domain=(0.3, 4), tol=4, prims=(lax.lgamma_p,)),
+    unary(
+        "lgamma",
+        lax.lgamma,
+        scipy.special.gammaln,
+        FLOATS,
+        domain=(0.3, 4),
+        tol=4,
+        prims=(lax.lgamma_p,),
+    ),
     unary(
         "digamma",
         lax.digamma,
