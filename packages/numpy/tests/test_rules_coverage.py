@@ -2145,8 +2145,7 @@ CASES += [
         grad_shapes=((4, 3),),
         gfun=lambda x: linalg.svd(x, compute_uv=False),
         tol=10,
-        order=1,
-    ),  # (the jvp of s needs that of u and vh: not implemented)
+    ),
     Case(
         "tridiagonal_solve",
         (linalg.tridiagonal_solve_p,),
