@@ -10,7 +10,12 @@ key, which transformation it applies), not merely a correct one:
   below at minval;
 - `normal` is `sqrt(2) * erf_inv(u)` for `u` uniform in (-1, 1);
 - `randint` draws two words per element from two split keys and combines them
-  modulo the span, which keeps the bias of the modulo below 2**-32.
+  modulo the span, which keeps the bias of the modulo below 2**-32;
+- complex `normal` is `(x + 1j y) / sqrt(2)` in complex arithmetic.
+
+Each body runs staged (`_args.staged`), as JAX's does. `uniform_draw` and
+`normal_draw` are the unchecked bodies the other samplers build on; they also
+take a batch of keys (one draw of `shape` per key).
 """
 
 from __future__ import annotations
