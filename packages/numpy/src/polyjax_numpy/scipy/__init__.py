@@ -6,6 +6,8 @@ Each submodule is imported on first use (``polyjax_numpy.scipy.linalg``, or
 Submodules:
   linalg: SciPy's linear algebra (`scipy.linalg`), built on `lax.linalg`.
   special: special functions (`scipy.special`): gamma, beta, error and Bessel families.
+  stats: probability distributions (`norm`, `gamma`, `poisson`, ...) and `mode`,
+    `rankdata`, `sem`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import importlib as _importlib
 from typing import Any
 
 # Submodules, imported on first lookup (add new ones here; `__all__` follows).
-_SUBMODULES = frozenset({"linalg", "special"})
+_SUBMODULES = frozenset({"linalg", "special", "stats"})
 
 __all__ = sorted(_SUBMODULES)
 

@@ -22,10 +22,15 @@ def inexact_args(name: str, *args: Any, real: bool = True) -> list[Any]:
     args = _u.promote_args_inexact(name, *args)
     if real and args and _u.issubdtype_of(args[0], np.complexfloating):
         raise TypeError(f"{name} does not support complex-valued inputs, got {_u.dtype(args[0])}.")
-    if len(args) > 1:
-        return jnp.broadcast_arrays(*args)
-    # Host arrays become polyjax arrays: NumPy's operators would promote by NumPy's rules.
-    return [jnp.asarray(x) for x in args]
+    if len(args) == 1:
+        # Host arrays become polyjax arrays: NumPy's operators would promote by NumPy's rules.
+        return [jnp.asarray(args[0])]
+    args = jnp.broadcast_arrays(*args)
+    # Python scalars stay weak beside strong arrays in `promote_args_inexact`; here every
+    # operand takes the result's weak type, so that a result computed from the
+    # scalars alone (`-log(scale)`) is typed as one computed from all operands.
+    weak = all(_u.aval(x).weak_type for x in args)
+    return [_u.convert(x, _u.dtype(x), weak) for x in args]
 
 
 def full_like(x: Any, value: float) -> Any:
