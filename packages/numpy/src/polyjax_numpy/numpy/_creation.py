@@ -92,23 +92,6 @@ def static_shape(shape: Any, context: str) -> tuple[Any, ...]:
     return sd.canonicalize_shape(dims, context)
 
 
-def broadcast_array(x: Any, shape: tuple[Any, ...]) -> Any:
-    """The array `x` broadcast to the static `shape` by NumPy's rules (`jnp.broadcast_to`).
-
-    Raises:
-      ValueError: `x`'s shape does not broadcast to `shape`.
-    """
-    old = _u.shape(x)
-    if sd.definitely_equal_shape(old, shape):
-        return x
-    lead = len(shape) - len(old)
-    if lead < 0 or not all(
-        sd.definitely_equal(d, 1) or sd.definitely_equal(d, t) for d, t in zip(old, shape[lead:])
-    ):
-        raise ValueError(f"Incompatible shapes for broadcasting: {old} and requested shape {shape}")
-    return _shape_ops.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
-
-
 def on_device(x: Any, device: Any) -> Any:
     return x if device is None else device_put(x, device)
 
@@ -358,7 +341,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) 
     if _u.ndim(fill_value) == 0:
         return _full(shape, fill_value, dtype, "full", device)
     shape = static_shape(shape, "full shape")
-    return on_device(broadcast_array(asarray(fill_value, dtype=dtype), shape), device)
+    return on_device(_u.broadcast_to(asarray(fill_value, dtype=dtype), shape), device)
 
 
 def _full_like(a: Any, fill_value: Any, dtype: Any, shape: Any, fun_name: str, device: Any) -> Any:
@@ -369,7 +352,7 @@ def _full_like(a: Any, fill_value: Any, dtype: Any, shape: Any, fun_name: str, d
     if _u.ndim(fill_value) == 0:
         return on_device(_shape_ops.full_like(a, fill_value, dtype, shape), device)
     value = asarray(fill_value, dtype=_u.dtype(a) if dtype is None else dtype)
-    return on_device(broadcast_array(value, _u.shape(a) if shape is None else shape), device)
+    return on_device(_u.broadcast_to(value, _u.shape(a) if shape is None else shape), device)
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:

@@ -892,12 +892,6 @@ def _along_axis_shapes(
     return tuple(out)
 
 
-def _broadcast_to(x: Any, shape: tuple) -> Any:
-    if sd.definitely_equal_shape(_u.shape(x), shape):
-        return x
-    return _shape_ops.broadcast_in_dim(x, shape, tuple(range(len(shape))))
-
-
 def take_along_axis(
     arr: Any,
     indices: Any,
@@ -953,9 +947,9 @@ def take_along_axis(
             fill = _slicing._default_fill(_u.dtype(arr)) if fill_value is None else fill_value
             return _filled(arr, out_shape, fill)
         raise IndexError(f"index is out of bounds for axis {axis} with size 0")
-    arr = _broadcast_to(arr, out_shape[:axis] + (size,) + out_shape[axis + 1 :])
+    arr = _u.broadcast_to(arr, out_shape[:axis] + (size,) + out_shape[axis + 1 :])
     dtype = _index_dtype(arr_shape)
-    indices = _wrap_negative(_broadcast_to(indices, out_shape), size, dtype)
+    indices = _wrap_negative(_u.broadcast_to(indices, out_shape), size, dtype)
     batch = tuple(d for d in range(rank) if d != axis)
     dnums = GatherDimensionNumbers(
         offset_dims=(),
@@ -1036,7 +1030,7 @@ def put_along_axis(
     if _size_is_zero(idx_shape) or sd.definitely_equal(size, 0):
         return _manipulation.reshape(arr, original_shape)
     dtype = _index_dtype(arr_shape)
-    indices = _wrap_negative(_broadcast_to(indices, idx_shape), size, dtype)
+    indices = _wrap_negative(_u.broadcast_to(indices, idx_shape), size, dtype)
     batch = tuple(d for d in range(rank) if d != axis)
     dnums = ScatterDimensionNumbers(
         update_window_dims=(),

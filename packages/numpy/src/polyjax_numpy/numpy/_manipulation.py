@@ -25,7 +25,7 @@ from polyjax_core.tracing import Tracer
 from polyjax_numpy.lax import _complex, _cumulative, _shape_ops, _slicing
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _util as _u
-from polyjax_numpy.numpy._creation import asarray, broadcast_array, concrete_int, static_shape
+from polyjax_numpy.numpy._creation import asarray, concrete_int, static_shape
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
@@ -355,7 +355,7 @@ def broadcast_to(array: Any, shape: Any) -> Any:
     """
     _u.check_arraylike("broadcast_to", array)
     shape = static_shape(shape, "jnp.broadcast_to shape")
-    return broadcast_array(array if isinstance(array, _u.ARRAY_TYPES) else asarray(array), shape)
+    return _u.broadcast_to(array if isinstance(array, _u.ARRAY_TYPES) else asarray(array), shape)
 
 
 def broadcast_arrays(*args: Any) -> list[Any]:

@@ -18,7 +18,7 @@ from polyjax_numpy.lax import _bits, _complex
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _creation, _ufuncs
 from polyjax_numpy.numpy import _util as _u
-from polyjax_numpy.numpy._ufuncs import full_like_shape, where, zero_like
+from polyjax_numpy.numpy._ufuncs import full_like_shape, zero_like
 
 _BOOL = np.dtype(bool)
 
@@ -188,7 +188,7 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: boo
     close = lax.le(distance, lax.add(atol, lax.mul(rtol, lax.abs(b))))
     # Infinities are close only to themselves (inf - inf would be NaN).
     either_inf = lax.bitwise_or(isinf(a), isinf(b))
-    close = where(either_inf, lax.eq(a, b), close)
+    close = _u.where(either_inf, lax.eq(a, b), close)
     if equal_nan:
         close = lax.bitwise_or(close, lax.bitwise_and(isnan(a), isnan(b)))
     return close
@@ -203,10 +203,6 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bo
       Array(True, dtype=bool)
     """
     return _all(isclose(a, b, rtol, atol, equal_nan))
-
-
-def _as_array(x: Any) -> Any:
-    return x if _u.is_operand(x) and not isinstance(x, list | tuple) else _creation.asarray(x)
 
 
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
@@ -225,7 +221,7 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
       (Array(True, dtype=bool), Array(False, dtype=bool))
     """
     try:
-        a1, a2 = _as_array(a1), _as_array(a2)
+        a1, a2 = _creation.asarray(a1), _creation.asarray(a2)
     except (TypeError, ValueError):
         return _creation.asarray(False)
     if not sd.definitely_equal_shape(_u.shape(a1), _u.shape(a2)):
@@ -245,7 +241,7 @@ def array_equiv(a1: Any, a2: Any) -> Any:
       (Array(True, dtype=bool), Array(False, dtype=bool))
     """
     try:
-        a1, a2 = _as_array(a1), _as_array(a2)
+        a1, a2 = _creation.asarray(a1), _creation.asarray(a2)
         sd.broadcast_shapes(_u.shape(a1), _u.shape(a2))
     except (TypeError, ValueError):
         return _creation.asarray(False)
@@ -284,9 +280,9 @@ def nan_to_num(
     info = dtypes.finfo(_u.dtype(x))
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
-    out = where(lax.ne(x, x), _value_like(nan, x), x)
-    out = where(lax.eq(x, _u.scalar_like(np.inf, x)), _value_like(posinf, x), out)
-    return where(lax.eq(x, _u.scalar_like(-np.inf, x)), _value_like(neginf, x), out)
+    out = _u.where(lax.ne(x, x), _value_like(nan, x), x)
+    out = _u.where(lax.eq(x, _u.scalar_like(np.inf, x)), _value_like(posinf, x), out)
+    return _u.where(lax.eq(x, _u.scalar_like(-np.inf, x)), _value_like(neginf, x), out)
 
 
 def _value_like(value: Any, x: Any) -> Any:

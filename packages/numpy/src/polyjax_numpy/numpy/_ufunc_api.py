@@ -39,21 +39,16 @@ from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _creation, _index_update, _reductions, _ufuncs, _ufuncs_math
 from polyjax_numpy.numpy import _cumulative as jnp_cumulative
 from polyjax_numpy.numpy import _util as _u
-from polyjax_numpy.numpy._ufuncs import broadcast_to_shape
-
-
-def _as_array(x: Any) -> Any:
-    return x if isinstance(x, _u.ARRAY_TYPES) else _creation.asarray(x)
 
 
 def _vectorized_call(func: Callable[..., Any], nout: int, args: Sequence[Any]) -> Any:
     """`func`, written for scalars, applied to each element of the broadcast `args`."""
-    arrays = [_as_array(a) for a in args]
+    arrays = [_creation.asarray(a) for a in args]
     shape = sd.broadcast_shapes(*(_u.shape(a) for a in arrays))
     if not shape:
         return func(*arrays)
     size = sd.shape_size(shape)
-    flat = [_shape_ops.reshape(broadcast_to_shape(a, shape), (size,)) for a in arrays]
+    flat = [_shape_ops.reshape(_u.broadcast_to(a, shape), (size,)) for a in arrays]
     out = vmap(func)(*flat)
     if nout == 1:
         return _shape_ops.reshape(out, shape)
@@ -243,7 +238,7 @@ class ufunc:
     def _reduce_via_scan(
         self, a: Any, axis: Any, dtype: Any, keepdims: bool, initial: Any, where: Any
     ) -> Any:
-        a = _as_array(a)
+        a = _creation.asarray(a)
         if dtype is not None:
             a = _u.convert(a, dtypes.canonicalize_dtype(dtype))
         shape = _u.shape(a)
@@ -268,7 +263,7 @@ class ufunc:
         x = _u.convert(x, out_dtype)
         mask = None
         if where is not None:
-            mask = broadcast_to_shape(_as_array(where), shape)
+            mask = _u.broadcast_to(_creation.asarray(where), shape)
             mask = _shape_ops.reshape(_shape_ops.transpose(mask, (*axes, *kept)), (count, *rest))
 
         def combine(carry: Any, item: Any) -> Any:
@@ -285,7 +280,7 @@ class ufunc:
             if mask_xs is None:
                 return combine(carry, step), None
             item, keep = step
-            return _ufuncs.where(keep, combine(carry, item), carry), None
+            return _u.where(keep, combine(carry, item), carry), None
 
         result, _ = _control_flow.scan(body, init, xs if mask_xs is None else (xs, mask_xs))
         if keepdims:
@@ -306,7 +301,7 @@ class ufunc:
         if out is not None:
             raise NotImplementedError(f"out argument of {self.__name__}.accumulate()")
         _u.check_arraylike(f"{self.__name__}.accumulate", a)
-        a = _as_array(a)
+        a = _creation.asarray(a)
         if _u.ndim(a) == 0:
             raise ValueError(
                 f"{self.__name__}.accumulate: the input must be an array, not a scalar"
@@ -348,11 +343,11 @@ class ufunc:
         if out is not None:
             raise NotImplementedError(f"out argument of {self.__name__}.reduceat()")
         _u.check_arraylike(f"{self.__name__}.reduceat", a)
-        a = _as_array(a)
+        a = _creation.asarray(a)
         axis = _single_axis(axis, _u.ndim(a), f"{self.__name__}.reduceat")
         if self._reduceat is not None:
             return self._reduceat(a, indices, axis, dtype)
-        indices = _as_array(indices)
+        indices = _creation.asarray(indices)
         if _u.ndim(indices) != 1 or not _u.issubdtype_of(indices, np.integer):
             raise ValueError(
                 f"{self.__name__}.reduceat: indices must be a 1-D integer array, got "
@@ -375,7 +370,7 @@ class ufunc:
             # itself is the initial value).
             inside = lax.bitwise_and(lax.lt(starts_b, i), lax.lt(i, ends_b))
             item = _slicing.dynamic_index_in_dim(x, i, 0, keepdims=True)
-            return _ufuncs.where(inside, _u.convert(self(acc, item), out_dtype), acc)
+            return _u.where(inside, _u.convert(self(acc, item), out_dtype), acc)
 
         result = _control_flow.fori_loop(0, size, body, result)
         return _moveaxis_from_front(result, axis)
@@ -393,7 +388,7 @@ class ufunc:
         """
         self._check_binary("outer")
         _u.check_arraylike(f"{self.__name__}.outer", A, B)
-        A, B = _as_array(A), _as_array(B)
+        A, B = _creation.asarray(A), _creation.asarray(B)
         a_shape, b_ndim = _u.shape(A), _u.ndim(B)
         A = _shape_ops.reshape(A, (*a_shape, *(1,) * b_ndim))
         return self(A, B, **kwargs)
@@ -434,7 +429,7 @@ class ufunc:
         if self.nout != 1:
             raise ValueError(f"{self.__name__}.at() only supported for single-output ufuncs")
         _u.check_arraylike(f"{self.__name__}.at", a)
-        a = _as_array(a)
+        a = _creation.asarray(a)
         if self._at is not None:
             return self._at(a, indices, b)
         return self._at_via_loop(a, indices, b)
@@ -454,7 +449,7 @@ class ufunc:
                     f"{self.__name__}.at() takes integer indices (ints or integer arrays), "
                     f"got {item!r}"
                 )
-            item = _as_array(item)
+            item = _creation.asarray(item)
             if not _u.issubdtype_of(item, np.integer):
                 raise IndexError(
                     f"{self.__name__}.at(): indices must be integers, got {_u.dtype(item)}"
@@ -462,16 +457,16 @@ class ufunc:
             item = _u.convert(item, np.dtype(np.int32))
             # Negative indices count from the end.
             negative = lax.lt(item, np.int32(0))
-            item = _ufuncs.where(negative, lax.add(item, np.int32(shape[axis])), item)
+            item = _u.where(negative, lax.add(item, np.int32(shape[axis])), item)
             index_arrays.append(item)
         index_shape = sd.broadcast_shapes(*(_u.shape(i) for i in index_arrays))
         n = sd.shape_size(index_shape)
-        flat = [_shape_ops.reshape(broadcast_to_shape(i, index_shape), (n,)) for i in index_arrays]
+        flat = [_shape_ops.reshape(_u.broadcast_to(i, index_shape), (n,)) for i in index_arrays]
         k = len(items)
         window = tuple(shape[k:])
         if b is not None:
-            b = _as_array(b)
-            b = broadcast_to_shape(b, (*index_shape, *window))
+            b = _creation.asarray(b)
+            b = _u.broadcast_to(b, (*index_shape, *window))
             b = _shape_ops.reshape(b, (n, *window))
 
         def body(i: Any, acc: Any) -> Any:
@@ -529,7 +524,9 @@ def frompyfunc(func: Callable[..., Any], /, nin: int, nout: int, *, identity: An
 
 
 def _with_dtype(a: Any, dtype: Any) -> Any:
-    return a if dtype is None else _u.convert(_as_array(a), dtypes.canonicalize_dtype(dtype))
+    return (
+        a if dtype is None else _u.convert(_creation.asarray(a), dtypes.canonicalize_dtype(dtype))
+    )
 
 
 def _reduce_max(a: Any, *, axis: Any, dtype: Any, keepdims: bool, initial: Any, where: Any):
@@ -551,7 +548,7 @@ def _bitwise_reducer(
     logical: bool,
 ) -> Callable[..., Any]:
     def reduce(a: Any, *, axis: Any, dtype: Any, keepdims: bool, initial: Any, where: Any):
-        a = _with_dtype(_as_array(a), dtype)
+        a = _with_dtype(_creation.asarray(a), dtype)
         if logical:
             a = _ufuncs.not_equal(a, False) if not _u.is_bool(a) else a
         else:
@@ -559,8 +556,8 @@ def _bitwise_reducer(
         shape = _u.shape(a)
         axes = _u.reduction_axes(axis, len(shape))
         if where is not None:
-            mask = broadcast_to_shape(_as_array(where), shape)
-            a = _ufuncs.where(mask, a, _u.scalar_like(identity, a))
+            mask = _u.broadcast_to(_creation.asarray(where), shape)
+            a = _u.where(mask, a, _u.scalar_like(identity, a))
         out = lax_reduce(a, axes)
         if initial is not None:
             out = combine(out, _u.scalar_like(initial, out))
@@ -581,10 +578,10 @@ def _logsumexp_reducer(base2: bool) -> Callable[..., Any]:
         axes = _u.reduction_axes(axis, len(shape))
         neg_inf = _u.scalar_like(-np.inf, a)
         if where is not None:
-            a = _ufuncs.where(broadcast_to_shape(_as_array(where), shape), a, neg_inf)
+            a = _u.where(_u.broadcast_to(_creation.asarray(where), shape), a, neg_inf)
         # Shift by the maximum, unless it is infinite (then the sum needs no shift).
         top = _reductions.max(a, axis=axes, keepdims=True, initial=-np.inf)
-        top = _ufuncs.where(lax.is_finite(top), top, _u.scalar_like(0, top))
+        top = _u.where(lax.is_finite(top), top, _u.scalar_like(0, top))
         total = _reductions.sum(exp_fn(lax.sub(a, top)), axis=axes, keepdims=True)
         out = lax.add(log_fn(total), top)
         if not keepdims:

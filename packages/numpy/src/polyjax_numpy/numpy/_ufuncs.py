@@ -41,23 +41,6 @@ def one_like(x: Any) -> Any:
     return _u.scalar_like(1, x)
 
 
-def broadcast_to_shape(x: Any, shape: tuple) -> Any:
-    """`x` broadcast to `shape` by NumPy's rules (no operation when it already has it)."""
-    x_shape = _u.shape(x)
-    if sd.definitely_equal_shape(x_shape, shape):
-        return x
-    dims = tuple(range(len(shape) - len(x_shape), len(shape)))
-    return _shape_ops.broadcast_in_dim(x, shape, dims)
-
-
-def where(pred: Any, x: Any, y: Any) -> Any:
-    """Elementwise `x if pred else y` with NumPy broadcasting; `x` and `y` of one dtype."""
-    shape = sd.broadcast_shapes(_u.shape(pred), _u.shape(x), _u.shape(y))
-    pred, x, y = (broadcast_to_shape(v, shape) for v in (pred, x, y))
-    # select_n picks its second operand where the predicate is true.
-    return lax.select_n(pred, y, x)
-
-
 def full_like_shape(value: Any, x: Any, dtype: Any) -> Any:
     """An array of `x`'s shape filled with `value` of `dtype` (strongly typed)."""
     return _shape_ops.full(_u.shape(x), value, dtype)
@@ -153,7 +136,7 @@ def floor_divide(x: Any, y: Any, /) -> Any:
         inexact = lax.ne(remainder, zero_like(remainder))
         signs_differ = lax.ne(lax.sign(x), lax.sign(y))
         fix = lax.bitwise_and(inexact, signs_differ)
-        return where(fix, lax.sub(quotient, one_like(quotient)), quotient)
+        return _u.where(fix, lax.sub(quotient, one_like(quotient)), quotient)
     return _float_divmod(x, y)[0]
 
 
@@ -162,8 +145,8 @@ def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
     mod = lax.rem(x, y)
     div = lax.div(lax.sub(x, mod), y)
     fix = lax.bitwise_and(lax.ne(mod, zero_like(mod)), lax.ne(lax.sign(y), lax.sign(mod)))
-    mod = where(fix, lax.add(mod, y), mod)
-    div = where(fix, lax.sub(div, one_like(div)), div)
+    mod = _u.where(fix, lax.add(mod, y), mod)
+    div = _u.where(fix, lax.sub(div, one_like(div)), div)
     return lax.round(div, lax.RoundingMethod.TO_NEAREST_EVEN), mod
 
 
@@ -186,7 +169,7 @@ def remainder(x: Any, y: Any, /) -> Any:
     trunc = lax.rem(x, y)
     zero = zero_like(trunc)
     fix = lax.bitwise_and(lax.ne(trunc, zero), lax.ne(lax.lt(trunc, zero), lax.lt(y, zero_like(y))))
-    return where(fix, lax.add(trunc, y), trunc)
+    return _u.where(fix, lax.add(trunc, y), trunc)
 
 
 mod = remainder
@@ -205,7 +188,7 @@ def fmod(x: Any, y: Any, /) -> Any:
     x, y = _u.promote_args_numeric("fmod", x, y)
     check_no_complex("fmod", x)
     if _u.issubdtype_of(x, np.integer):
-        y = where(lax.eq(y, zero_like(y)), one_like(y), y)
+        y = _u.where(lax.eq(y, zero_like(y)), one_like(y), y)
     return lax.rem(x, y)
 
 
@@ -251,7 +234,7 @@ pow = power  # noqa: A001 - the array API's name
 def _integer_power(x: Any, y: Any) -> Any:
     """`x ** y` for integer arrays, by binary exponentiation over the bits of `y`."""
     shape = sd.broadcast_shapes(_u.shape(x), _u.shape(y))
-    x, y = broadcast_to_shape(x, shape), broadcast_to_shape(y, shape)
+    x, y = _u.broadcast_to(x, shape), _u.broadcast_to(y, shape)
     signed = _u.issubdtype_of(y, np.signedinteger)
     exp = lax.abs(y) if signed else y
     zero, one = zero_like(y), one_like(y)
@@ -259,12 +242,12 @@ def _integer_power(x: Any, y: Any) -> Any:
     base = x
     for _ in range(dtypes.iinfo(_u.dtype(y)).bits - (1 if signed else 0)):
         bit_set = lax.ne(lax.bitwise_and(exp, one), zero)
-        acc = where(bit_set, lax.mul(acc, base), acc)
+        acc = _u.where(bit_set, lax.mul(acc, base), acc)
         base = lax.mul(base, base)
         exp = lax.shift_right_logical(exp, one)
     if signed:
         vanishes = lax.bitwise_and(lax.lt(y, zero), lax.ne(lax.abs(x), one_like(x)))
-        acc = where(vanishes, zero_like(acc), acc)
+        acc = _u.where(vanishes, zero_like(acc), acc)
     return acc
 
 
@@ -387,8 +370,8 @@ def heaviside(x1: Any, x2: Any, /) -> Any:
     x1, x2 = _u.promote_args_inexact("heaviside", x1, x2)
     check_no_complex("heaviside", x1)
     zero = zero_like(x1)
-    positive_part = where(lax.gt(x1, zero), one_like(x1), x2)
-    return where(lax.lt(x1, zero), zero, positive_part)
+    positive_part = _u.where(lax.gt(x1, zero), one_like(x1), x2)
+    return _u.where(lax.lt(x1, zero), zero, positive_part)
 
 
 # ---------------------------------------------------------------------------
@@ -427,8 +410,8 @@ def _nan_ignoring(name: str, pick: Callable[[Any, Any], Any]) -> Callable[[Any, 
         # Where one operand is NaN, take the other (NaN only where both are).
         x2_nan = lax.ne(x2, x2)
         x1_nan = lax.ne(x1, x1)
-        out = where(x2_nan, x1, pick(x1, x2))
-        return where(lax.bitwise_and(x1_nan, lax.bitwise_not(x2_nan)), x2, out)
+        out = _u.where(x2_nan, x1, pick(x1, x2))
+        return _u.where(lax.bitwise_and(x1_nan, lax.bitwise_not(x2_nan)), x2, out)
 
     fn.__name__ = fn.__qualname__ = name
     return fn
@@ -635,8 +618,8 @@ def _gcd_loop(x1: Any, x2: Any) -> Any:
     def step(carry: tuple[Any, Any]) -> tuple[Any, Any]:
         a, b = carry
         nonzero = lax.ne(b, zero_like(b))
-        safe_b = where(nonzero, b, one_like(b))
-        return where(nonzero, b, a), where(nonzero, lax.rem(a, safe_b), zero_like(b))
+        safe_b = _u.where(nonzero, b, one_like(b))
+        return _u.where(nonzero, b, a), _u.where(nonzero, lax.rem(a, safe_b), zero_like(b))
 
     return _control_flow.while_loop(not_done, step, (x1, x2))[0]
 
@@ -655,7 +638,7 @@ def gcd(x1: Any, x2: Any, /) -> Any:
     x1, x2 = _u.promote_args_numeric("gcd", x1, x2)
     _check_integer_args("gcd", x1)
     shape = sd.broadcast_shapes(_u.shape(x1), _u.shape(x2))
-    x1, x2 = (broadcast_to_shape(absolute(v), shape) for v in (x1, x2))
+    x1, x2 = (_u.broadcast_to(absolute(v), shape) for v in (x1, x2))
     return _gcd_loop(x1, x2)
 
 
@@ -673,6 +656,6 @@ def lcm(x1: Any, x2: Any, /) -> Any:
     x1, x2 = _u.promote_args_numeric("lcm", x1, x2)
     _check_integer_args("lcm", x1)
     d = gcd(x1, x2)
-    safe_d = where(lax.eq(d, zero_like(d)), one_like(d), d)
+    safe_d = _u.where(lax.eq(d, zero_like(d)), one_like(d), d)
     out = absolute(multiply(x1, floor_divide(x2, safe_d)))
-    return where(lax.eq(d, zero_like(d)), zero_like(out), out)
+    return _u.where(lax.eq(d, zero_like(d)), zero_like(out), out)

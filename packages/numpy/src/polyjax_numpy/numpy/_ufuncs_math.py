@@ -34,7 +34,6 @@ from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._ufuncs import (
     check_no_complex,
     one_like,
-    where,
     zero_like,
 )
 
@@ -268,8 +267,8 @@ def _sinc_maclaurin_jvp(k: int, primals: tuple, tangents: tuple) -> tuple[Any, A
 def _sinc(x: Any) -> Any:
     is_zero = lax.eq(x, zero_like(x))
     pi_x = lax.mul(x, _u.scalar_like(np.pi, x))
-    safe = where(is_zero, one_like(x), pi_x)
-    return where(is_zero, _sinc_maclaurin(0, pi_x), lax.div(lax.sin(safe), safe))
+    safe = _u.where(is_zero, one_like(x), pi_x)
+    return _u.where(is_zero, _sinc_maclaurin(0, pi_x), lax.div(lax.sin(safe), safe))
 
 
 sinc = _inexact_unary(
@@ -352,11 +351,11 @@ def _hypot(x1: Any, x2: Any) -> Any:
     a, b = lax.abs(x1), lax.abs(x2)
     big, small = lax.max(a, b), lax.min(a, b)
     is_zero = lax.eq(big, zero_like(big))
-    ratio = lax.div(small, where(is_zero, one_like(big), big))
+    ratio = lax.div(small, _u.where(is_zero, one_like(big), big))
     out = lax.mul(big, lax.sqrt(lax.add(one_like(ratio), lax.square(ratio))))
-    out = where(is_zero, zero_like(out), out)
+    out = _u.where(is_zero, zero_like(out), out)
     inf = _u.scalar_like(np.inf, out)
-    return where(lax.bitwise_or(lax.eq(a, inf), lax.eq(b, inf)), inf, out)
+    return _u.where(lax.bitwise_or(lax.eq(a, inf), lax.eq(b, inf)), inf, out)
 
 
 hypot = _inexact_binary(
@@ -377,7 +376,7 @@ def _logaddexp_with(exp_fn: Callable[[Any], Any], log_scale: float | None) -> Ca
         out = lax.add(big, correction)
         # delta is NaN when both are infinite of one sign (the sum is right then) or
         # when either is NaN (the sum is NaN too).
-        return where(lax.ne(delta, delta), lax.add(x1, x2), out)
+        return _u.where(lax.ne(delta, delta), lax.add(x1, x2), out)
 
     op = custom_jvp(value)
 
@@ -397,7 +396,7 @@ def _logaddexp_with(exp_fn: Callable[[Any], Any], log_scale: float | None) -> Ca
 
 
 def _posinf_to_zero(x: Any) -> Any:
-    return where(lax.eq(x, _u.scalar_like(np.inf, x)), zero_like(x), x)
+    return _u.where(lax.eq(x, _u.scalar_like(np.inf, x)), zero_like(x), x)
 
 
 logaddexp = _inexact_binary(
@@ -416,7 +415,7 @@ logaddexp2 = _inexact_binary(
 
 def _copysign(x1: Any, x2: Any) -> Any:
     magnitude = lax.abs(x1)
-    return where(_signbit_float(x2), lax.neg(magnitude), magnitude)
+    return _u.where(_signbit_float(x2), lax.neg(magnitude), magnitude)
 
 
 copysign = _inexact_binary(
@@ -467,7 +466,7 @@ def _integer_passthrough(
 
 
 def _trunc(x: Any) -> Any:
-    return where(lax.lt(x, zero_like(x)), lax.ceil(x), lax.floor(x))
+    return _u.where(lax.lt(x, zero_like(x)), lax.ceil(x), lax.floor(x))
 
 
 floor = _integer_passthrough(
@@ -546,7 +545,7 @@ def _round_int(x: Any, decimals: int) -> Any:
     over = lax.sub(factor, rest)
     odd = lax.ne(lax.bitwise_and(quotient, one_like(quotient)), zero_like(quotient))
     up = lax.bitwise_or(lax.gt(rest, over), lax.bitwise_and(lax.eq(rest, over), odd))
-    return lax.mul(where(up, lax.add(quotient, one_like(quotient)), quotient), factor)
+    return lax.mul(_u.where(up, lax.add(quotient, one_like(quotient)), quotient), factor)
 
 
 def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001 - NumPy's name
@@ -732,16 +731,16 @@ def _frexp_exponent(x: Any) -> Any:
     info = dtypes.finfo(dtype)
     # Subnormals have no implicit leading bit: scale them into the normal range first.
     subnormal = lax.lt(lax.abs(x), _u.scalar_like(info.smallest_normal, x))
-    scaled = where(subnormal, lax.mul(x, _u.scalar_like(2.0**nmant, x)), x)
+    scaled = _u.where(subnormal, lax.mul(x, _u.scalar_like(2.0**nmant, x)), x)
     bits = _bits.bitcast_convert_type(scaled, uint)
     exponent_field = lax.bitwise_and(
         lax.shift_right_logical(bits, _u.scalar_like(nmant, bits)),
         _u.scalar_like((1 << (8 * dtype.itemsize - 1 - nmant)) - 1, bits),
     )
     e = lax.sub(_u.convert(exponent_field, _I32), np.int32(bias - 1))
-    e = where(subnormal, lax.sub(e, _u.scalar_like(nmant, e)), e)
+    e = _u.where(subnormal, lax.sub(e, _u.scalar_like(nmant, e)), e)
     special = lax.bitwise_or(lax.eq(x, zero_like(x)), lax.bitwise_not(lax.is_finite(x)))
-    return where(special, zero_like(e), e)
+    return _u.where(special, zero_like(e), e)
 
 
 def frexp(x: Any, /) -> tuple[Any, Any]:
@@ -834,7 +833,7 @@ def modf(x: Any, /, out: None = None) -> tuple[Any, Any]:
     # The fraction has the sign of x, zero included (modf(-2.0) is (-0.0, -2.0)).
     fraction = _copysign(lax.sub(x, whole), x)
     is_inf = lax.eq(lax.abs(x), _u.scalar_like(np.inf, x))
-    return where(is_inf, _copysign(zero_like(x), x), fraction), whole
+    return _u.where(is_inf, _copysign(zero_like(x), x), fraction), whole
 
 
 def spacing(x: Any, /) -> Any:
@@ -848,5 +847,5 @@ def spacing(x: Any, /) -> Any:
     (x,) = _u.promote_args_inexact("spacing", x)
     check_no_complex("spacing", x)
     inf = _u.scalar_like(np.inf, x)
-    towards = where(_signbit_float(x), lax.neg(inf), inf)
+    towards = _u.where(_signbit_float(x), lax.neg(inf), inf)
     return lax.sub(_bits.nextafter(x, towards), x)
