@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from polyjax_interpreters.ad import stop_gradient
+from polyjax_interpreters.jit import jit
 from polyjax_numpy.lax import _sorting
 from polyjax_numpy.lax import linalg as lax_linalg
 from polyjax_numpy.lax._custom_solvers import custom_linear_solve
@@ -118,7 +119,7 @@ def lu_solve_factored(lu_: Any, perm: Any, b: Any, trans: int = 0) -> Any:
     return permute_rows(x, perm, inverse=True)
 
 
-def solve_square(a: Any, b: Any) -> Any:
+def _solve_square(a: Any, b: Any) -> Any:
     """``a^{-1} @ b`` for ``a: [..., N, N]`` and ``b: [..., N, K]`` of one batch shape.
 
     The LU factors of ``a`` are computed once, outside differentiation; the solve's
@@ -131,3 +132,8 @@ def solve_square(a: Any, b: Any) -> Any:
         lambda _, y: lu_solve_factored(lu_, perm, y, 0),
         lambda _, y: lu_solve_factored(lu_, perm, y, 1),
     )
+
+
+# `custom_linear_solve` traces its functions anew on every call, so an eager call would
+# compile every time: under `jit`, it is traced and compiled once per shape.
+solve_square = jit(_solve_square)

@@ -790,6 +790,8 @@ def _pinv_jvp(hermitian: bool, primals: tuple, tangents: tuple) -> tuple[Any, An
     #   dp = -p da p + p p^H da^H (I - a p) + (I - p a) da^H p^H p.
     (a, rtol), (da, _) = primals, tangents
     p = _pinv(hermitian, a, rtol)
+    if hermitian:  # the value depends on the Hermitian part of `a` only (see `eigh`)
+        da = (da + _lu.mH(da)) / 2
     ph, dah = _lu.mH(p), _lu.mH(da)
     mm = _products.matmul
     left = mm(p, mm(ph, dah - mm(mm(dah, a), p)))
