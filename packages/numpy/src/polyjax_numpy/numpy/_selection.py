@@ -87,9 +87,7 @@ def where(
             "size and fill_value arguments cannot be used in three-term where function."
         )
     _u.check_arraylike("where", condition, x, y)
-    x, y = _u.promote_dtypes(x, y)
-    condition, x, y = broadcast_arrays(_as_bool(condition), x, y)
-    return lax.select_n(condition, y, x)
+    return _u.where(condition, x, y)
 
 
 def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Any:
@@ -188,10 +186,7 @@ def piecewise(
 
     out = evaluate(default)
     for cond, f in zip(condlist, funcs):
-        cond = _shape_ops.broadcast_in_dim(
-            _as_bool(cond), shape, tuple(range(len(shape) - _u.ndim(cond), len(shape)))
-        )
-        out = lax.select_n(cond, out, evaluate(f))
+        out = lax.select_n(_u.broadcast_to(_as_bool(cond), shape), out, evaluate(f))
     return out
 
 
