@@ -5,6 +5,7 @@ Each submodule is imported on first use (``polyjax_numpy.scipy.linalg``, or
 
 Submodules:
   linalg: SciPy's linear algebra (`scipy.linalg`), built on `lax.linalg`.
+  optimize: `minimize` with BFGS (and an experimental L-BFGS), jittable.
   special: special functions (`scipy.special`): gamma, beta, error and Bessel families.
   stats: probability distributions (`norm`, `gamma`, `poisson`, ...) and `mode`,
     `rankdata`, `sem`.
@@ -16,7 +17,7 @@ import importlib as _importlib
 from typing import Any
 
 # Submodules, imported on first lookup (add new ones here; `__all__` follows).
-_SUBMODULES = frozenset({"linalg", "special", "stats"})
+_SUBMODULES = frozenset({"linalg", "optimize", "special", "stats"})
 
 __all__ = sorted(_SUBMODULES)
 
