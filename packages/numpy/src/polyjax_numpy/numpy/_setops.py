@@ -18,13 +18,16 @@ NaN, as NumPy's do (the Array API rule).
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from polyjax_core import dtypes
 from polyjax_core.tracing import concrete_or_error
+from polyjax_interpreters.jit import jit
 from polyjax_numpy.lax import _cumulative, _shape_ops, _slicing
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax import _sorting as lax_sorting
@@ -119,7 +122,12 @@ def _sorted_row_runs(rows: Any, equal_nan: bool) -> tuple[Any, Any, Any]:
 
 
 # ---------------------------------------------------------------------------
-# Compaction
+# Compaction, in two compiled stages
+#
+# Each operation is compiled (`jit`, static flags): once to count what it finds
+# when `size` is not given (which needs a concrete input), then with that static
+# `size`. Run eagerly primitive by primitive, each new shape would compile a few
+# dozen small programs instead.
 
 
 def _static_size(size: Any, name: str) -> int | None:
@@ -131,23 +139,29 @@ def _static_size(size: Any, name: str) -> int | None:
     return size
 
 
-def _require_concrete(name: str, *args: Any) -> None:
-    for arg in args:
-        concrete_or_error(
-            None,
-            arg,
-            f"The size argument of jnp.{name} must be statically specified to use jnp.{name} "
-            "within JAX transformations.",
-        )
-
-
-def _count(mask: Any, name: str) -> int:
-    """The number of true entries of a mask computed from concrete inputs."""
-    return concrete_or_error(
-        lambda m: int(np.count_nonzero(np.asarray(m))),
-        mask,
-        f"The size argument of jnp.{name} must be statically specified.",
+def _resolve_size(
+    name: str, size: Any, count: Callable[..., Any], *args: Any, **static: Any
+) -> int:
+    """`size` as a static int, or (for None) the count of what `name` finds in `args`."""
+    size = _static_size(size, name)
+    if size is not None:
+        return size
+    context = (
+        f"The size argument of jnp.{name} must be statically specified to use jnp.{name} "
+        "within JAX transformations."
     )
+    for arg in args:
+        concrete_or_error(None, arg, context)
+    return concrete_or_error(int, count(*args, **static), context)
+
+
+def _count_true(mask: Any) -> Any:
+    return reduce_sum(_u.convert(mask, _I32), (0,))
+
+
+def _check_fill(fill_value: Any) -> None:
+    if fill_value is not None:
+        _u.check_arraylike("fill_value", fill_value)
 
 
 def _compact(mask: Any, size: int, values: Any, fill_value: Any) -> tuple[Any, Any, Any]:
@@ -159,33 +173,35 @@ def _compact(mask: Any, size: int, values: Any, fill_value: Any) -> tuple[Any, A
     """
     n = _u.shape(mask)[0]
     rest = _u.shape(values)[1:]
+    dtype = _u.dtype(values)
     if n == 0:
-        fill = 0 if fill_value is None else fill_value
-        dtype = _u.dtype(values)
-        picked = _shape_ops.full((size, *rest), np.asarray(fill).astype(dtype)[()])
+        fill = np.zeros((), dtype) if fill_value is None else fill_value
+        picked = _broadcast_fill(fill, size, rest, dtype)
         zeros = _shape_ops.full((size,), np.int32(0))
         return picked, zeros, _shape_ops.full((size,), False, _BOOL)
     (positions,) = nonzero_static(mask, size=size, fill_value=0)
-    count = reduce_sum(_u.convert(mask, _I32), (0,))
-    valid = lax.lt(_shape_ops.iota(_I32, size), count)
+    valid = lax.lt(_shape_ops.iota(_I32, size), _count_true(mask))
     # Padding repeats the first found entry: the smallest one when `values` is sorted.
     positions = lax.select_n(valid, _shape_ops.full((size,), argmax(mask, 0, _I32)), positions)
     picked = take_axis(values, positions, 0)
     if fill_value is not None:
-        _u.check_arraylike("fill_value", fill_value)
-        fill = _u.convert(asarray(fill_value), _u.dtype(values))
-        if _u.ndim(fill) > len(rest) or np.broadcast_shapes(_u.shape(fill), rest) != rest:
-            raise ValueError(
-                f"fill_value of shape {_u.shape(fill)} does not broadcast to the entries' "
-                f"shape {rest}"
-            )
-        shape = (size, *rest)
-        fill = _shape_ops.broadcast_in_dim(
-            fill, shape, tuple(range(len(shape) - _u.ndim(fill), len(shape)))
-        )
-        keep = _shape_ops.broadcast_in_dim(valid, shape, (0,))
+        fill = _broadcast_fill(fill_value, size, rest, dtype)
+        keep = _shape_ops.broadcast_in_dim(valid, (size, *rest), (0,))
         picked = lax.select_n(keep, fill, picked)
     return picked, positions, valid
+
+
+def _broadcast_fill(fill_value: Any, size: int, rest: tuple, dtype: Any) -> Any:
+    """`fill_value` broadcast to `size` entries of shape `rest`."""
+    fill = _u.convert(asarray(fill_value), dtype)
+    if _u.ndim(fill) > len(rest) or np.broadcast_shapes(_u.shape(fill), rest) != rest:
+        raise ValueError(
+            f"fill_value of shape {_u.shape(fill)} does not broadcast to the entries' shape {rest}"
+        )
+    shape = (size, *rest)
+    return _shape_ops.broadcast_in_dim(
+        fill, shape, tuple(range(len(shape) - _u.ndim(fill), len(shape)))
+    )
 
 
 def _index_output(x: Any) -> Any:
@@ -194,6 +210,74 @@ def _index_output(x: Any) -> Any:
 
 # ---------------------------------------------------------------------------
 # unique
+
+
+def _unique_runs(arr: Any, axis: int | None, equal_nan: bool) -> tuple[Any, Any, Any]:
+    """The sorted entries (elements, or slices along `axis` first), the permutation and
+    the run starts."""
+    if axis is None:
+        return _sorted_runs(ravel(arr), equal_nan)
+    moved = moveaxis(arr, axis, 0)
+    n, *rest = _u.shape(moved)
+    rows = _shape_ops.reshape(moved, (n, math.prod(rest)))
+    s, perm, starts = _sorted_row_runs(rows, equal_nan)
+    return _shape_ops.reshape(s, (n, *rest)), perm, starts
+
+
+@functools.partial(jit, static_argnames=("axis", "equal_nan"))
+def _unique_count(arr: Any, axis: int | None, equal_nan: bool) -> Any:
+    return _count_true(_unique_runs(arr, axis, equal_nan)[2])
+
+
+@functools.partial(
+    jit,
+    static_argnames=(
+        "size",
+        "axis",
+        "equal_nan",
+        "return_index",
+        "return_inverse",
+        "return_counts",
+    ),
+)
+def _unique(
+    arr: Any,
+    fill_value: Any,
+    *,
+    size: int,
+    axis: int | None,
+    equal_nan: bool,
+    return_index: bool,
+    return_inverse: bool,
+    return_counts: bool,
+) -> tuple[Any, ...]:
+    s, perm, starts = _unique_runs(arr, axis, equal_nan)
+    n = _u.shape(starts)[0]
+    values, positions, _ = _compact(starts, size, s, fill_value)
+    outs = [values if axis is None else moveaxis(values, 0, axis)]
+    if return_index:
+        outs.append(_index_output(take_axis(perm, positions, 0) if n else positions))
+    if return_inverse:
+        run = lax.sub(_cumulative.cumsum(_u.convert(starts, _I32), 0), np.int32(1))
+        inverse = _slicing.scatter(
+            _shape_ops.full((n,), np.int32(0)),
+            _shape_ops.expand_dims(perm, (1,)),
+            run,
+            _slicing.ScatterDimensionNumbers((), (0,), (0,)),
+            unique_indices=True,
+            mode="promise_in_bounds",
+        )
+        if axis is None:
+            inverse = _shape_ops.reshape(inverse, _u.shape(arr))
+        outs.append(_index_output(inverse))
+    if return_counts:
+        if n:
+            (bounds,) = nonzero_static(starts, size=size + 1, fill_value=n)
+            counts = lax.sub(_rest(bounds), _first(bounds))
+        else:
+            counts = _shape_ops.full((size,), np.int32(0))
+        outs.append(_index_output(counts))
+    return tuple(outs)
 
 
 def unique(
@@ -237,52 +321,23 @@ def unique(
     """
     del sorted  # always sorted
     _u.check_arraylike("unique", ar)
+    _check_fill(fill_value)
     arr = asarray(ar)
-    size = _static_size(size, "unique")
-    if size is None:
-        _require_concrete("unique", arr)
-    if axis is None:
-        s, perm, starts = _sorted_runs(ravel(arr), equal_nan)
-        rest: tuple = ()
-    else:
-        axis = _u.canonicalize_axis(axis, _u.ndim(arr))
-        moved = moveaxis(arr, axis, 0)
-        n, *rest = _u.shape(moved)
-        rest = tuple(rest)
-        rows = _shape_ops.reshape(moved, (n, math.prod(rest)))
-        s, perm, starts = _sorted_row_runs(rows, equal_nan)
-        s = _shape_ops.reshape(s, (n, *rest))
-    n = _u.shape(starts)[0]
-    if size is None:
-        size = _count(starts, "unique")
-    values, positions, _ = _compact(starts, size, s, fill_value)
     if axis is not None:
-        values = moveaxis(values, 0, axis)
-    outs = [values]
-    if return_index:
-        index = take_axis(perm, positions, 0) if n else positions
-        outs.append(_index_output(index))
-    if return_inverse:
-        run = lax.sub(_cumulative.cumsum(_u.convert(starts, _I32), 0), np.int32(1))
-        inverse = _slicing.scatter(
-            _shape_ops.full((n,), np.int32(0)),
-            _shape_ops.expand_dims(perm, (1,)),
-            run,
-            _slicing.ScatterDimensionNumbers((), (0,), (0,)),
-            unique_indices=True,
-            mode="promise_in_bounds",
-        )
-        if axis is None:
-            inverse = _shape_ops.reshape(inverse, _u.shape(arr))
-        outs.append(_index_output(inverse))
-    if return_counts:
-        (bounds,) = nonzero_static(starts, size=size + 1, fill_value=n) if n else (None,)
-        if n:
-            counts = lax.sub(_rest(bounds), _first(bounds))
-        else:
-            counts = _shape_ops.full((size,), np.int32(0))
-        outs.append(_index_output(counts))
-    return outs[0] if len(outs) == 1 else tuple(outs)
+        axis = _u.canonicalize_axis(axis, _u.ndim(arr))
+    equal_nan = bool(equal_nan)
+    size = _resolve_size("unique", size, _unique_count, arr, axis=axis, equal_nan=equal_nan)
+    outs = _unique(
+        arr,
+        fill_value,
+        size=size,
+        axis=axis,
+        equal_nan=equal_nan,
+        return_index=bool(return_index),
+        return_inverse=bool(return_inverse),
+        return_counts=bool(return_counts),
+    )
+    return outs[0] if len(outs) == 1 else outs
 
 
 def unique_all(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> UniqueAllResult:
@@ -415,7 +470,12 @@ def isin(
         raise ValueError(f"isin: method must be one of {ISIN_METHODS}, got {method!r}")
     _u.check_arraylike("isin", element, test_elements)
     e, t = (asarray(x) for x in _u.promote_dtypes(element, test_elements))
-    out = _isin(e, ravel(t), method)
+    return _isin_compiled(e, ravel(t), method=method, invert=bool(invert))
+
+
+@functools.partial(jit, static_argnames=("method", "invert"))
+def _isin_compiled(element: Any, test: Any, *, method: str, invert: bool) -> Any:
+    out = _isin(element, test, method)
     return lax.bitwise_not(out) if invert else out
 
 
@@ -436,14 +496,6 @@ def _candidates(x: Any, assume_unique: bool) -> tuple[Any, Any, Any]:
     return _sorted_runs(x, equal_nan=True)
 
 
-def _finish(
-    name: str, mask: Any, values: Any, size: int | None, fill_value: Any
-) -> tuple[Any, Any, Any]:
-    if size is None:
-        size = _count(mask, name)
-    return _compact(mask, size, values, fill_value)
-
-
 def union1d(ar1: Any, ar2: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
     """The sorted unique values found in either `ar1` or `ar2` (both flattened).
 
@@ -453,10 +505,40 @@ def union1d(ar1: Any, ar2: Any, *, size: int | None = None, fill_value: Any = No
       Array([1, 2, 3], dtype=int32)
     """
     a, b = _promoted_1d("union1d", ar1, ar2)
-    size = _static_size(size, "union1d")
-    if size is None:
-        _require_concrete("union1d", a, b)
-    return unique(_shape_ops.concatenate([a, b], 0), size=size, fill_value=fill_value)
+    both = _shape_ops.concatenate([a, b], 0)
+    size = _resolve_size("union1d", size, _unique_count, both, axis=None, equal_nan=True)
+    return unique(both, size=size, fill_value=fill_value)
+
+
+def _common(a: Any, b: Any, assume_unique: bool) -> tuple[Any, Any, Any]:
+    """The sorted candidates of `a`, their permutation, and which of them are in `b`."""
+    s, perm, distinct = _candidates(a, assume_unique)
+    return s, perm, lax.bitwise_and(distinct, _isin(s, b, "auto"))
+
+
+@functools.partial(jit, static_argnames=("assume_unique",))
+def _intersect_count(a: Any, b: Any, assume_unique: bool) -> Any:
+    return _count_true(_common(a, b, assume_unique)[2])
+
+
+@functools.partial(jit, static_argnames=("size", "assume_unique", "return_indices"))
+def _intersect(
+    a: Any, b: Any, fill_value: Any, *, size: int, assume_unique: bool, return_indices: bool
+) -> Any:
+    s1, perm1, common = _common(a, b, assume_unique)
+    values, positions, valid = _compact(common, size, s1, fill_value)
+    if not return_indices:
+        return values
+    n1, n2 = _u.shape(a)[0], _u.shape(b)[0]
+    if n1 == 0 or n2 == 0:
+        return values, _shape_ops.full((size,), n1, _I32), _shape_ops.full((size,), n2, _I32)
+    first1 = take_axis(perm1, positions, 0)
+    idx1 = lax.select_n(valid, _shape_ops.full((size,), np.int32(n1)), first1)
+    # A stable sort puts the first occurrence of a value first among its equals.
+    s2, perm2 = lax_sorting.sort_key_val(b, _shape_ops.iota(_I32, n2), dimension=0)
+    at = lax.min(searchsorted(s2, values), np.int32(n2 - 1))
+    idx2 = lax.select_n(valid, _shape_ops.full((size,), np.int32(n2)), take_axis(perm2, at, 0))
+    return values, _index_output(idx1), _index_output(idx2)
 
 
 def intersect1d(
@@ -484,26 +566,30 @@ def intersect1d(
       Array([2, 3], dtype=int32)
     """
     a, b = _promoted_1d("intersect1d", ar1, ar2)
-    size = _static_size(size, "intersect1d")
-    if size is None:
-        _require_concrete("intersect1d", a, b)
-    s1, perm1, distinct1 = _candidates(a, assume_unique)
-    common = lax.bitwise_and(distinct1, _isin(s1, b, "auto"))
-    values, positions, valid = _finish("intersect1d", common, s1, size, fill_value)
-    if not return_indices:
-        return values
-    n1, n2 = _u.shape(a)[0], _u.shape(b)[0]
-    size = _u.shape(values)[0]
-    if n1 == 0 or n2 == 0:
-        return values, _shape_ops.full((size,), n1, _I32), _shape_ops.full((size,), n2, _I32)
-    idx1 = lax.select_n(
-        valid, _shape_ops.full((size,), np.int32(n1)), take_axis(perm1, positions, 0)
-    )
-    # A stable sort puts the first occurrence of a value first among its equals.
-    s2, perm2 = lax_sorting.sort_key_val(b, _shape_ops.iota(_I32, n2), dimension=0)
-    at = lax.min(searchsorted(s2, values), np.int32(n2 - 1))
-    idx2 = lax.select_n(valid, _shape_ops.full((size,), np.int32(n2)), take_axis(perm2, at, 0))
-    return values, _index_output(idx1), _index_output(idx2)
+    _check_fill(fill_value)
+    flags = dict(assume_unique=bool(assume_unique))
+    size = _resolve_size("intersect1d", size, _intersect_count, a, b, **flags)
+    return _intersect(a, b, fill_value, size=size, return_indices=bool(return_indices), **flags)
+
+
+def _difference(a: Any, b: Any, assume_unique: bool) -> tuple[Any, Any]:
+    """The candidates of `a` (sorted unless `assume_unique`) and which are not in `b`."""
+    if assume_unique:
+        values, keep = a, _shape_ops.full(_u.shape(a), True, _BOOL)
+    else:
+        values, _, keep = _sorted_runs(a, equal_nan=True)
+    return values, lax.bitwise_and(keep, lax.bitwise_not(_isin(values, b, "auto")))
+
+
+@functools.partial(jit, static_argnames=("assume_unique",))
+def _setdiff_count(a: Any, b: Any, assume_unique: bool) -> Any:
+    return _count_true(_difference(a, b, assume_unique)[1])
+
+
+@functools.partial(jit, static_argnames=("size", "assume_unique"))
+def _setdiff(a: Any, b: Any, fill_value: Any, *, size: int, assume_unique: bool) -> Any:
+    values, keep = _difference(a, b, assume_unique)
+    return _compact(keep, size, values, fill_value)[0]
 
 
 def setdiff1d(
@@ -524,15 +610,41 @@ def setdiff1d(
       Array([1, 4], dtype=int32)
     """
     a, b = _promoted_1d("setdiff1d", ar1, ar2)
-    size = _static_size(size, "setdiff1d")
-    if size is None:
-        _require_concrete("setdiff1d", a, b)
-    if assume_unique:
-        values, keep = a, _shape_ops.full(_u.shape(a), True, _BOOL)
-    else:
-        values, _, keep = _sorted_runs(a, equal_nan=True)
-    keep = lax.bitwise_and(keep, lax.bitwise_not(_isin(values, b, "auto")))
-    return _finish("setdiff1d", keep, values, size, fill_value)[0]
+    _check_fill(fill_value)
+    flags = dict(assume_unique=bool(assume_unique))
+    size = _resolve_size("setdiff1d", size, _setdiff_count, a, b, **flags)
+    return _setdiff(a, b, fill_value, size=size, **flags)
+
+
+def _exclusive(a: Any, b: Any, assume_unique: bool) -> tuple[Any, Any]:
+    """The candidates of both inputs, sorted, and which of them occur in one input only."""
+    s1, _, keep1 = _candidates(a, assume_unique)
+    s2, _, keep2 = _candidates(b, assume_unique)
+    values = _shape_ops.concatenate([s1, s2], 0)
+    dropped = lax.bitwise_not(_shape_ops.concatenate([keep1, keep2], 0))
+    if _u.shape(values)[0] == 0:
+        return values, dropped
+    # The candidates (one per distinct value of each input) first, in sorted order; then
+    # a value is kept if no neighbouring candidate equals it (NaN never equals).
+    dropped, values = lax_sorting.sort((dropped, values), dimension=0, num_keys=2)
+    live = lax.bitwise_not(dropped)
+    equal = lax.bitwise_and(lax.eq(_rest(values), _first(values)), _rest(live))
+    no = _shape_ops.full((1,), False, _BOOL)
+    like_previous = _shape_ops.concatenate([no, equal], 0)
+    like_next = _shape_ops.concatenate([equal, no], 0)
+    alone = lax.bitwise_not(lax.bitwise_or(like_previous, like_next))
+    return values, lax.bitwise_and(live, alone)
+
+
+@functools.partial(jit, static_argnames=("assume_unique",))
+def _setxor_count(a: Any, b: Any, assume_unique: bool) -> Any:
+    return _count_true(_exclusive(a, b, assume_unique)[1])
+
+
+@functools.partial(jit, static_argnames=("size", "assume_unique"))
+def _setxor(a: Any, b: Any, fill_value: Any, *, size: int, assume_unique: bool) -> Any:
+    values, keep = _exclusive(a, b, assume_unique)
+    return _compact(keep, size, values, fill_value)[0]
 
 
 def setxor1d(
@@ -551,26 +663,10 @@ def setxor1d(
       Array([1, 2, 5, 6], dtype=int32)
     """
     a, b = _promoted_1d("setxor1d", ar1, ar2)
-    size = _static_size(size, "setxor1d")
-    if size is None:
-        _require_concrete("setxor1d", a, b)
-    s1, _, keep1 = _candidates(a, assume_unique)
-    s2, _, keep2 = _candidates(b, assume_unique)
-    values = _shape_ops.concatenate([s1, s2], 0)
-    dropped = lax.bitwise_not(_shape_ops.concatenate([keep1, keep2], 0))
-    n = _u.shape(values)[0]
-    if n == 0:
-        return _finish("setxor1d", dropped, values, size, fill_value)[0]
-    # The candidates (one per distinct value of each input) first, in sorted order; then
-    # a value is kept if no neighbouring candidate equals it (NaN never equals).
-    dropped, values = lax_sorting.sort((dropped, values), dimension=0, num_keys=2)
-    live = lax.bitwise_not(dropped)
-    equal = lax.bitwise_and(lax.eq(_rest(values), _first(values)), _rest(live))
-    no = _shape_ops.full((1,), False, _BOOL)
-    like_previous = _shape_ops.concatenate([no, equal], 0)
-    like_next = _shape_ops.concatenate([equal, no], 0)
-    alone = lax.bitwise_not(lax.bitwise_or(like_previous, like_next))
-    return _finish("setxor1d", lax.bitwise_and(live, alone), values, size, fill_value)[0]
+    _check_fill(fill_value)
+    flags = dict(assume_unique=bool(assume_unique))
+    size = _resolve_size("setxor1d", size, _setxor_count, a, b, **flags)
+    return _setxor(a, b, fill_value, size=size, **flags)
 
 
 __all__ = [
