@@ -719,18 +719,18 @@ def _user_stacklevel() -> int:
 
 
 def broadcast_values(values: Any, shape: tuple, name: str) -> Any:
-    """`values` broadcast to `shape` as NumPy broadcasts (trailing axes aligned)."""
-    vshape = _u.shape(values)
-    if len(vshape) > len(shape) or not all(
-        sd.definitely_equal(v, 1) or sd.definitely_equal(v, d)
-        for v, d in zip(vshape[::-1], shape[::-1])
-    ):
+    """`values` broadcast to `shape` as NumPy broadcasts (trailing axes aligned).
+
+    Raises:
+      ValueError: they do not broadcast, in the words of the indexing operation `name`.
+    """
+    try:
+        return _u.broadcast_to(values, tuple(shape))
+    except ValueError:
         raise ValueError(
-            f"{name}: values of shape {tuple(vshape)} cannot be broadcast to the indexed shape "
-            f"{tuple(shape)}"
-        )
-    dims = tuple(range(len(shape) - len(vshape), len(shape)))
-    return _shape_ops.broadcast_in_dim(values, shape, dims)
+            f"{name}: values of shape {tuple(_u.shape(values))} cannot be broadcast to the "
+            f"indexed shape {tuple(shape)}"
+        ) from None
 
 
 def scatter_update(

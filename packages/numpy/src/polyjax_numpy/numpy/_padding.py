@@ -68,20 +68,14 @@ def _pairs(value: Any, ndim: int, name: str) -> np.ndarray:
 
 def _value_pairs(value: Any, ndim: int, dtype: Any, name: str) -> list[list[Any]]:
     """Per-axis (before, after) scalars of `value` (which may be traced), of `dtype`."""
-    arr = asarray(value)
-    shape = _u.shape(arr)
+    arr = _u.convert(asarray(value), dtype)
     try:
-        np.broadcast_shapes(shape, (ndim, 2))
-        valid = len(shape) <= 2
+        full = _u.broadcast_to(arr, (ndim, 2))
     except ValueError:
-        valid = False
-    if not valid:
         raise ValueError(
-            f"jnp.pad: {name} with nd={ndim} has unsupported shape {shape}. Valid shapes are "
-            f"({ndim}, 2), (1, 2), (2,), (1,), or ()."
-        )
-    arr = _u.convert(arr, dtype)
-    full = _shape_ops.broadcast_in_dim(arr, (ndim, 2), tuple(range(2 - len(shape), 2)))
+            f"jnp.pad: {name} with nd={ndim} has unsupported shape {_u.shape(arr)}. Valid "
+            f"shapes are ({ndim}, 2), (1, 2), (2,), (1,), or ()."
+        ) from None
     return [
         [_shape_ops.reshape(_shape_ops.slice(full, (i, j), (i + 1, j + 1)), ()) for j in range(2)]
         for i in range(ndim)
@@ -101,7 +95,7 @@ def _repeat_slice(piece: Any, axis: int, count: int) -> Any:
     """A size-1 slice repeated `count` times along `axis`."""
     shape = list(_u.shape(piece))
     shape[axis] = count
-    return _shape_ops.broadcast_in_dim(piece, tuple(shape), tuple(range(len(shape))))
+    return _u.broadcast_to(piece, tuple(shape))
 
 
 def _join(before: Any, x: Any, after: Any, axis: int) -> Any:
