@@ -18,6 +18,7 @@ complex roots or a matrix, whose eigenvalues are complex).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -25,6 +26,7 @@ import numpy as np
 
 from polyjax_core import dtypes
 from polyjax_core.tracing import concrete_or_error
+from polyjax_interpreters.jit import jit
 from polyjax_numpy.lax import _complex, _control_flow, _cumulative, _shape_ops
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax import _sorting as lax_sorting
@@ -153,18 +155,24 @@ def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Any, A
     m, n = _u.shape(u)[0], _u.shape(v)[0]
     if n == 0:
         raise ValueError("jnp.polydiv: the divisor v must not be empty")
-    steps = m - n + 1
-    if steps <= 0:
+    if m < n:
         return _shape_ops.full((1,), _u.scalar_like(0, u)), u
+    quotient, r = _long_division(u, v)
+    return quotient, _trim_leading(r, "polydiv") if trim_leading_zeros else r
+
+
+@jit
+def _long_division(u: Any, v: Any) -> tuple[Any, Any]:
+    """Quotient and remainder of `u / v`, one quotient coefficient per step."""
+    m, n = _u.shape(u)[0], _u.shape(v)[0]
     scale = lax.div(_u.scalar_like(1, v), _shape_ops.reshape(_shape_ops.slice(v, (0,), (1,)), ()))
     r, q = u, []
-    for k in range(steps):  # long division, one quotient coefficient per step
+    for k in range(m - n + 1):
         d = lax.mul(scale, _shape_ops.reshape(_shape_ops.slice(r, (k,), (k + 1,)), ()))
         q.append(_shape_ops.reshape(d, (1,)))
         shifted = _shape_ops.pad(v, _u.scalar_like(0, v), [(k, m - n - k, 0)])
         r = lax.sub(r, lax.mul(d, shifted))
-    quotient = _shape_ops.concatenate(q, 0)
-    return quotient, _trim_leading(r, "polydiv") if trim_leading_zeros else r
+    return _shape_ops.concatenate(q, 0), r
 
 
 # ---------------------------------------------------------------------------
@@ -300,6 +308,9 @@ def _eigvals(a: Any) -> Any:
     return w
 
 
+_jit_eigvals = jit(_eigvals)
+
+
 def _complex_dtype(dtype: Any) -> np.dtype:
     return dtypes.canonicalize_dtype(dtypes.to_complex_dtype(dtype))
 
@@ -323,13 +334,19 @@ def poly(seq_of_zeros: Any) -> Any:
     (a,) = _u.promote_dtypes_inexact(asarray(seq_of_zeros))
     shape = _u.shape(a)
     if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
-        a = _eigvals(a)
+        a = _jit_eigvals(a)
     elif len(shape) == 0:
         a = _shape_ops.reshape(a, (1,))
     elif len(shape) != 1:
         raise ValueError(f"jnp.poly: input must be 1d or non-empty square 2d array, got {shape}")
     if _u.shape(a)[0] == 0:  # as NumPy: the constant 1, as a scalar
         return _shape_ops.full((), _u.scalar_like(1, a))
+    return _from_roots(a)
+
+
+@jit
+def _from_roots(a: Any) -> Any:
+    """The monic polynomial whose roots are the entries of the 1-D `a`."""
     coeffs = _shape_ops.full((1,), _u.scalar_like(1, a))
     for i in range(_u.shape(a)[0]):  # multiply by (x - root) for each root
         root = _shape_ops.reshape(_shape_ops.slice(a, (i,), (i + 1,)), ())
@@ -385,10 +402,22 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Any:
     n = _u.shape(p)[0]
     if n < 2:
         return _shape_ops.full((0,), np.zeros((), out_dtype)[()])
-    if strip_zeros:
-        return _u.convert(_companion_roots(p), out_dtype)
+    return _roots_stripped(p) if strip_zeros else _roots_padded(p)
+
+
+@jit
+def _roots_stripped(p: Any) -> Any:
+    """The roots of `p`, whose first coefficient is nonzero."""
+    return _u.convert(_companion_roots(p), _complex_dtype(_eig_dtype(_u.dtype(p))))
+
+
+@jit
+def _roots_padded(p: Any) -> Any:
+    """The roots of `p`, with NaN for each leading zero coefficient."""
     # Leading zeros, rolled to the end, add as many zero roots, which are then sorted last
     # and replaced by NaN. An all-zero `p` is replaced by ones (no roots are defined).
+    n = _u.shape(p)[0]
+    out_dtype = _complex_dtype(_eig_dtype(_u.dtype(p)))
     nonzero = _u.convert(lax.ne(p, _u.scalar_like(0, p)), _I32)
     leading = reduce_sum(
         _u.convert(lax.eq(_cumulative.cumsum(nonzero, 0), np.int32(0)), _I32), (0,)
@@ -403,8 +432,8 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Any:
     return lax.select_n(undefined, found, _shape_ops.full((n - 1,), nan))
 
 
-def _lstsq(a: Any, b: Any, rcond: float) -> tuple[Any, Any, Any, Any]:
-    """Least squares `min |a @ x - b|` by SVD: `(x, residuals, rank, singular values)`.
+def _lstsq(a: Any, b: Any, rcond: float) -> tuple[Any, Any, Any, Any, Any]:
+    """Least squares `min |a @ x - b|` by SVD: `(x, residuals, rank, s, vh)`.
 
     Singular values up to `rcond * s_max` count as zero. The residuals are the squared
     norms of `b - a @ x`'s columns (NumPy's `lstsq` leaves them empty when rank-deficient).
@@ -420,7 +449,7 @@ def _lstsq(a: Any, b: Any, rcond: float) -> tuple[Any, Any, Any, Any]:
     residual = lax.sub(b, matmul(a, x))
     resids = reduce_sum(_abs2(residual), (0,))
     rank = reduce_sum(_u.convert(keep, _I32), (0,))
-    return x, resids, rank, s
+    return x, resids, rank, s, vh
 
 
 def _conj_t(m: Any) -> Any:
@@ -491,8 +520,6 @@ def polyfit(
     if rcond is None:
         rcond = m * float(dtypes.finfo(_u.dtype(x)).eps)
     rcond = float(rcond)
-    lhs = vander(x, order)
-    rhs = y
     if w is not None:
         _u.check_arraylike("polyfit", w)
         (w,) = _u.promote_dtypes_inexact(asarray(w))
@@ -504,6 +531,22 @@ def polyfit(
                 f"and {m}"
             )
         w = _u.convert(w, _u.dtype(x))
+    if cov and cov != "unscaled" and not full and m <= order:
+        raise ValueError(
+            "jnp.polyfit: the number of data points must exceed order to scale the "
+            "covariance matrix"
+        )
+    cov = False if full else ("unscaled" if cov == "unscaled" else bool(cov))
+    out = _polyfit(x, y, w, order=order, rcond=rcond, full=bool(full), cov=cov)
+    return (*out, rcond) if full else out
+
+
+@functools.partial(jit, static_argnames=("order", "rcond", "full", "cov"))
+def _polyfit(x: Any, y: Any, w: Any, *, order: int, rcond: float, full: bool, cov: Any) -> Any:
+    m = _u.shape(x)[0]
+    lhs = vander(x, order)
+    rhs = y
+    if w is not None:
         lhs = lax.mul(lhs, _shape_ops.broadcast_in_dim(w, _u.shape(lhs), (0,)))
         rhs = lax.mul(rhs, _shape_ops.broadcast_in_dim(w, _u.shape(rhs), (0,)))
     # Columns scaled to unit norm improve the conditioning of the Vandermonde matrix.
@@ -513,16 +556,15 @@ def polyfit(
     scale_c = _u.convert(scale, _u.dtype(lhs))
     lhs = lax.div(lhs, _shape_ops.broadcast_in_dim(scale_c, _u.shape(lhs), (1,)))
     rhs2 = rhs if _u.ndim(rhs) == 2 else _shape_ops.reshape(rhs, (m, 1))
-    c, resids, rank, s = _lstsq(lhs, rhs2, rcond)
+    c, resids, rank, s, vh = _lstsq(lhs, rhs2, rcond)
     c = lax.div(c, _shape_ops.broadcast_in_dim(scale_c, _u.shape(c), (0,)))
     if _u.ndim(y) == 1:
         c = _shape_ops.reshape(c, (order,))
     if full:
-        return c, resids, rank, s, rcond
+        return c, resids, rank, s
     if not cov:
         return c
     # The coefficients' covariance: inv(lhs^H lhs) = V diag(1 / s^2) V^H, unscaled.
-    _, s, vh = lax_linalg.svd(lhs, full_matrices=False)
     inv_s2 = _u.convert(lax.div(_u.scalar_like(1, s), lax.mul(s, s)), _u.dtype(lhs))
     v = _conj_t(vh)
     base = matmul(lax.mul(v, _shape_ops.broadcast_in_dim(inv_s2, (order, order), (1,))), vh)
@@ -530,11 +572,6 @@ def polyfit(
     if cov == "unscaled":
         factor = None
     else:
-        if m <= order:
-            raise ValueError(
-                "jnp.polyfit: the number of data points must exceed order to scale the "
-                "covariance matrix"
-            )
         factor = lax.div(resids, _u.scalar_like(m - order, resids))
     if _u.ndim(y) == 1:
         if factor is not None:
