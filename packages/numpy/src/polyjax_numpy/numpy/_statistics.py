@@ -75,12 +75,18 @@ def _variance(
     a: Any,
     axis: Any,
     dtype: Any,
+    out: Any,
     ddof: Any,
     keepdims: bool,
     where: Any,
+    correction: Any,
+    *,
     skip_nans: bool,
-) -> tuple[Any, np.dtype]:
-    """The variance in the computation dtype's real part, and the result dtype."""
+    sqrt: bool,
+) -> Any:
+    """`jnp.<name>`: the variance (or with `sqrt`, the standard deviation)."""
+    _r._check_out(out, name)
+    ddof = _correction(ddof, correction)
     _u.check_arraylike(name, a)
     compute, result = _var_dtypes(name, _u.dtype(a), dtype)
     real = np.dtype(np.finfo(compute).dtype)
@@ -105,13 +111,13 @@ def _variance(
     dof = _ufuncs.subtract(count, ddof)
     dof = _u.convert(dof, real)
     if skip_nans:
-        out = _u.where(
+        variance = _u.where(
             lax.le(dof, _u.scalar_like(0, dof)), _u.scalar_like(np.nan, total), lax.div(total, dof)
         )
     else:
         # NumPy's rule: a non-positive count divides by zero (inf, or NaN for 0 / 0).
-        out = lax.div(total, lax.max(dof, _u.scalar_like(0, dof)))
-    return out, result
+        variance = lax.div(total, lax.max(dof, _u.scalar_like(0, dof)))
+    return _u.convert(lax.sqrt(variance) if sqrt else variance, result)
 
 
 def var(
@@ -146,11 +152,9 @@ def var(
       >>> jnp.var(jnp.array([1., 2., 3., 4.]), ddof=1)
       Array(1.6666666, dtype=float32)
     """
-    _r._check_out(out, "var")
-    result, dtype_ = _variance(
-        "var", a, axis, dtype, _correction(ddof, correction), keepdims, where, False
+    return _variance(
+        "var", a, axis, dtype, out, ddof, keepdims, where, correction, skip_nans=False, sqrt=False
     )
-    return _u.convert(result, dtype_)
 
 
 def std(
@@ -171,11 +175,9 @@ def std(
       >>> jnp.std(jnp.array([1., 3.]))
       Array(1., dtype=float32)
     """
-    _r._check_out(out, "std")
-    result, dtype_ = _variance(
-        "std", a, axis, dtype, _correction(ddof, correction), keepdims, where, False
+    return _variance(
+        "std", a, axis, dtype, out, ddof, keepdims, where, correction, skip_nans=False, sqrt=True
     )
-    return _u.convert(lax.sqrt(result), dtype_)
 
 
 def nanvar(
@@ -196,11 +198,9 @@ def nanvar(
       >>> jnp.nanvar(jnp.array([1., jnp.nan, 3.]))
       Array(1., dtype=float32)
     """
-    _r._check_out(out, "nanvar")
-    result, dtype_ = _variance(
-        "nanvar", a, axis, dtype, _correction(ddof, correction), keepdims, where, True
+    return _variance(
+        "nanvar", a, axis, dtype, out, ddof, keepdims, where, correction, skip_nans=True, sqrt=False
     )
-    return _u.convert(result, dtype_)
 
 
 def nanstd(
@@ -221,11 +221,9 @@ def nanstd(
       >>> jnp.nanstd(jnp.array([1., jnp.nan, 3.]))
       Array(1., dtype=float32)
     """
-    _r._check_out(out, "nanstd")
-    result, dtype_ = _variance(
-        "nanstd", a, axis, dtype, _correction(ddof, correction), keepdims, where, True
+    return _variance(
+        "nanstd", a, axis, dtype, out, ddof, keepdims, where, correction, skip_nans=True, sqrt=True
     )
-    return _u.convert(lax.sqrt(result), dtype_)
 
 
 # ---------------------------------------------------------------------------
