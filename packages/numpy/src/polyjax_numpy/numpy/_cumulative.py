@@ -18,8 +18,6 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from polyjax_core import dtypes
 from polyjax_core.tracing import concrete_or_error
 from polyjax_numpy.lax import _cumulative, _shape_ops
@@ -27,7 +25,6 @@ from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _manipulation, _products, _ufuncs
 from polyjax_numpy.numpy import _reductions as _r
 from polyjax_numpy.numpy import _util as _u
-from polyjax_numpy.numpy._predicates import isnan
 
 # ---------------------------------------------------------------------------
 # cumsum, cumprod and their variants
@@ -56,8 +53,8 @@ def _cumulative_reduction(
         compute_dtype = dtypes.default_int_dtype()
     else:
         compute_dtype = _r._upcast_low_precision(result_dtype)
-    if skip_nans and _u.issubdtype_of(a, np.inexact):
-        a = _u.where(isnan(a), _u.scalar_like(0 if kind == "sum" else 1, a), a)
+    if skip_nans:
+        a = _r._nans_to_identity(kind, a)
     x = _u.convert(a, compute_dtype)
     fn = _cumulative.cumsum if kind == "sum" else _cumulative.cumprod
     return _u.convert(fn(x, axis), result_dtype)

@@ -433,6 +433,30 @@ def _is_inexact(a: Any) -> bool:
     return _u.issubdtype_of(a, np.inexact)
 
 
+def _nans_to_identity(kind: str, a: Any, nan: Any = None) -> Any:
+    """`a` with its NaNs (the mask `nan`, if computed already) replaced by `kind`'s identity.
+
+    `kind` is "sum", "prod", "max" or "min"; arrays with no NaNs (bools, integers)
+    are returned as they are.
+    """
+    if not _is_inexact(a):
+        return a
+    nan = isnan(a) if nan is None else nan
+    return _u.where(nan, _u.scalar_like(_identity(kind, _u.dtype(a)), a), a)
+
+
+def _ignoring_nans(
+    kind: str, fn: Callable[..., Any], a: Any, axis: Any, keepdims: Any, all_nan: Any, **kw: Any
+) -> Any:
+    """`fn(a, axis, ...)` over the non-NaN elements; `all_nan` where a slice has no others."""
+    if not _is_inexact(a):
+        return fn(a, axis, keepdims=keepdims, **kw)
+    nan = isnan(a)
+    result = fn(_nans_to_identity(kind, a, nan), axis, keepdims=keepdims, **kw)
+    only_nans = all(nan, axis, keepdims=bool(keepdims))
+    return _u.where(only_nans, _u.scalar_like(all_nan, result), result)
+
+
 def nansum(
     a: Any,
     axis: Any = None,
@@ -451,8 +475,7 @@ def nansum(
     """
     _check_out(out, "nansum")
     _u.check_arraylike("nansum", a)
-    if _is_inexact(a):
-        a = _u.where(isnan(a), _u.scalar_like(0, a), a)
+    a = _nans_to_identity("sum", a)
     return sum(a, axis, dtype, keepdims=keepdims, initial=initial, where=where)
 
 
@@ -474,8 +497,7 @@ def nanprod(
     """
     _check_out(out, "nanprod")
     _u.check_arraylike("nanprod", a)
-    if _is_inexact(a):
-        a = _u.where(isnan(a), _u.scalar_like(1, a), a)
+    a = _nans_to_identity("prod", a)
     return prod(a, axis, dtype, keepdims=keepdims, initial=initial, where=where)
 
 
@@ -490,13 +512,7 @@ def _nan_extremum(name: str, kind: str, fn: Callable[..., Any]) -> Callable[...,
     ) -> Any:
         _check_out(out, name)
         _u.check_arraylike(name, a)
-        if not _is_inexact(a):
-            return fn(a, axis, keepdims=keepdims, initial=initial, where=where)
-        nan = isnan(a)
-        filled = _u.where(nan, _u.scalar_like(_identity(kind, _u.dtype(a)), a), a)
-        result = fn(filled, axis, keepdims=keepdims, initial=initial, where=where)
-        all_nan = all(nan, axis, keepdims=keepdims)
-        return _u.where(all_nan, _u.scalar_like(np.nan, result), result)
+        return _ignoring_nans(kind, fn, a, axis, keepdims, np.nan, initial=initial, where=where)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"""`{kind}` ignoring NaNs; NaN where a slice holds only NaNs.
@@ -514,13 +530,7 @@ def _nan_arg_reduction(name: str, kind: str, fn: Callable[..., Any]) -> Callable
     def method(a: Any, axis: Any = None, out: Any = None, keepdims: bool | None = None) -> Any:
         _check_out(out, name)
         _u.check_arraylike(name, a)
-        if not _is_inexact(a):
-            return fn(a, axis, keepdims=keepdims)
-        nan = isnan(a)
-        filled = _u.where(nan, _u.scalar_like(_identity(kind, _u.dtype(a)), a), a)
-        result = fn(filled, axis, keepdims=keepdims)
-        all_nan = all(nan, axis, keepdims=bool(keepdims))
-        return _u.where(all_nan, _u.scalar_like(-1, result), result)
+        return _ignoring_nans(kind, fn, a, axis, keepdims, -1)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"""`arg{kind}` ignoring NaNs; -1 where a slice holds only NaNs
