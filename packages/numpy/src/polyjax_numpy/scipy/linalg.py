@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from polyjax_core import dtypes
+from polyjax_interpreters.jit import jit
 from polyjax_numpy.lax import _control_flow
 from polyjax_numpy.lax import linalg as lax_linalg
 from polyjax_numpy.numpy import (
@@ -621,6 +622,30 @@ def _expm_pade(a: Any, m: int, upper_triangular: bool) -> Any:
     return _lu.solve_square(q, p)
 
 
+def _expm_core(a: Any, upper_triangular: bool, max_squarings: int) -> Any:
+    real = _lu.real_dtype(_u.dtype(a))
+    m, theta = _PADE[64 if real == np.dtype(np.float64) else 32]
+    norm1 = np_linalg.norm(a, ord=1, axis=(-2, -1))
+    s = _ufuncs_math.ceil(_ufuncs_math.log2(norm1 / theta))
+    s = _u.convert(_ufuncs.maximum(s, 0), real)  # NaN for non-finite a stays NaN
+    scale = _u.convert(_ufuncs.power(_u.scalar_like(2, s), -s), _u.dtype(a))
+    r = _expm_pade(a * scale[..., None, None], m, upper_triangular)
+    steps = s[..., None, None]
+
+    def square(i: Any, r: Any) -> Any:
+        squared = _products.matmul(r, r, precision="highest")
+        return _selection.where(_u.convert(i, real) < steps, squared, r)
+
+    r = _control_flow.fori_loop(0, int(max_squarings), square, r)
+    too_many = _ufuncs.greater(steps, max_squarings)
+    return _selection.where(too_many, _u.scalar_like(np.nan, r), r)
+
+
+# The squaring loop is a `fori_loop`, traced anew on every call: under `jit`, an eager
+# `expm` compiles once per shape.
+_expm = jit(_expm_core, static_argnums=(1, 2))
+
+
 def expm(a: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> Any:
     """The matrix exponential ``sum_k a^k / k!``.
 
@@ -648,22 +673,7 @@ def expm(a: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> 
     _lu.check_matrix("expm", a, square=True)
     if _u.shape(a)[-1] == 0:
         return a
-    real = _lu.real_dtype(_u.dtype(a))
-    m, theta = _PADE[64 if real == np.dtype(np.float64) else 32]
-    norm1 = np_linalg.norm(a, ord=1, axis=(-2, -1))
-    s = _ufuncs_math.ceil(_ufuncs_math.log2(norm1 / theta))
-    s = _u.convert(_ufuncs.maximum(s, 0), real)  # NaN for non-finite a stays NaN
-    scale = _u.convert(_ufuncs.power(_u.scalar_like(2, s), -s), _u.dtype(a))
-    r = _expm_pade(a * scale[..., None, None], m, upper_triangular)
-    steps = s[..., None, None]
-
-    def square(i: Any, r: Any) -> Any:
-        squared = _products.matmul(r, r, precision="highest")
-        return _selection.where(_u.convert(i, real) < steps, squared, r)
-
-    r = _control_flow.fori_loop(0, int(max_squarings), square, r)
-    too_many = _ufuncs.greater(steps, max_squarings)
-    return _selection.where(too_many, _u.scalar_like(np.nan, r), r)
+    return _expm(a, bool(upper_triangular), int(max_squarings))
 
 
 def expm_frechet(
