@@ -4,8 +4,11 @@ Each submodule is imported on first use (``polyjax_numpy.scipy.linalg``, or
 ``import polyjax_numpy.scipy.linalg``), so importing this package costs nothing.
 
 Submodules:
+  integrate: `trapezoid`.
   linalg: SciPy's linear algebra (`scipy.linalg`), built on `lax.linalg`.
+  ndimage: `map_coordinates` (orders 0 and 1).
   optimize: `minimize` with BFGS (and an experimental L-BFGS), jittable.
+  signal: N-dimensional and FFT convolution and correlation, `detrend`.
   special: special functions (`scipy.special`): gamma, beta, error and Bessel families.
   stats: probability distributions (`norm`, `gamma`, `poisson`, ...) and `mode`,
     `rankdata`, `sem`.
@@ -17,7 +20,17 @@ import importlib as _importlib
 from typing import Any
 
 # Submodules, imported on first lookup (add new ones here; `__all__` follows).
-_SUBMODULES = frozenset({"linalg", "optimize", "special", "stats"})
+_SUBMODULES = frozenset(
+    {
+        "integrate",
+        "linalg",
+        "ndimage",
+        "optimize",
+        "signal",
+        "special",
+        "stats",
+    }
+)
 
 __all__ = sorted(_SUBMODULES)
 

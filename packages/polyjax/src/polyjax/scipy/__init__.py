@@ -16,7 +16,17 @@ import importlib as _importlib
 from typing import Any
 
 # Submodules, imported on first lookup (add new ones here; `__all__` follows).
-_SUBMODULES = frozenset({"linalg", "optimize", "special", "stats"})
+_SUBMODULES = frozenset(
+    {
+        "integrate",
+        "linalg",
+        "ndimage",
+        "optimize",
+        "signal",
+        "special",
+        "stats",
+    }
+)
 
 __all__ = sorted(_SUBMODULES)
 

@@ -1,0 +1,144 @@
+"""polyjax.scipy.signal against scipy.signal: convolve/correlate (N-D, modes,
+methods, dtypes), convolve2d/correlate2d, fftconvolve with axes, detrend.
+Derivatives by check_grads, jit against eager, vmap against a loop."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.signal as osp
+
+import polyjax
+import polyjax.scipy.signal as facade
+from polyjax_interpreters.batching import vmap
+from polyjax_interpreters.test_util import check_grads
+from polyjax_numpy import numpy as jnp
+from polyjax_numpy.scipy import signal
+
+RNG = np.random.default_rng(0)
+SHAPES = [((7,), (3,)), ((3,), (7,)), ((5, 6), (2, 3)), ((2, 3), (4, 5)), ((4, 5, 3), (2, 2, 2))]
+
+
+def _data(shape, dtype=np.float32):
+    x = RNG.normal(size=shape)
+    if np.issubdtype(dtype, np.complexfloating):
+        x = x + 1j * RNG.normal(size=shape)
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("shapes", SHAPES)
+@pytest.mark.parametrize("fn", ["convolve", "correlate"])
+def test_nd_against_scipy(shapes, fn):
+    a, b = _data(shapes[0]), _data(shapes[1])
+    for mode in ("full", "same", "valid"):
+        if mode == "valid" and not (
+            all(n >= m for n, m in zip(*shapes)) or all(m >= n for n, m in zip(*shapes))
+        ):
+            continue
+        ref = getattr(osp, fn)(a.astype(float), b.astype(float), mode)
+        for method in ("direct", "fft"):
+            out = getattr(signal, fn)(a, b, mode, method=method)
+            assert out.shape == ref.shape and out.dtype == np.float32, (mode, method)
+            np.testing.assert_allclose(out, ref, atol=2e-5, err_msg=f"{mode} {method}")
+
+
+@pytest.mark.parametrize(
+    "dtype,expected", [(np.int32, np.int32), (np.bool_, np.int32), (np.complex64, np.complex64)]
+)
+def test_dtypes(dtype, expected):
+    a = (_data((6,), dtype) if dtype == np.complex64 else RNG.integers(0, 3, 6)).astype(dtype)
+    b = (_data((3,), dtype) if dtype == np.complex64 else RNG.integers(0, 3, 3)).astype(dtype)
+    for fn in ("convolve", "correlate"):
+        out = getattr(signal, fn)(a, b)
+        assert out.dtype == expected
+        # SciPy convolves bools as bools; JAX's promotion makes them integers.
+        ref = getattr(osp, fn)(*(x.astype(int) if dtype == np.bool_ else x for x in (a, b)))
+        np.testing.assert_allclose(out, ref.astype(expected), atol=1e-5)
+    assert signal.fftconvolve(np.int32([1, 2]), np.int32([3, 4])).dtype == np.float32
+
+
+@pytest.mark.parametrize("kernel_shape", [(3, 2), (2, 4), (7, 8)])
+def test_2d_functions(kernel_shape):
+    a, b = _data((5, 6)), _data(kernel_shape)
+    for mode in ("full", "same", "valid"):
+        np.testing.assert_allclose(
+            signal.convolve2d(a, b, mode), osp.convolve2d(a, b, mode), atol=2e-5
+        )
+        np.testing.assert_allclose(
+            signal.correlate2d(a, b, mode), osp.correlate2d(a, b, mode), atol=2e-5
+        )
+    with pytest.raises(NotImplementedError, match="boundary='fill'"):
+        signal.convolve2d(a, b, boundary="wrap")
+    with pytest.raises(NotImplementedError, match="fillvalue=0"):
+        signal.correlate2d(a, b, fillvalue=1.0)
+    with pytest.raises(ValueError, match="only supports 2-dimensional inputs"):
+        signal.convolve2d(a[0], b[0])
+
+
+def test_fftconvolve_axes():
+    a, b = _data((3, 8)), _data((1, 4))
+    for mode in ("full", "same", "valid"):
+        out = signal.fftconvolve(a, b, mode=mode, axes=1)
+        np.testing.assert_allclose(out, osp.fftconvolve(a, b, mode=mode, axes=1), atol=2e-5)
+    c = _data((3, 8)) + 1j * _data((3, 8))
+    np.testing.assert_allclose(
+        signal.fftconvolve(c.astype(np.complex64), b, axes=[1]),
+        osp.fftconvolve(c, b, axes=[1]),
+        atol=2e-5,
+    )
+    with pytest.raises(ValueError, match="must broadcast along axis 0"):
+        signal.fftconvolve(a, _data((2, 4)), axes=1)
+
+
+def test_scalars_and_errors():
+    np.testing.assert_allclose(signal.convolve(2.0, 3.0), 6.0)
+    with pytest.raises(ValueError, match="same dimensionality"):
+        signal.convolve(np.ones((2, 3)), np.ones(3))
+    with pytest.raises(ValueError, match="one input must be at least as large"):
+        signal.convolve(np.ones((2, 3)), np.ones((3, 2)), "valid")
+    with pytest.raises(ValueError, match="inputs cannot be empty"):
+        signal.correlate(np.ones(0), np.ones(3))
+    with pytest.raises(ValueError, match="mode must be one of"):
+        signal.convolve(np.ones(3), np.ones(3), "bad")
+    with pytest.raises(ValueError, match="method must be"):
+        signal.correlate(np.ones(3), np.ones(3), method="bad")
+    with pytest.raises(TypeError, match="requires ndarray or scalar arguments"):
+        signal.convolve([1.0, 2.0], np.ones(2))
+
+
+def test_detrend():
+    x = (np.arange(10.0) ** 2 + RNG.normal(size=10)).astype(np.float32)
+    np.testing.assert_allclose(signal.detrend(x), osp.detrend(x), atol=2e-4)
+    np.testing.assert_allclose(signal.detrend(x, bp=[3, 6]), osp.detrend(x, bp=[3, 6]), atol=2e-4)
+    m = _data((4, 6))
+    for axis in (0, 1):
+        for kind in ("linear", "constant"):
+            np.testing.assert_allclose(
+                signal.detrend(m, axis=axis, type=kind),
+                osp.detrend(m, axis=axis, type=kind),
+                atol=2e-5,
+            )
+    assert signal.detrend(np.arange(4)).dtype == np.float32
+    with pytest.raises(ValueError, match="type must be"):
+        signal.detrend(x, type="quadratic")
+    with pytest.raises(ValueError, match="breakpoints must be in"):
+        signal.detrend(x, bp=20)
+
+
+def test_grads_jit_vmap():
+    a, b = _data((6,)), _data((3,))
+    check_grads(
+        lambda a, b: (signal.convolve(a, b, "same"), signal.fftconvolve(a, b)), (a, b), order=2
+    )
+    check_grads(lambda a: signal.detrend(a, bp=3), (a,), order=2)
+    f = polyjax.jit(lambda a, b: signal.correlate(a, b, "valid"))
+    np.testing.assert_allclose(f(a, b), signal.correlate(a, b, "valid"), rtol=1e-6)
+    batch = _data((4, 6))
+    out = vmap(lambda x: signal.convolve(x, b))(batch)
+    np.testing.assert_allclose(out, np.stack([signal.convolve(x, b) for x in batch]), rtol=1e-5)
+
+
+def test_facade():
+    assert facade.convolve is signal.convolve
+    assert sorted(facade.__all__) == sorted(signal.__all__)
+    assert jnp.allclose(facade.correlate(np.ones(3), np.ones(2)), np.array([1.0, 2.0, 2.0, 1.0]))
