@@ -150,6 +150,16 @@ IMPLEMENTED: frozenset[str] = frozenset(
     uint4 uint64 uint8 union1d unique unique_all unique_counts unique_inverse unique_values
     unpackbits unravel_index unsignedinteger unstack unwrap vander var vdot vecdot vecmat
     vectorize vsplit vstack where zeros zeros_like
+    fft linalg
+    fft.fft fft.fft2 fft.fftfreq fft.fftn fft.fftshift fft.hfft fft.ifft fft.ifft2 fft.ifftn
+    fft.ifftshift fft.ihfft fft.irfft fft.irfft2 fft.irfftn fft.rfft fft.rfft2 fft.rfftfreq
+    fft.rfftn
+    linalg.cholesky linalg.cond linalg.cross linalg.det linalg.diagonal linalg.eig
+    linalg.eigh linalg.eigvals linalg.eigvalsh linalg.inv linalg.lstsq linalg.matmul
+    linalg.matrix_norm linalg.matrix_power linalg.matrix_rank linalg.matrix_transpose
+    linalg.multi_dot linalg.norm linalg.outer linalg.pinv linalg.qr linalg.slogdet
+    linalg.solve linalg.svd linalg.svdvals linalg.tensordot linalg.tensorinv
+    linalg.tensorsolve linalg.trace linalg.vecdot linalg.vector_norm
     """.split()
 )
 
