@@ -892,6 +892,21 @@ def _along_axis_shapes(
     return tuple(out)
 
 
+def _along_axis_operands(name: str, arr: Any, indices: Any, axis: Any) -> tuple[Any, Any, int]:
+    """Checked `(arr, indices, axis)` of `take/put_along_axis` (`arr` flat when `axis` is None)."""
+    _u.check_arraylike(name, arr, indices)
+    arr, indices = asarray(arr), asarray(indices)
+    _check_int_indices(name, indices)
+    if axis is None:
+        if _u.ndim(indices) != 1:
+            raise ValueError(
+                f"{name}: when axis=None, `indices` must have a single dimension, got "
+                f"shape {tuple(_u.shape(indices))}"
+            )
+        arr, axis = _manipulation.ravel(arr), 0
+    return arr, indices, _u.canonicalize_axis(operator.index(axis), _u.ndim(arr))
+
+
 def take_along_axis(
     arr: Any,
     indices: Any,
@@ -922,18 +937,8 @@ def take_along_axis(
       Array([[1., 2., 3.],
              [4., 5., 6.]], dtype=float32)
     """
-    _u.check_arraylike("take_along_axis", arr, indices)
-    arr, indices = asarray(arr), asarray(indices)
-    _check_int_indices("take_along_axis", indices)
-    if axis is None:
-        if _u.ndim(indices) != 1:
-            raise ValueError(
-                "take_along_axis: when axis=None, `indices` must have a single dimension, got "
-                f"shape {tuple(_u.shape(indices))}"
-            )
-        arr, axis = _manipulation.ravel(arr), 0
+    arr, indices, axis = _along_axis_operands("take_along_axis", arr, indices, axis)
     rank = _u.ndim(arr)
-    axis = _u.canonicalize_axis(operator.index(axis), rank)
     arr_shape = _u.shape(arr)
     out_shape = _along_axis_shapes(
         "take_along_axis", arr_shape, _u.shape(indices), axis, broadcast_arr=True
@@ -1006,19 +1011,9 @@ def put_along_axis(
              [1., 0., 0.]], dtype=float32)
     """
     _check_not_inplace("put_along_axis", inplace)
-    _u.check_arraylike("put_along_axis", arr, indices)
-    arr, indices = asarray(arr), asarray(indices)
-    _check_int_indices("put_along_axis", indices)
-    original_shape = _u.shape(arr)
-    if axis is None:
-        if _u.ndim(indices) != 1:
-            raise ValueError(
-                "put_along_axis: when axis=None, `indices` must have a single dimension, got "
-                f"shape {tuple(_u.shape(indices))}"
-            )
-        arr, axis = _manipulation.ravel(arr), 0
+    original_shape = np.shape(arr)  # before axis=None flattens it
+    arr, indices, axis = _along_axis_operands("put_along_axis", arr, indices, axis)
     rank = _u.ndim(arr)
-    axis = _u.canonicalize_axis(operator.index(axis), rank)
     arr_shape = _u.shape(arr)
     idx_shape = _along_axis_shapes(
         "put_along_axis", arr_shape, _u.shape(indices), axis, broadcast_arr=False
