@@ -4,6 +4,7 @@ Each submodule is imported on first use (``polyjax_numpy.scipy.linalg``, or
 ``import polyjax_numpy.scipy.linalg``), so importing this package costs nothing.
 
 Submodules:
+  fft: the discrete cosine transforms (`dct`, `idct`, `dctn`, `idctn`).
   integrate: `trapezoid`.
   linalg: SciPy's linear algebra (`scipy.linalg`), built on `lax.linalg`.
   ndimage: `map_coordinates` (orders 0 and 1).
@@ -22,6 +23,7 @@ from typing import Any
 # Submodules, imported on first lookup (add new ones here; `__all__` follows).
 _SUBMODULES = frozenset(
     {
+        "fft",
         "integrate",
         "linalg",
         "ndimage",

@@ -18,6 +18,7 @@ from typing import Any
 # Submodules, imported on first lookup (add new ones here; `__all__` follows).
 _SUBMODULES = frozenset(
     {
+        "fft",
         "integrate",
         "linalg",
         "ndimage",
