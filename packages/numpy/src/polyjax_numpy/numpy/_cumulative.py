@@ -39,11 +39,8 @@ def _cumulative_reduction(
     skip_nans: bool = False,
 ) -> Any:
     _u.check_arraylike(name, a)
-    if axis is None:
-        a = _manipulation.ravel(a)
-        axis = 0
+    a, axis = _manipulation.flat_or_axis(a, axis)
     aval = _u.aval(a)
-    axis = _u.canonicalize_axis(axis, aval.ndim)
     if dtype is not None:
         dtypes.check_user_dtype_supported(dtype, name)
         result_dtype = dtypes.canonicalize_dtype(dtype)

@@ -837,9 +837,7 @@ def take(
     _u.check_arraylike("take", a, indices)
     a, indices = asarray(a), asarray(indices)
     _check_int_indices("take", indices)
-    if axis is None:
-        a, axis = _manipulation.ravel(a), 0
-    axis = _u.canonicalize_axis(operator.index(axis), _u.ndim(a))
+    a, axis = _manipulation.flat_or_axis(a, axis)
     if mode is None:
         mode = "fill"
     if mode == "raise":
@@ -892,19 +890,17 @@ def _along_axis_shapes(
     return tuple(out)
 
 
-def _along_axis_operands(name: str, arr: Any, indices: Any, axis: Any) -> tuple[Any, Any, int]:
-    """Checked `(arr, indices, axis)` of `take/put_along_axis` (`arr` flat when `axis` is None)."""
+def _along_axis_operands(name: str, arr: Any, indices: Any, axis: Any) -> tuple[Any, int, Any]:
+    """Checked `(arr, axis, indices)` of `take/put_along_axis` (`arr` flat when `axis` is None)."""
     _u.check_arraylike(name, arr, indices)
     arr, indices = asarray(arr), asarray(indices)
     _check_int_indices(name, indices)
-    if axis is None:
-        if _u.ndim(indices) != 1:
-            raise ValueError(
-                f"{name}: when axis=None, `indices` must have a single dimension, got "
-                f"shape {tuple(_u.shape(indices))}"
-            )
-        arr, axis = _manipulation.ravel(arr), 0
-    return arr, indices, _u.canonicalize_axis(operator.index(axis), _u.ndim(arr))
+    if axis is None and _u.ndim(indices) != 1:
+        raise ValueError(
+            f"{name}: when axis=None, `indices` must have a single dimension, got "
+            f"shape {tuple(_u.shape(indices))}"
+        )
+    return (*_manipulation.flat_or_axis(arr, axis), indices)
 
 
 def take_along_axis(
@@ -937,7 +933,7 @@ def take_along_axis(
       Array([[1., 2., 3.],
              [4., 5., 6.]], dtype=float32)
     """
-    arr, indices, axis = _along_axis_operands("take_along_axis", arr, indices, axis)
+    arr, axis, indices = _along_axis_operands("take_along_axis", arr, indices, axis)
     rank = _u.ndim(arr)
     arr_shape = _u.shape(arr)
     out_shape = _along_axis_shapes(
@@ -1012,7 +1008,7 @@ def put_along_axis(
     """
     _check_not_inplace("put_along_axis", inplace)
     original_shape = np.shape(arr)  # before axis=None flattens it
-    arr, indices, axis = _along_axis_operands("put_along_axis", arr, indices, axis)
+    arr, axis, indices = _along_axis_operands("put_along_axis", arr, indices, axis)
     rank = _u.ndim(arr)
     arr_shape = _u.shape(arr)
     idx_shape = _along_axis_shapes(

@@ -28,6 +28,7 @@ from polyjax_numpy.numpy._manipulation import (
     atleast_3d,
     broadcast_to,
     concrete_or_none,
+    flat_or_axis,
     moveaxis,
     ravel,
     take_axis,
@@ -447,9 +448,7 @@ def delete(
       Array([1, 3, 4], dtype=int32)
     """
     _u.check_arraylike("delete", arr)
-    if axis is None:
-        arr, axis = ravel(arr), 0
-    axis = _u.canonicalize_axis(axis, _u.ndim(arr))
+    arr, axis = flat_or_axis(arr, axis)
     n = _u.shape(arr)[axis]
     if assume_unique_indices and not isinstance(obj, slice):
         idx = asarray(obj)
@@ -514,11 +513,8 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
       Array([0, 9, 1, 2], dtype=int32)
     """
     _u.check_arraylike("insert", arr)
-    arr = asarray(arr)
-    if axis is None:
-        arr, axis = ravel(arr), 0
+    arr, axis = flat_or_axis(asarray(arr), axis)
     ndim = _u.ndim(arr)
-    axis = _u.canonicalize_axis(axis, ndim)
     n = _u.shape(arr)[axis]
     values = asarray(values, dtype=_u.dtype(arr))
     if isinstance(obj, slice):

@@ -144,6 +144,15 @@ def ravel(a: Any, order: str = "C") -> Any:
     raise ValueError(f"Unexpected value for 'order' argument: {order}.")
 
 
+def flat_or_axis(a: Any, axis: Any) -> tuple[Any, int]:
+    """`a` and `axis` made non-negative; with `axis` None (NumPy's "flattened array"),
+    `a` raveled and axis 0.
+    """
+    if axis is None:
+        return ravel(a), 0
+    return a, _u.canonicalize_axis(axis, _u.ndim(a))
+
+
 def real(val: Any, /) -> Any:
     """The real part (a real, integer or bool array is its own real part)."""
     return _complex.real(val) if _u.issubdtype_of(val, np.complexfloating) else val
@@ -629,9 +638,7 @@ def repeat(
       Array([1, 2, 2], dtype=int32)
     """
     _u.check_arraylike("repeat", a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    axis = _u.canonicalize_axis(axis, _u.ndim(a))
+    a, axis = flat_or_axis(a, axis)
     n = _u.shape(a)[axis]
     if total_repeat_length is not None:
         total_repeat_length = concrete_int(

@@ -29,7 +29,6 @@ from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
 from polyjax_numpy.lax import _bits, _reductions, _shape_ops, _slicing
 from polyjax_numpy.lax import _elementwise as lax
-from polyjax_numpy.lax._shape_ops import canonicalize_axis
 from polyjax_numpy.numpy import _manipulation
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._predicates import isnan
@@ -390,12 +389,7 @@ def _arg_reduction(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         _check_out(out, name)
         _u.check_arraylike(name, a)
         aval = _u.aval(a)
-        x = a
-        if axis is None:
-            x = _manipulation.ravel(a)
-            ax = 0
-        else:
-            ax = canonicalize_axis(axis, aval.ndim)
+        x, ax = _manipulation.flat_or_axis(a, axis)
         size = _u.shape(x)[ax]
         if type(size) is int and size == 0:
             raise ValueError(f"attempt to get {name} of an empty sequence")

@@ -25,6 +25,7 @@ from polyjax_numpy.numpy._creation import asarray, concrete_int
 from polyjax_numpy.numpy._manipulation import (
     broadcast_arrays,
     concrete_or_none,
+    flat_or_axis,
     moveaxis,
     ravel,
     reshape,
@@ -338,9 +339,8 @@ def compress(
     cond = _as_bool(condition)
     if _u.ndim(cond) != 1:
         raise ValueError(f"condition must be a 1D array, got shape {_u.shape(cond)}")
-    if axis is None:
-        a, axis = ravel(a), 0
-    a = moveaxis(asarray(a), axis, 0)
+    a, axis = flat_or_axis(asarray(a), axis)
+    a = moveaxis(a, axis, 0)
     n, m = _u.shape(a)[0], _u.shape(cond)[0]
     if m > n:
         extra = concrete_or_none(_shape_ops.slice(cond, (n,), (m,)))
