@@ -333,8 +333,9 @@ def test_polyfit_rank_deficient_and_errors():
         jit(lambda x, d: jnp.polyfit(x, x, d))(x, 1)
 
 
-def test_polyfit_under_jit_and_vmap():
+def test_polyfit_under_jit_vmap_and_grad():
     x, y = _fit_data()
+    check_grads(lambda y: jnp.polyfit(x, y, 2), (y,), order=1, modes=("rev",))
     f = jit(lambda x, y: jnp.polyfit(x, y, 3))
     _close(f(x, y), np.polyfit(x.astype(np.float64), y.astype(np.float64), 3), 1e-4)
     ys = np.stack([y, -y, y + 1])

@@ -9,7 +9,8 @@ NumPy's shapes (which needs concrete values: coefficients within
 companion matrix (`lax.linalg.eig`, so CPU only) and always returns complex
 roots; with `strip_zeros=False` it works under `jit`, leading zero coefficients
 giving NaN roots at the end. `polyfit` solves its least-squares problem with
-an SVD, cutting singular values below `rcond` times the largest.
+`jnp.linalg.lstsq` (differentiable), cutting singular values below `rcond` times
+the largest.
 
 Dtypes: `polyadd`, `polysub` and `polyval` promote their operands as `jnp.add`
 does; the others always return inexact coefficients (`poly` complex for
@@ -33,6 +34,7 @@ from polyjax_numpy.lax import _sorting as lax_sorting
 from polyjax_numpy.lax import linalg as lax_linalg
 from polyjax_numpy.lax._reductions import reduce_sum
 from polyjax_numpy.numpy import _util as _u
+from polyjax_numpy.numpy import linalg
 from polyjax_numpy.numpy._creation import asarray, concrete_int
 from polyjax_numpy.numpy._manipulation import matrix_transpose, take_axis
 from polyjax_numpy.numpy._matrices import vander
@@ -432,26 +434,6 @@ def _roots_padded(p: Any) -> Any:
     return lax.select_n(undefined, found, _shape_ops.full((n - 1,), nan))
 
 
-def _lstsq(a: Any, b: Any, rcond: float) -> tuple[Any, Any, Any, Any, Any]:
-    """Least squares `min |a @ x - b|` by SVD: `(x, residuals, rank, s, vh)`.
-
-    Singular values up to `rcond * s_max` count as zero. The residuals are the squared
-    norms of `b - a @ x`'s columns (NumPy's `lstsq` leaves them empty when rank-deficient).
-    """
-    u, s, vh = lax_linalg.svd(a, full_matrices=False)
-    largest = _shape_ops.reshape(_shape_ops.slice(s, (0,), (1,)), ())
-    cutoff = lax.mul(largest, _u.scalar_like(rcond, s))
-    keep = lax.gt(s, cutoff)
-    inv_s = lax.select_n(keep, lax.mul(s, _u.scalar_like(0, s)), lax.div(_u.scalar_like(1, s), s))
-    inv_s = _u.convert(inv_s, _u.dtype(a))
-    uhb = matmul(_conj_t(u), b)
-    x = matmul(_conj_t(vh), lax.mul(_shape_ops.broadcast_in_dim(inv_s, _u.shape(uhb), (0,)), uhb))
-    residual = lax.sub(b, matmul(a, x))
-    resids = reduce_sum(_abs2(residual), (0,))
-    rank = reduce_sum(_u.convert(keep, _I32), (0,))
-    return x, resids, rank, s, vh
-
-
 def _conj_t(m: Any) -> Any:
     m = matrix_transpose(m)
     return _complex.conj(m) if _u.issubdtype_of(m, np.complexfloating) else m
@@ -556,7 +538,7 @@ def _polyfit(x: Any, y: Any, w: Any, *, order: int, rcond: float, full: bool, co
     scale_c = _u.convert(scale, _u.dtype(lhs))
     lhs = lax.div(lhs, _shape_ops.broadcast_in_dim(scale_c, _u.shape(lhs), (1,)))
     rhs2 = rhs if _u.ndim(rhs) == 2 else _shape_ops.reshape(rhs, (m, 1))
-    c, resids, rank, s, vh = _lstsq(lhs, rhs2, rcond)
+    c, resids, rank, s = linalg.lstsq(lhs, rhs2, rcond)
     c = lax.div(c, _shape_ops.broadcast_in_dim(scale_c, _u.shape(c), (0,)))
     if _u.ndim(y) == 1:
         c = _shape_ops.reshape(c, (order,))
@@ -564,10 +546,8 @@ def _polyfit(x: Any, y: Any, w: Any, *, order: int, rcond: float, full: bool, co
         return c, resids, rank, s
     if not cov:
         return c
-    # The coefficients' covariance: inv(lhs^H lhs) = V diag(1 / s^2) V^H, unscaled.
-    inv_s2 = _u.convert(lax.div(_u.scalar_like(1, s), lax.mul(s, s)), _u.dtype(lhs))
-    v = _conj_t(vh)
-    base = matmul(lax.mul(v, _shape_ops.broadcast_in_dim(inv_s2, (order, order), (1,))), vh)
+    # The coefficients' covariance, unscaled: inv(lhs^H lhs), undoing the column scales.
+    base = linalg.inv(matmul(_conj_t(lhs), lhs))
     base = lax.div(base, _u.convert(_outer(scale), _u.dtype(base)))
     if cov == "unscaled":
         factor = None
