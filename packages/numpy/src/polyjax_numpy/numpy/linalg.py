@@ -149,8 +149,8 @@ def solve(a: Any, b: Any) -> Any:
 
     Example:
       >>> import polyjax.numpy as jnp
-      >>> jnp.linalg.solve(jnp.array([[1.0, 2.0], [3.0, 5.0]]), jnp.array([1.0, 2.0]))
-      Array([-1.,  1.], dtype=float32)
+      >>> jnp.linalg.solve(jnp.array([[2.0, 0.0], [1.0, 4.0]]), jnp.array([2.0, 9.0]))
+      Array([1., 2.], dtype=float32)
     """
     a, b = _lu.operands("solve", a, b)
     _lu.check_matrix("solve", a, square=True)
@@ -261,8 +261,8 @@ def det(a: Any) -> Any:
 
     Example:
       >>> import polyjax.numpy as jnp
-      >>> jnp.linalg.det(jnp.array([[1.0, 2.0], [3.0, 4.0]]))
-      Array(-2., dtype=float32)
+      >>> jnp.linalg.det(jnp.array([[2.0, 1.0], [4.0, 3.0]]))
+      Array(2., dtype=float32)
     """
     (a,) = _lu.operands("det", a)
     _lu.check_matrix("det", a, square=True)
@@ -571,9 +571,9 @@ def qr(a: Any, mode: str = "reduced") -> Any:
 
     Example:
       >>> import polyjax.numpy as jnp
-      >>> jnp.linalg.qr(jnp.array([[3.0, 1.0], [4.0, 2.0]]), mode="r")
-      Array([[-5. , -2.2],
-             [ 0. ,  0.4]], dtype=float32)
+      >>> jnp.linalg.qr(jnp.array([[0.0, 1.0], [2.0, 3.0]]), mode="r")
+      Array([[-2., -3.],
+             [ 0., -1.]], dtype=float32)
     """
     (a,) = _lu.operands("qr", a)
     _lu.check_matrix("qr", a)
@@ -863,9 +863,9 @@ def lstsq(
 
     Example:
       >>> import polyjax.numpy as jnp
-      >>> x, resid, rank, s = jnp.linalg.lstsq(jnp.array([[1.0], [1.0]]), jnp.array([1.0, 3.0]))
+      >>> x, resid, rank, s = jnp.linalg.lstsq(jnp.array([[1.0], [0.0]]), jnp.array([2.0, 3.0]))
       >>> x, resid
-      (Array([2.], dtype=float32), Array(2., dtype=float32))
+      (Array([2.], dtype=float32), Array(9., dtype=float32))
     """
     a, b = _lu.operands("lstsq", a, b)
     if _u.ndim(a) != 2:

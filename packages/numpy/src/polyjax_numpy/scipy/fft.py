@@ -132,8 +132,8 @@ def dct(
 
     Example:
       >>> from polyjax_numpy.scipy import fft
-      >>> fft.dct(np.float32([1, 0, 0]), norm="ortho")
-      Array([0.57735026, 0.70710677, 0.40824834], dtype=float32)
+      >>> fft.dct(np.float32([1, 1, 1, 1]), norm="ortho")
+      Array([2., 0., 0., 0.], dtype=float32)
     """
     _check("dct", type, norm)
     x, axis = _last_axis(_operand("dct", x), axis, n, "dct")

@@ -377,8 +377,8 @@ def solve(
 
     Example:
       >>> from polyjax_numpy.scipy import linalg
-      >>> linalg.solve(np.float32([[2, 1], [1, 2]]), np.float32([3, 3]), assume_a="pos")
-      Array([1., 1.], dtype=float32)
+      >>> linalg.solve(np.float32([[4, 0], [0, 1]]), np.float32([4, 2]), assume_a="pos")
+      Array([1., 2.], dtype=float32)
     """
     assume_a = "gen" if assume_a is None else assume_a
     if assume_a not in _ASSUME_A:
@@ -415,8 +415,8 @@ def det(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
 
     Example:
       >>> from polyjax_numpy.scipy import linalg
-      >>> linalg.det(np.float32([[1, 2], [3, 4]]))
-      Array(-2., dtype=float32)
+      >>> linalg.det(np.float32([[2, 1], [4, 3]]))
+      Array(2., dtype=float32)
     """
     return np_linalg.det(a)
 
@@ -448,10 +448,10 @@ def qr(
 
     Example:
       >>> from polyjax_numpy.scipy import linalg
-      >>> q, r = linalg.qr(np.float32([[3, 1], [4, 2]]))
+      >>> q, r = linalg.qr(np.float32([[0, 1], [2, 3]]))
       >>> r
-      Array([[-5. , -2.2],
-             [ 0. ,  0.4]], dtype=float32)
+      Array([[-2., -3.],
+             [ 0., -1.]], dtype=float32)
     """
     if pivoting:
         raise NotImplementedError("qr: pivoting=True is not supported")
