@@ -4,6 +4,8 @@ Derivatives by check_grads, jit against eager, vmap against a loop."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.signal as osp
@@ -142,3 +144,103 @@ def test_facade():
     assert facade.convolve is signal.convolve
     assert sorted(facade.__all__) == sorted(signal.__all__)
     assert jnp.allclose(facade.correlate(np.ones(3), np.ones(2)), np.array([1.0, 2.0, 2.0, 1.0]))
+
+
+# ---------------------------------------------------------------------------
+# Spectral analysis
+
+SIG = RNG.normal(size=(3, 50)).astype(np.float32)
+SIG2 = RNG.normal(size=(3, 50)).astype(np.float32)
+
+
+def _assert_all_close(ours, ref, atol=1e-5):
+    assert len(ours) == len(ref)
+    for o, r in zip(ours, ref):
+        assert o.shape == r.shape
+        np.testing.assert_allclose(o, r, atol=atol, rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"nperseg": 16},
+        {"nperseg": 16, "noverlap": 4, "nfft": 20, "detrend": "linear"},
+        {"nperseg": 10, "boundary": "even", "padded": False},
+        {"nperseg": 8, "boundary": None, "return_onesided": False},
+        {"nperseg": 8, "boundary": "odd", "window": ("tukey", 0.3)},
+        {"nperseg": 8, "boundary": "constant", "window": np.hamming(8)},
+    ],
+)
+def test_stft(kwargs):
+    ours = signal.stft(SIG, **kwargs)
+    ref = osp.stft(SIG.astype(float), **{"window": "hann", **kwargs})
+    _assert_all_close(ours, ref)
+    assert ours[2].dtype == np.complex64 and ours[0].dtype == np.float32
+
+
+def test_stft_axis_and_complex():
+    _assert_all_close(
+        signal.stft(SIG.T, nperseg=16, axis=0), osp.stft(SIG.T, window="hann", nperseg=16, axis=0)
+    )
+    xc = (SIG + 1j * SIG2).astype(np.complex64)
+    # Complex signals give two-sided transforms (SciPy warns and does the same).
+    _assert_all_close(signal.stft(xc, nperseg=16), osp.stft(xc, window="hann", nperseg=16))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"nperseg": 16},
+        {"nperseg": 16, "scaling": "spectrum", "average": "median"},
+        {"nperseg": 10, "noverlap": 2, "nfft": 12, "detrend": "linear"},
+        {"nperseg": 16, "return_onesided": False, "fs": 100.0},
+        {},  # nperseg 256 is cut to the signal's length
+    ],
+)
+def test_csd_and_welch(kwargs):
+    with warnings.catch_warnings():
+        # SciPy warns when it cuts nperseg to the signal's length.
+        warnings.simplefilter("ignore", UserWarning)
+        ref_csd = osp.csd(SIG, SIG2, window="hann", **kwargs)
+        ref_welch = osp.welch(SIG, window="hann", **kwargs)
+    ours = signal.csd(SIG, SIG2, **kwargs)
+    assert ours[1].dtype == np.complex64
+    _assert_all_close(ours, ref_csd)
+    ours = signal.welch(SIG, **kwargs)
+    assert ours[1].dtype == np.float32
+    _assert_all_close(ours, ref_welch)
+
+
+def test_istft():
+    for kwargs in ({"nperseg": 16}, {"nperseg": 16, "noverlap": 12, "nfft": 32}, {"nperseg": 10}):
+        _, _, z = osp.stft(SIG[0].astype(float), window="hann", **kwargs)
+        ours = signal.istft(z.astype(np.complex64), **kwargs)
+        _assert_all_close(ours, osp.istft(z, window="hann", **kwargs))
+        # The round trip recovers the signal (the padding at the end is extra).
+        _, back = signal.istft(signal.stft(SIG, **kwargs)[2], **kwargs)
+        np.testing.assert_allclose(back[..., :50], SIG, atol=1e-5)
+    xc = (SIG[0] + 1j * SIG2[0]).astype(np.complex64)
+    _, _, z = osp.stft(xc, window="hann", nperseg=16, return_onesided=False)
+    _assert_all_close(
+        signal.istft(z.astype(np.complex64), nperseg=16, input_onesided=False),
+        osp.istft(z, window="hann", nperseg=16, input_onesided=False),
+    )
+
+
+def test_spectral_errors_jit_vmap():
+    with pytest.raises(ValueError, match="noverlap must be in"):
+        signal.stft(SIG, nperseg=8, noverlap=8)
+    with pytest.raises(ValueError, match="nfft must be at least nperseg"):
+        signal.welch(SIG, nperseg=8, nfft=4)
+    with pytest.raises(ValueError, match="nperseg .* must equal the length of the window"):
+        signal.stft(SIG, window=np.ones(8), nperseg=16)
+    with pytest.raises(ValueError, match="boundary must be one of"):
+        signal.stft(SIG, boundary="bad")
+    with pytest.raises(ValueError, match="scaling must be"):
+        signal.csd(SIG, SIG2, scaling="bad")
+    with pytest.raises(ValueError, match="Zxx has 5 frequencies"):
+        signal.istft(np.ones((5, 3), np.complex64), nperseg=16)
+    f = polyjax.jit(lambda x: signal.welch(x, nperseg=16)[1])
+    np.testing.assert_allclose(f(SIG), signal.welch(SIG, nperseg=16)[1], rtol=1e-5)
+    batched = vmap(lambda x: signal.stft(x, nperseg=16)[2])(SIG)
+    np.testing.assert_allclose(batched, signal.stft(SIG, nperseg=16)[2], rtol=1e-5, atol=1e-6)

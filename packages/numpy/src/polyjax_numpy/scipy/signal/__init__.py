@@ -1,4 +1,4 @@
-"""`polyjax.scipy.signal`: convolution, correlation and detrending, as `jax.scipy.signal`.
+"""`polyjax.scipy.signal`: convolution, detrending and spectral analysis, as `jax.scipy.signal`.
 
 Example:
   >>> import numpy as np
@@ -17,5 +17,17 @@ from polyjax_numpy.scipy.signal._convolution import (
     fftconvolve,
 )
 from polyjax_numpy.scipy.signal._detrend import detrend
+from polyjax_numpy.scipy.signal._spectral import csd, istft, stft, welch
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend", "fftconvolve"]
+__all__ = [
+    "convolve",
+    "convolve2d",
+    "correlate",
+    "correlate2d",
+    "csd",
+    "detrend",
+    "fftconvolve",
+    "istft",
+    "stft",
+    "welch",
+]
