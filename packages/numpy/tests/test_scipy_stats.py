@@ -370,3 +370,55 @@ def test_facade_submodule_imports():
     assert polyjax.scipy.stats.norm.logpdf is stats.norm.logpdf
     assert polyjax.scipy.stats.__all__ == stats.__all__
     assert polyjax.scipy.stats.mode is stats.mode
+
+
+# ---------------------------------------------------------------------------
+# gaussian_kde
+
+KDE_DATA = RNG.normal(size=(2, 30))
+KDE_WEIGHTS = RNG.uniform(size=30)
+KDE_POINTS = RNG.normal(size=(2, 7))
+
+
+@pytest.mark.parametrize("bw_method", [None, "silverman", 0.5, lambda kde: 0.3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_gaussian_kde(bw_method, weighted):
+    weights = KDE_WEIGHTS if weighted else None
+    ours = stats.gaussian_kde(KDE_DATA.astype(np.float32), bw_method, weights)
+    ref = osp.gaussian_kde(KDE_DATA, bw_method, weights)
+    np.testing.assert_allclose(ours.covariance, ref.covariance, rtol=1e-4)
+    np.testing.assert_allclose(ours.neff, ref.neff, rtol=1e-5)
+    np.testing.assert_allclose(ours.evaluate(KDE_POINTS), ref.evaluate(KDE_POINTS), rtol=1e-4)
+    np.testing.assert_allclose(ours.logpdf(KDE_POINTS), ref.logpdf(KDE_POINTS), rtol=1e-4)
+
+
+def test_gaussian_kde_integrals_resample_and_pytree():
+    ours, ref = stats.gaussian_kde(KDE_DATA.astype(np.float32)), osp.gaussian_kde(KDE_DATA)
+    mean, cov = np.float32([0.1, -0.2]), np.eye(2, dtype=np.float32)
+    np.testing.assert_allclose(
+        ours.integrate_gaussian(mean, cov), ref.integrate_gaussian(mean, cov), rtol=1e-4
+    )
+    other = stats.gaussian_kde(KDE_DATA.astype(np.float32)[:, :10] + 1)
+    ref_other = osp.gaussian_kde(KDE_DATA[:, :10] + 1)
+    np.testing.assert_allclose(ours.integrate_kde(other), ref.integrate_kde(ref_other), rtol=1e-4)
+    one_d = stats.gaussian_kde(KDE_DATA[0].astype(np.float32))
+    ref_1d = osp.gaussian_kde(KDE_DATA[0])
+    np.testing.assert_allclose(
+        one_d.integrate_box_1d(-0.5, 1.0), ref_1d.integrate_box_1d(-0.5, 1.0), rtol=1e-4
+    )
+    np.testing.assert_allclose(one_d([0.1, 0.2]), ref_1d([0.1, 0.2]), rtol=1e-4)
+    samples = ours.resample(polyjax.random.key(0), (2000,))
+    assert samples.shape == (2, 2000)
+    # Samples spread like data plus kernel noise: mean near the data's.
+    np.testing.assert_allclose(np.mean(samples, axis=1), KDE_DATA.mean(axis=1), atol=0.15)
+    # A pytree: it goes through jit, and vmap over points works.
+    f = polyjax.jit(lambda kde, p: kde.logpdf(p))
+    np.testing.assert_allclose(f(ours, KDE_POINTS), ours.logpdf(KDE_POINTS), rtol=1e-5)
+    with pytest.raises(ValueError, match="must be 1-D"):
+        ours.integrate_box_1d(0.0, 1.0)
+    with pytest.raises(ValueError, match="weights must have shape"):
+        stats.gaussian_kde(KDE_DATA, weights=np.ones(3))
+    with pytest.raises(ValueError, match="bw_method must be"):
+        stats.gaussian_kde(KDE_DATA, "bad")
+    with pytest.raises(NotImplementedError):
+        ours.set_bandwidth("scott")

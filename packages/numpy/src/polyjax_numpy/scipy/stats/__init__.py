@@ -41,6 +41,7 @@ from polyjax_numpy.scipy.stats import (
     wrapcauchy,
 )
 from polyjax_numpy.scipy.stats._descriptive import ModeResult, mode, rankdata, sem
+from polyjax_numpy.scipy.stats._kde import gaussian_kde
 
 __all__ = [
     "ModeResult",
@@ -53,6 +54,7 @@ __all__ = [
     "dirichlet",
     "expon",
     "gamma",
+    "gaussian_kde",
     "gennorm",
     "geom",
     "gumbel_l",
