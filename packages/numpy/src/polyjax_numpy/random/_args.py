@@ -1,4 +1,4 @@
-"""Argument handling shared by the samplers: shapes, dtypes and distribution parameters.
+"""Argument handling shared by the samplers: keys, shapes, dtypes and distribution parameters.
 
 JAX's samplers take a static `shape`, a `dtype` and array parameters that must
 broadcast to `shape` (by default `shape` is the parameters' broadcast shape).
@@ -9,54 +9,35 @@ draw's dtype is the sampler's, never a weak Python-scalar type.
 from __future__ import annotations
 
 import functools
-import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from polyjax_core import dtypes
 from polyjax_interpreters.jit import jit
-from polyjax_numpy import lax
 from polyjax_numpy.lax import _shape_ops
 from polyjax_numpy.numpy import _util as _u
+from polyjax_numpy.random import _prng
+from polyjax_numpy.random._prng import check_shape
 
 __all__ = [
-    "broadcast_to",
     "check_broadcast",
     "check_broadcast_shapes",
     "check_shape",
     "const",
     "float_dtype",
+    "float_param_dtype",
     "int_dtype",
-    "lookup",
     "param",
     "param_shape",
+    "sample",
+    "single_key",
     "staged",
     "to_rank",
 ]
 
 _PY_SCALARS = (bool, int, float, complex)
-
-
-def check_shape(fun_name: str, shape: Any) -> tuple[int, ...]:
-    """`shape` (an int or a sequence of ints) as a tuple of non-negative ints.
-
-    Raises:
-      TypeError: `shape` holds something other than integers.
-      ValueError: a dimension is negative.
-    """
-    if isinstance(shape, int | np.integer):
-        shape = (shape,)
-    try:
-        out = tuple(operator.index(d) for d in shape)
-    except TypeError:
-        raise TypeError(
-            f"{fun_name}: shape must be a sequence of integers, got {shape!r}"
-        ) from None
-    if any(d < 0 for d in out):
-        raise ValueError(f"{fun_name}: negative dimensions are not allowed, got shape {out}")
-    return out
 
 
 def float_dtype(fun_name: str, dtype: Any) -> np.dtype:
@@ -75,21 +56,33 @@ def int_dtype(fun_name: str, dtype: Any) -> np.dtype:
     return dtype
 
 
+def float_param_dtype(p: Any) -> np.dtype:
+    """The float dtype a parameter is computed in: its own float type, or the default float."""
+    dt = _u.dtype(p)
+    if dtypes.issubdtype(dt, np.floating):
+        return dtypes.canonicalize_dtype(dt)
+    return dtypes.canonicalize_dtype(dtypes.float_)
+
+
 def check_broadcast(fun_name: str, shape: tuple[int, ...], *args: Any) -> None:
     """Raises ValueError unless every argument broadcasts to exactly `shape`."""
     check_broadcast_shapes(fun_name, shape, *(_u.shape(arg) for arg in args))
 
 
-def check_broadcast_shapes(fun_name: str, shape: tuple[int, ...], *shapes: Any) -> None:
-    """Raises ValueError unless every one of `shapes` broadcasts to exactly `shape`."""
+def check_broadcast_shapes(
+    fun_name: str, shape: tuple[int, ...], *shapes: Any, what: str = "arguments of shape"
+) -> None:
+    """Raises ValueError unless every one of `shapes` broadcasts to exactly `shape`.
+
+    `what` names the shapes in the message (e.g. "logits of batch shape").
+    """
     for s in shapes:
         s = tuple(s)
         if len(s) > len(shape) or any(
             d not in (1, t) for d, t in zip(s[::-1], shape[::-1], strict=False)
         ):
             raise ValueError(
-                f"{fun_name}: arguments of shape {s} do not broadcast to the requested "
-                f"shape {shape}"
+                f"{fun_name}: {what} {s} do not broadcast to the requested shape {shape}"
             )
 
 
@@ -130,22 +123,9 @@ def to_rank(x: Any, rank: int) -> Any:
     return _shape_ops.broadcast_to_rank(x, rank) if _u.shape(x) else x
 
 
-def broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
-    """`x` broadcast (NumPy's rules) to `shape`."""
-    s = tuple(_u.shape(x))
-    if s == tuple(shape):
-        return x
-    dims = tuple(range(len(shape) - len(s), len(shape)))
-    return _shape_ops.broadcast_in_dim(x, tuple(shape), dims)
-
-
-def lookup(table: Any, index: Any) -> Any:
-    """`table[index]` elementwise, for a 1-D `table` and integer `index` (clipped in bounds)."""
-    dnums = lax.GatherDimensionNumbers(
-        offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,)
-    )
-    starts = lax.expand_dims(index, (_u.ndim(index),))
-    return lax.gather(table, starts, dnums, (1,), mode=lax.GatherScatterMode.CLIP)
+def single_key(fun_name: str, key: Any) -> _prng.PRNGKeyArray:
+    """`key` (typed or raw) as a typed single key; see `_prng.check_single_key`."""
+    return _prng.check_single_key(fun_name, key)[0]
 
 
 def staged(*static_argnames: str) -> Callable[[Callable[..., Any]], Any]:
@@ -158,3 +138,30 @@ def staged(*static_argnames: str) -> Callable[[Callable[..., Any]], Any]:
     Python values; the key and the parameters are traced arguments.
     """
     return functools.partial(jit, static_argnames=static_argnames)
+
+
+def sample(
+    fun_name: str,
+    body: Callable[..., Any],
+    key: Any,
+    params: Sequence[Any],
+    shape: Any,
+    dtype: Any,
+    *,
+    dtype_rule: Callable[[str, Any], np.dtype] = float_dtype,
+    **static: Any,
+) -> Any:
+    """A sampler's argument checks, then its staged `body`.
+
+    `key` must be a single key, `dtype` pass `dtype_rule` and the `params` be
+    array-likes broadcasting to `shape` (None: to their broadcast shape). A
+    sampler whose `shape` is required checks it with `check_shape` first.
+
+    Returns:
+      `body(key, *params, shape=shape, dtype=dtype, **static)`.
+    """
+    typed = single_key(fun_name, key)
+    dtype = dtype_rule(fun_name, dtype)
+    _u.check_arraylike(fun_name, *params)
+    shape = param_shape(fun_name, shape, *params)
+    return body(typed, *params, shape=shape, dtype=dtype, **static)

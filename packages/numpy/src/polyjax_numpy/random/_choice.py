@@ -28,10 +28,17 @@ from polyjax_numpy.lax._shape_ops import canonicalize_axis
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._creation import asarray
 from polyjax_numpy.numpy._indexing import take
+from polyjax_numpy.numpy._manipulation import take_axis
 from polyjax_numpy.random import _prng
-from polyjax_numpy.random._args import broadcast_to, check_shape, const, lookup, staged
-from polyjax_numpy.random._distributions import randint, uniform_draw
-from polyjax_numpy.random._univariate import check_mode, gumbel_draw
+from polyjax_numpy.random._args import (
+    check_broadcast_shapes,
+    check_shape,
+    const,
+    single_key,
+    staged,
+)
+from polyjax_numpy.random._distributions import randint
+from polyjax_numpy.random._univariate import check_mode, gumbel_draw, unit_uniform
 
 Shape = Sequence[int]
 
@@ -77,7 +84,7 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
       >>> random.permutation(random.PRNGKey(0), 5)
       Array([0, 1, 4, 3, 2], dtype=int32)
     """
-    typed, _ = _prng.check_single_key("permutation", key)
+    typed = single_key("permutation", key)
     axis = operator_index(axis)
     if not np.ndim(x):
         if not dtypes.issubdtype(_u.dtype(x), np.integer):
@@ -94,7 +101,13 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
 
 
 def _searchsorted_left(sorted_values: Any, queries: Any) -> Any:
-    """For each query, the first index whose value is >= it (a binary search, as JAX's)."""
+    """For each query, the first index whose value is >= it (a binary search, as JAX's).
+
+    Not `jnp.searchsorted`: this is the halving sequence of JAX's default search
+    (`mid = (lo + hi) // 2`, `bit_length(n)` steps, no early stop). On sorted
+    values any binary search agrees, but the cumulative sums of weights that are
+    negative are not sorted, and there only the same sequence picks JAX's indices.
+    """
     n = _u.shape(sorted_values)[0]
     dt = _u.dtype(queries)
 
@@ -109,7 +122,7 @@ def _searchsorted_left(sorted_values: Any, queries: Any) -> Any:
     q = canonical(queries)
     for _ in range(int(n).bit_length()):
         mid = lax.add(lo, lax.div(lax.sub(hi, lo), const(2, u32)))
-        v = canonical(lookup(sorted_values, mid))
+        v = canonical(take_axis(sorted_values, mid, 0, "clip"))
         go_left = lax.bitwise_or(lax.le(q, v), lax.ne(v, v))
         lo = lax.select_n(go_left, mid, lo)
         hi = lax.select_n(go_left, hi, mid)
@@ -147,7 +160,7 @@ def choice(
       >>> random.choice(random.PRNGKey(0), 5, (3,), replace=False)
       Array([0, 1, 4], dtype=int32)
     """
-    typed, _ = _prng.check_single_key("choice", key)
+    typed = single_key("choice", key)
     mode = check_mode("gumbel", mode)
     shape = check_shape("choice", shape)
     scalar = not np.ndim(a)
@@ -209,7 +222,7 @@ def _inverse_cdf_choice(typed: Any, p: Any, *, shape: tuple) -> Any:
     n = _u.shape(p)[0]
     cumulative = lax.cumsum(p, axis=0)
     total = lax.squeeze(lax.slice(cumulative, (n - 1,), (n,)), (0,))
-    u = uniform_draw(typed, shape, pdt, const(0.0, pdt), const(1.0, pdt))
+    u = unit_uniform(typed, shape, pdt)
     targets = lax.mul(total, lax.sub(const(1.0, pdt), u))
     return _searchsorted_left(cumulative, targets)
 
@@ -252,7 +265,7 @@ def categorical(
       >>> random.categorical(random.PRNGKey(0), np.log(np.float32([0.1, 0.9])), shape=(4,))
       Array([1, 1, 1, 1], dtype=int32)
     """
-    typed, _ = _prng.check_single_key("categorical", key)
+    typed = single_key("categorical", key)
     mode = check_mode("gumbel", mode)
     _u.check_arraylike("categorical", logits)
     logits = asarray(logits)
@@ -269,15 +282,7 @@ def categorical(
         shape = batch_shape
     else:
         shape = check_shape("categorical", shape)
-        try:
-            ok = tuple(np.broadcast_shapes(shape, batch_shape)) == shape
-        except ValueError:
-            ok = False
-        if not ok:
-            raise ValueError(
-                f"categorical: shape {shape} must end with the logits' batch shape "
-                f"{batch_shape} (or broadcast from it)"
-            )
+        check_broadcast_shapes("categorical", shape, batch_shape, what="logits of batch shape")
     prefix = shape[: len(shape) - len(batch_shape)]
     if not replace:
         n_draws = math.prod(prefix)
@@ -308,7 +313,7 @@ def _categorical(
         cat_axis = len(prefix) + axis
         noise_shape = (*shape[:cat_axis], n, *shape[cat_axis:])
         noise = gumbel_draw(typed, noise_shape, dt, mode)
-        perturbed = lax.add(noise, broadcast_to(logits, noise_shape))
+        perturbed = lax.add(noise, _u.broadcast_to(logits, noise_shape))
         return lax.argmax(perturbed, cat_axis, np.int32)
 
     perturbed = lax.add(logits, gumbel_draw(typed, logits_shape, dt, mode))

@@ -22,7 +22,7 @@ it accepted.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,16 +30,16 @@ import numpy as np
 from polyjax_core import dtypes
 from polyjax_numpy import lax
 from polyjax_numpy.numpy import _util as _u
+from polyjax_numpy.numpy._manipulation import take_axis
 from polyjax_numpy.random import _prng
 from polyjax_numpy.random._args import (
-    broadcast_to,
     check_shape,
     const,
-    float_dtype,
     int_dtype,
-    lookup,
     param,
     param_shape,
+    sample,
+    single_key,
     staged,
 )
 from polyjax_numpy.random._univariate import unit_uniform
@@ -49,20 +49,78 @@ Shape = Sequence[int]
 __all__ = ["binomial", "multinomial", "poisson"]
 
 
-def _where(pred: Any, x: Any, y: Any) -> Any:
-    return lax.select_n(pred, y, x)
+# ---------------------------------------------------------------------------
+# The loops: one key per iteration, shared by every element
 
 
 def _any(pred: Any) -> Any:
     return lax.reduce_or(pred, tuple(range(_u.ndim(pred)))) if _u.ndim(pred) else pred
 
 
-def _full_like(x: Any, value: Any) -> Any:
-    return lax.full(_u.shape(x), value, _u.dtype(x))
-
-
 def _isnan(x: Any) -> Any:
     return lax.ne(x, x)
+
+
+def _below_cap(i: Any, dtype: np.dtype) -> Any:
+    """The loops' safety cap: the iteration count, in the result dtype, below its max."""
+    limit = (
+        dtypes.iinfo(dtype).max if dtypes.issubdtype(dtype, np.integer) else dtypes.finfo(dtype).max
+    )
+    return lax.lt(lax.convert_element_type(i, dtype), const(limit, dtype))
+
+
+def _while_pending(
+    pending: Callable[[tuple], Any], body: Callable[[tuple], tuple], init: tuple, dtype: np.dtype
+) -> tuple:
+    """`body` applied to the loop state from `init` while `pending(state)` holds anywhere.
+
+    An iteration counter stops the loop before it reaches `dtype`'s max, so that
+    a parameter for which the loop never ends (NaN) cannot hang it.
+    """
+
+    def cond(state: tuple) -> Any:
+        i, inner = state
+        return lax.bitwise_and(_any(pending(inner)), _below_cap(i, dtype))
+
+    def step(state: tuple) -> tuple:
+        i, inner = state
+        inner = body(inner)
+        return lax.add(i, np.int32(1)), inner
+
+    _, out = lax.while_loop(cond, step, (np.int32(0), init))
+    return out
+
+
+def _transformed_rejection(
+    typed: _prng.PRNGKeyArray,
+    shape: tuple[int, ...],
+    fdt: np.dtype,
+    dtype: np.dtype,
+    propose: Callable[[Any, Any], tuple[Any, Any]],
+) -> Any:
+    """Hormann's transformed-rejection loop, shared by PTRS and BTRS.
+
+    Each step splits its key into (next, u, v) and draws `u` uniform in
+    [-1/2, 1/2) and `v` uniform in [0, 1); `propose(u, v)` gives the candidate
+    counts and where they are accepted. The loop runs until every element has
+    accepted a count, and an element keeps the last one it accepted.
+    """
+
+    def pending(state: tuple) -> Any:
+        _, accepted, _ = state
+        return lax.bitwise_not(accepted)
+
+    def body(state: tuple) -> tuple:
+        k_out, accepted, key = state
+        key, key_u, key_v = _prng.split_keys(key, 3)
+        u = lax.sub(unit_uniform(key_u, shape, fdt), const(0.5, fdt))
+        v = unit_uniform(key_v, shape, fdt)
+        k, accept = propose(u, v)
+        return _u.where(accept, k, k_out), lax.bitwise_or(accepted, accept), key
+
+    init = (lax.full(shape, -1.0, fdt), lax.full(shape, False, np.bool_), typed)
+    k, _, _ = _while_pending(pending, body, init, dtype)
+    return lax.convert_element_type(k, dtype)
 
 
 # ---------------------------------------------------------------------------
@@ -87,36 +145,24 @@ def poisson(key: Any, lam: Any, shape: Shape | None = None, dtype: Any = None) -
       >>> random.poisson(random.PRNGKey(0), 3.0, (4,))
       Array([0, 0, 4, 4], dtype=int32)
     """
-    typed, _ = _prng.check_single_key("poisson", key)
-    dtype = int_dtype("poisson", dtype)
-    _u.check_arraylike("poisson", lam)
-    shape = param_shape("poisson", shape, lam)
-    return _poisson(typed, lam, shape=shape, dtype=dtype)
+    return sample("poisson", _poisson, key, (lam,), shape, dtype, dtype_rule=int_dtype)
 
 
 @staged("shape", "dtype")
 def _poisson(typed: Any, lam: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     # The rate is float32 whatever its type (and under x64), as in JAX.
     lam = param("poisson", lam, np.dtype(np.float32))
-    return poisson_draw(typed, broadcast_to(lam, shape), dtype)
+    return poisson_draw(typed, _u.broadcast_to(lam, shape), dtype)
 
 
 def poisson_draw(typed: _prng.PRNGKeyArray, lam: Any, dtype: np.dtype) -> Any:
     """Poisson draws of `lam`'s shape (no checks)."""
     fdt = _u.dtype(lam)
     use_knuth = lax.bitwise_or(_isnan(lam), lax.lt(lam, const(10.0, fdt)))
-    lam_knuth = _where(use_knuth, lam, _full_like(lam, 0.0))
-    lam_rejection = _where(use_knuth, _full_like(lam, 1e5), lam)
-    out = _where(use_knuth, _knuth(typed, lam_knuth, dtype), _ptrs(typed, lam_rejection, dtype))
-    return _where(lax.eq(lam, const(0.0, fdt)), lax.full(_u.shape(lam), 0, dtype), out)
-
-
-def _below_cap(i: Any, dtype: np.dtype) -> Any:
-    """The loops' safety cap: the iteration count, in the result dtype, below its max."""
-    limit = (
-        dtypes.iinfo(dtype).max if dtypes.issubdtype(dtype, np.integer) else dtypes.finfo(dtype).max
-    )
-    return lax.lt(lax.convert_element_type(i, dtype), const(limit, dtype))
+    lam_knuth = _u.where(use_knuth, lam, lax.full_like(lam, 0.0))
+    lam_rejection = _u.where(use_knuth, lax.full_like(lam, 1e5), lam)
+    out = _u.where(use_knuth, _knuth(typed, lam_knuth, dtype), _ptrs(typed, lam_rejection, dtype))
+    return _u.where(lax.eq(lam, const(0.0, fdt)), lax.full(_u.shape(lam), 0, dtype), out)
 
 
 def _knuth(typed: _prng.PRNGKeyArray, lam: Any, dtype: np.dtype) -> Any:
@@ -124,19 +170,19 @@ def _knuth(typed: _prng.PRNGKeyArray, lam: Any, dtype: np.dtype) -> Any:
     shape = tuple(_u.shape(lam))
     neg_lam = lax.neg(lam)
 
-    def cond(state: tuple) -> Any:
-        i, _, _, log_prod = state
-        return lax.bitwise_and(_any(lax.gt(log_prod, neg_lam)), _below_cap(i, dtype))
+    def pending(state: tuple) -> Any:
+        _, _, log_prod = state
+        return lax.gt(log_prod, neg_lam)
 
     def body(state: tuple) -> tuple:
-        i, k, key, log_prod = state
+        k, key, log_prod = state
         key, subkey = _prng.split_keys(key, 2)
-        k = _where(lax.gt(log_prod, neg_lam), lax.add(k, const(1, dtype)), k)
+        k = _u.where(pending(state), lax.add(k, const(1, dtype)), k)
         log_prod = lax.add(log_prod, lax.log(unit_uniform(subkey, shape, fdt)))
-        return lax.add(i, np.int32(1)), k, key, log_prod
+        return k, key, log_prod
 
-    init = (np.int32(0), lax.full(shape, 0, dtype), typed, lax.full(shape, 0.0, fdt))
-    _, k, _, _ = lax.while_loop(cond, body, init)
+    init = (lax.full(shape, 0, dtype), typed, lax.full(shape, 0.0, fdt))
+    k, _, _ = _while_pending(pending, body, init, dtype)
     return lax.sub(k, const(1, dtype))
 
 
@@ -153,15 +199,7 @@ def _ptrs(typed: _prng.PRNGKeyArray, lam: Any, dtype: np.dtype) -> Any:
     inv_alpha = lax.add(c(1.1239), lax.div(c(1.1328), lax.sub(b, c(3.4))))
     v_r = lax.sub(c(0.9277), lax.div(c(3.6224), lax.sub(b, c(2.0))))
 
-    def cond(state: tuple) -> Any:
-        i, _, accepted, _ = state
-        return lax.bitwise_and(_any(lax.bitwise_not(accepted)), _below_cap(i, dtype))
-
-    def body(state: tuple) -> tuple:
-        i, k_out, accepted, key = state
-        key, key_u, key_v = _prng.split_keys(key, 3)
-        u = lax.sub(unit_uniform(key_u, shape, fdt), c(0.5))
-        v = unit_uniform(key_v, shape, fdt)
+    def propose(u: Any, v: Any) -> tuple[Any, Any]:
         u_shifted = lax.sub(c(0.5), lax.abs(u))
         k = lax.floor(
             lax.add(
@@ -179,12 +217,9 @@ def _ptrs(typed: _prng.PRNGKeyArray, lam: Any, dtype: np.dtype) -> Any:
             lax.bitwise_and(lax.lt(u_shifted, c(0.013)), lax.gt(v, u_shifted)),
         )
         accept = lax.bitwise_or(accept_fast, lax.bitwise_and(lax.bitwise_not(reject), lax.le(s, t)))
-        k_out = _where(accept, k, k_out)
-        return lax.add(i, np.int32(1)), k_out, lax.bitwise_or(accepted, accept), key
+        return k, accept
 
-    init = (np.int32(0), lax.full(shape, -1.0, fdt), lax.full(shape, False, np.bool_), typed)
-    _, k, _, _ = lax.while_loop(cond, body, init)
-    return lax.convert_element_type(k, dtype)
+    return _transformed_rejection(typed, shape, fdt, dtype, propose)
 
 
 # ---------------------------------------------------------------------------
@@ -220,17 +255,13 @@ def binomial(key: Any, n: Any, p: Any, shape: Shape | None = None, dtype: Any = 
       >>> random.binomial(random.PRNGKey(0), 10.0, 0.3, (3,)).shape
       (3,)
     """
-    typed, _ = _prng.check_single_key("binomial", key)
-    dtype = float_dtype("binomial", dtype)
-    _u.check_arraylike("binomial", n, p)
-    shape = param_shape("binomial", shape, n, p)
-    return _binomial(typed, n, p, shape=shape, dtype=dtype)
+    return sample("binomial", _binomial, key, (n, p), shape, dtype)
 
 
 @staged("shape", "dtype")
 def _binomial(typed: Any, n: Any, p: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     # Computed in the parameters' (promoted) float type; the draws are of `dtype`.
-    n, p = (broadcast_to(v, shape) for v in _strong_inexact(n, p))
+    n, p = (_u.broadcast_to(v, shape) for v in _strong_inexact(n, p))
     return binomial_draw(typed, n, p, dtype)
 
 
@@ -254,8 +285,8 @@ def _stirling_tail(x: Any) -> Any:
         lax.add(xc, one),
     )
     table = np.asarray(_STIRLING_TAILS, fdt)
-    tabulated = lookup(table, lax.convert_element_type(lax.floor(xc), np.int32))
-    return _where(lax.le(x, const(9.0, fdt)), tabulated, series)
+    tabulated = take_axis(table, lax.convert_element_type(lax.floor(xc), np.int32), 0, "clip")
+    return _u.where(lax.le(x, const(9.0, fdt)), tabulated, series)
 
 
 def binomial_draw(typed: _prng.PRNGKeyArray, count: Any, prob: Any, dtype: np.dtype) -> Any:
@@ -271,27 +302,29 @@ def binomial_draw(typed: _prng.PRNGKeyArray, count: Any, prob: Any, dtype: np.dt
         return const(v, fdt)
 
     p_small = lax.lt(prob, c(0.5))
-    q = _where(p_small, prob, lax.sub(c(1.0), prob))
+    q = _u.where(p_small, prob, lax.sub(c(1.0), prob))
     count_invalid = lax.bitwise_or(_isnan(count), lax.lt(count, c(0.0)))
     count_inf = lax.eq(lax.abs(count), c(np.inf))
     q_nan, q_negative = _isnan(q), lax.lt(q, c(0.0))
-    q = _where(lax.bitwise_or(q_nan, q_negative), _full_like(q, 0.01), q)
+    q = _u.where(lax.bitwise_or(q_nan, q_negative), lax.full_like(q, 0.01), q)
     use_inversion = lax.bitwise_or(count_invalid, lax.le(lax.mul(count, q), c(10.0)))
     count_floor = lax.floor(count)
-    count_inv = _where(use_inversion, count_floor, _full_like(count, 0.0))
-    count_btrs = _where(use_inversion, _full_like(count, 1e4), count_floor)
-    q_btrs = _where(use_inversion, _full_like(q, 0.5), q)
+    count_inv = _u.where(use_inversion, count_floor, lax.full_like(count, 0.0))
+    count_btrs = _u.where(use_inversion, lax.full_like(count, 1e4), count_floor)
+    q_btrs = _u.where(use_inversion, lax.full_like(q, 0.5), q)
 
     inversion = _binomial_inversion(typed, count_inv, lax.log1p(lax.neg(q)), shape, dtype)
     btrs = _btrs(typed, count_btrs, q_btrs, shape, dtype)
-    out = _where(use_inversion, inversion, btrs)
+    out = _u.where(use_inversion, inversion, btrs)
 
     invalid = lax.bitwise_or(lax.bitwise_or(q_negative, q_nan), count_invalid)
-    out = _where(invalid, _full_like(out, np.nan), out)
-    out = _where(lax.bitwise_and(count_inf, lax.bitwise_not(invalid)), _full_like(out, np.inf), out)
+    out = _u.where(invalid, lax.full_like(out, np.nan), out)
+    out = _u.where(
+        lax.bitwise_and(count_inf, lax.bitwise_not(invalid)), lax.full_like(out, np.inf), out
+    )
     # Draws were for q = min(p, 1 - p): those for 1 - p count the failures.
     kept = lax.bitwise_or(lax.bitwise_or(lax.bitwise_or(p_small, count_invalid), q_nan), count_inf)
-    return _where(kept, out, lax.sub(lax.convert_element_type(count_floor, dtype), out))
+    return _u.where(kept, out, lax.sub(lax.convert_element_type(count_floor, dtype), out))
 
 
 def _binomial_inversion(
@@ -299,20 +332,20 @@ def _binomial_inversion(
 ) -> Any:
     fdt = _u.dtype(count)
 
-    def cond(state: tuple) -> Any:
-        i, _, geom_sum, _ = state
-        return lax.bitwise_and(_any(lax.le(geom_sum, count)), _below_cap(i, dtype))
+    def pending(state: tuple) -> Any:
+        _, geom_sum, _ = state
+        return lax.le(geom_sum, count)
 
     def body(state: tuple) -> tuple:
-        i, num_geom, geom_sum, key = state
+        num_geom, geom_sum, key = state
         key_u, key = _prng.split_keys(key, 2)
-        num_geom = _where(lax.le(geom_sum, count), lax.add(num_geom, const(1.0, fdt)), num_geom)
+        num_geom = _u.where(pending(state), lax.add(num_geom, const(1.0, fdt)), num_geom)
         u = unit_uniform(key_u, shape, fdt)
         geom_sum = lax.add(geom_sum, lax.ceil(lax.div(lax.log(u), log1m_q)))
-        return lax.add(i, np.int32(1)), num_geom, geom_sum, key
+        return num_geom, geom_sum, key
 
     zeros = lax.full(shape, 0.0, fdt)
-    _, num_geom, _, _ = lax.while_loop(cond, body, (np.int32(0), zeros, zeros, typed))
+    num_geom, _, _ = _while_pending(pending, body, (zeros, zeros, typed), dtype)
     return lax.convert_element_type(lax.sub(num_geom, const(1.0, fdt)), dtype)
 
 
@@ -336,15 +369,7 @@ def _btrs(
     def log_ratio(num: Any, den: Any) -> Any:
         return lax.log(lax.div(num, den))
 
-    def cond(state: tuple) -> Any:
-        i, _, accepted, _ = state
-        return lax.bitwise_and(_any(lax.bitwise_not(accepted)), _below_cap(i, dtype))
-
-    def body(state: tuple) -> tuple:
-        i, k_out, accepted, key = state
-        key, key_u, key_v = _prng.split_keys(key, 3)
-        u = lax.sub(unit_uniform(key_u, shape, fdt), c(0.5))
-        v = unit_uniform(key_v, shape, fdt)
+    def propose(u: Any, v: Any) -> tuple[Any, Any]:
         us = lax.sub(c(0.5), lax.abs(u))
         accept_fast = lax.bitwise_and(lax.ge(us, c(0.07)), lax.le(v, v_r))
         k = lax.floor(lax.add(lax.mul(lax.add(lax.div(lax.mul(c(2.0), a), us), b), u), mid))
@@ -365,12 +390,9 @@ def _btrs(
         accept = lax.bitwise_or(
             accept_fast, lax.bitwise_and(lax.bitwise_not(reject), lax.le(v_log, bound))
         )
-        k_out = _where(accept, k, k_out)
-        return lax.add(i, np.int32(1)), k_out, lax.bitwise_or(accepted, accept), key
+        return k, accept
 
-    init = (np.int32(0), lax.full(shape, -1.0, fdt), lax.full(shape, False, np.bool_), typed)
-    _, k, _, _ = lax.while_loop(cond, body, init)
-    return lax.convert_element_type(k, dtype)
+    return _transformed_rejection(typed, shape, fdt, dtype, propose)
 
 
 # ---------------------------------------------------------------------------
@@ -404,7 +426,7 @@ def multinomial(
       >>> random.multinomial(random.PRNGKey(0), 10.0, np.full(3, 1 / 3)).shape
       (3,)
     """
-    typed, _ = _prng.check_single_key("multinomial", key)
+    typed = single_key("multinomial", key)
     dtype = dtypes.canonicalize_dtype(dtypes.float_ if dtype is None else dtype)
     _u.check_arraylike("multinomial", n, p)
     if shape is None:
@@ -424,12 +446,14 @@ def _multinomial(
 ) -> Any:
     n, p = _strong_inexact(n, p)
     fdt = _u.dtype(p)
-    n = broadcast_to(n, shape[:-1])
-    p = broadcast_to(p, shape)
+    n = _u.broadcast_to(n, shape[:-1])
+    p = _u.broadcast_to(p, shape)
     last = len(shape) - 1
     p = lax.transpose(p, (last, *range(last)))
     remainder = lax.cumsum(p, axis=0, reverse=True)
-    remainder = _where(lax.eq(remainder, const(0.0, fdt)), _full_like(remainder, 1.0), remainder)
+    remainder = _u.where(
+        lax.eq(remainder, const(0.0, fdt)), lax.full_like(remainder, 1.0), remainder
+    )
     conditional = lax.div(p, remainder)
     keys = _prng.PRNGKeyArray(typed._impl, typed._impl.split(typed._base_array, (shape[-1],)))
 

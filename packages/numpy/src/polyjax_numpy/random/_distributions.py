@@ -31,9 +31,11 @@ from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.random import _prng
 from polyjax_numpy.random._args import (
-    check_broadcast,
     check_shape,
+    const,
     float_dtype,
+    sample,
+    single_key,
     staged,
     to_rank,
 )
@@ -59,7 +61,7 @@ def bits(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
       >>> random.bits(random.PRNGKey(0), (2,))
       Array([4070199207, 4202968722], dtype=uint32)
     """
-    typed, _ = _prng.check_single_key("bits", key)
+    typed = single_key("bits", key)
     dtype = dtypes.canonicalize_dtype(np.uint32 if dtype is None else dtype)
     if not dtypes.issubdtype(dtype, np.unsignedinteger):
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
@@ -79,10 +81,10 @@ def _uniform_unit(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np.d
     raw = _prng.random_bits(typed, draw_bits, shape)
     if draw_bits != nbits:
         raw = lax.convert_element_type(raw, uint)
-    one_bits = np.asarray(1.0, dtype).view(uint)
-    mantissa = lax.shift_right_logical(raw, np.asarray(draw_bits - nmant, uint)[()])
-    floats = _bits.bitcast_convert_type(lax.bitwise_or(mantissa, one_bits[()]), dtype)
-    return lax.sub(floats, np.asarray(1.0, dtype)[()])
+    one_bits = np.asarray(1.0, dtype).view(uint)[()]
+    mantissa = lax.shift_right_logical(raw, const(draw_bits - nmant, uint))
+    floats = _bits.bitcast_convert_type(lax.bitwise_or(mantissa, one_bits), dtype)
+    return lax.sub(floats, const(1.0, dtype))
 
 
 def uniform(
@@ -108,12 +110,8 @@ def uniform(
       >>> random.uniform(random.PRNGKey(0), (2,))
       Array([0.947667 , 0.9785799], dtype=float32)
     """
-    typed, _ = _prng.check_single_key("uniform", key)
     shape = check_shape("uniform", shape)
-    dtype = float_dtype("uniform", dtype)
-    _u.check_arraylike("uniform", minval, maxval)
-    check_broadcast("uniform", shape, minval, maxval)
-    return _uniform(typed, minval, maxval, shape=shape, dtype=dtype)
+    return sample("uniform", _uniform, key, (minval, maxval), shape, dtype)
 
 
 @staged("shape", "dtype")
@@ -145,12 +143,15 @@ def normal(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
       >>> random.normal(random.PRNGKey(0), (2,))
       Array([1.6226422, 2.0252647], dtype=float32)
     """
-    typed, _ = _prng.check_single_key("normal", key)
     shape = check_shape("normal", shape)
+    return sample("normal", _normal, key, (), shape, dtype, dtype_rule=_float_or_complex_dtype)
+
+
+def _float_or_complex_dtype(fun_name: str, dtype: Any) -> np.dtype:
     dtype = dtypes.canonicalize_dtype(dtypes.float_ if dtype is None else dtype)
-    if not dtypes.issubdtype(dtype, np.complexfloating):
-        dtype = float_dtype("normal", dtype)
-    return _normal(typed, shape=shape, dtype=dtype)
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        return dtype
+    return float_dtype(fun_name, dtype)
 
 
 @staged("shape", "dtype")
@@ -161,17 +162,22 @@ def _normal(typed: Any, *, shape: tuple, dtype: np.dtype) -> Any:
         k_re, k_im = _prng.split_keys(typed, 2)
         re = lax.convert_element_type(normal_draw(k_re, shape, real_dtype), dtype)
         im = lax.convert_element_type(normal_draw(k_im, shape, real_dtype), dtype)
-        z = lax.add(re, lax.mul(np.asarray(1j, dtype)[()], im))
+        z = lax.add(re, lax.mul(const(1j, dtype), im))
         sqrt2 = np.asarray(np.sqrt(2.0), real_dtype).astype(dtype)[()]
         return lax.div(z, sqrt2)
     return normal_draw(typed, shape, dtype)
 
 
+def symmetric_uniform(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    """Uniform draws in the open interval (-1, 1) (keys may be a batch)."""
+    lo = np.nextafter(np.asarray(-1.0, dtype), np.asarray(0.0, dtype))[()]
+    return uniform_draw(typed, shape, dtype, lo, const(1.0, dtype))
+
+
 def normal_draw(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     """Real standard normal draws without the argument checks (keys may be a batch)."""
-    lo = np.nextafter(np.asarray(-1.0, dtype), np.asarray(0.0, dtype))
-    u = uniform_draw(typed, shape, dtype, lo[()], np.asarray(1.0, dtype)[()])
-    return lax.mul(np.asarray(np.sqrt(2.0), dtype)[()], lax.erf_inv(u))
+    u = symmetric_uniform(typed, shape, dtype)
+    return lax.mul(const(np.sqrt(2.0), dtype), lax.erf_inv(u))
 
 
 def randint(key: Any, shape: Shape, minval: Any, maxval: Any, dtype: Any = None) -> Any:
@@ -196,14 +202,16 @@ def randint(key: Any, shape: Shape, minval: Any, maxval: Any, dtype: Any = None)
       >>> random.randint(random.PRNGKey(0), (3,), 0, 10)
       Array([9, 0, 2], dtype=int32)
     """
-    typed, _ = _prng.check_single_key("randint", key)
     shape = check_shape("randint", shape)
+    bounds = (_int_bound("minval", minval), _int_bound("maxval", maxval))
+    return sample("randint", _randint, key, bounds, shape, dtype, dtype_rule=_randint_dtype)
+
+
+def _randint_dtype(fun_name: str, dtype: Any) -> np.dtype:
     dtype = dtypes.canonicalize_dtype(dtypes.int_ if dtype is None else dtype)
     if not dtypes.issubdtype(dtype, np.integer):
-        raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
-    minval, maxval = _int_bound("minval", minval), _int_bound("maxval", maxval)
-    check_broadcast("randint", shape, minval, maxval)
-    return _randint(typed, minval, maxval, shape=shape, dtype=dtype)
+        raise TypeError(f"{fun_name} only accepts integer dtypes, got {dtype}")
+    return dtype
 
 
 @staged("shape", "dtype")
@@ -233,14 +241,14 @@ def _randint_words(
     lo_bits = _prng.random_bits(k2, nbits, shape)
 
     span = lax.convert_element_type(lax.sub(maxval, minval), uint)
-    one = np.asarray(1, uint)[()]
+    one = const(1, uint)
     # An empty range gives minval: a span of 1 always draws offset 0.
     span = lax.select_n(lax.le(maxval, minval), span, _shape_ops.full_like(span, 1))
     # A maxval clipped from above the range includes the max itself.
     span = lax.select_n(lax.bitwise_and(above, lax.gt(maxval, minval)), span, lax.add(span, one))
     # The two draws act as one 2*nbits-bit number modulo span:
     # (hi * 2**nbits + lo) mod span, with 2**nbits mod span = (2**(nbits/2) mod span)**2.
-    multiplier = lax.rem(np.asarray(2 ** (nbits // 2), uint)[()], span)
+    multiplier = lax.rem(const(2 ** (nbits // 2), uint), span)
     multiplier = lax.rem(lax.mul(multiplier, multiplier), span)
     offset = lax.rem(
         lax.add(lax.mul(lax.rem(hi_bits, span), multiplier), lax.rem(lo_bits, span)), span
@@ -258,7 +266,7 @@ def _int_bound(name: str, v: Any) -> Any:
                 f"randint: {name}={v} does not fit in {default.name}; pass an array of a wider "
                 "dtype to have it clipped"
             )
-        return np.asarray(v, default)[()]
+        return const(v, default)
     _u.check_arraylike("randint", v)
     return v
 
@@ -274,9 +282,9 @@ def _clip(v: Any, lo: int, hi: int) -> Any:
     """`v` clipped to [lo, hi], comparing in `v`'s own dtype (a bound it cannot hold is moot)."""
     dt = _u.dtype(v)
     if _representable(lo, dt):
-        v = lax.max(v, np.asarray(lo, dt)[()])
+        v = lax.max(v, const(lo, dt))
     if _representable(hi, dt):
-        v = lax.min(v, np.asarray(hi, dt)[()])
+        v = lax.min(v, const(hi, dt))
     return v
 
 
@@ -284,4 +292,4 @@ def _greater_than(v: Any, bound: int) -> Any:
     dt = _u.dtype(v)
     if not _representable(bound, dt):
         return np.bool_(False) if bound > 0 else np.bool_(True)
-    return lax.gt(v, np.asarray(bound, dt)[()])
+    return lax.gt(v, const(bound, dt))

@@ -40,13 +40,14 @@ from polyjax_numpy import lax
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.random import _prng
 from polyjax_numpy.random._args import (
-    broadcast_to,
     check_broadcast_shapes,
     check_shape,
     const,
     float_dtype,
+    float_param_dtype,
     param,
-    param_shape,
+    sample,
+    single_key,
     staged,
     to_rank,
 )
@@ -226,21 +227,6 @@ def gamma_draw(typed: _prng.PRNGKeyArray, a: Any, log_space: bool = False) -> An
 # Public samplers
 
 
-def _key(fun_name: str, key: Any) -> _prng.PRNGKeyArray:
-    return _prng.check_single_key(fun_name, key)[0]
-
-
-def _with_params(
-    fun_name: str, staged_body: Any, key: Any, params: Sequence[Any], shape: Any, dtype: Any
-) -> Any:
-    """A sampler whose parameters broadcast to `shape` (default: their broadcast shape)."""
-    typed = _key(fun_name, key)
-    dtype = float_dtype(fun_name, dtype)
-    _u.check_arraylike(fun_name, *params)
-    shape = param_shape(fun_name, shape, *params)
-    return staged_body(typed, *params, shape=shape, dtype=dtype)
-
-
 def gamma(key: Any, a: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
     """Gamma draws with shape parameter `a` and scale 1.
 
@@ -258,12 +244,12 @@ def gamma(key: Any, a: Any, shape: Shape | None = None, dtype: Any = None) -> An
       >>> random.gamma(random.PRNGKey(0), 2.0, (3,))
       Array([1.5897877, 1.7599413, 1.1290071], dtype=float32)
     """
-    return _with_params("gamma", _gamma, key, (a,), shape, dtype)
+    return sample("gamma", _gamma, key, (a,), shape, dtype)
 
 
 @staged("shape", "dtype")
 def _gamma(typed: Any, a: Any, *, shape: tuple, dtype: np.dtype) -> Any:
-    return gamma_draw(typed, broadcast_to(param("gamma", a, dtype), shape))
+    return gamma_draw(typed, _u.broadcast_to(param("gamma", a, dtype), shape))
 
 
 def loggamma(key: Any, a: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
@@ -274,12 +260,12 @@ def loggamma(key: Any, a: Any, shape: Shape | None = None, dtype: Any = None) ->
       >>> random.loggamma(random.PRNGKey(0), 0.01, (2,)).shape
       (2,)
     """
-    return _with_params("loggamma", _loggamma, key, (a,), shape, dtype)
+    return sample("loggamma", _loggamma, key, (a,), shape, dtype)
 
 
 @staged("shape", "dtype")
 def _loggamma(typed: Any, a: Any, *, shape: tuple, dtype: np.dtype) -> Any:
-    return gamma_draw(typed, broadcast_to(param("loggamma", a, dtype), shape), log_space=True)
+    return gamma_draw(typed, _u.broadcast_to(param("loggamma", a, dtype), shape), log_space=True)
 
 
 def beta(key: Any, a: Any, b: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
@@ -290,15 +276,15 @@ def beta(key: Any, a: Any, b: Any, shape: Shape | None = None, dtype: Any = None
       >>> random.beta(random.PRNGKey(0), 2.0, 3.0, (2,)).shape
       (2,)
     """
-    return _with_params("beta", _beta, key, (a, b), shape, dtype)
+    return sample("beta", _beta, key, (a, b), shape, dtype)
 
 
 @staged("shape", "dtype")
 def _beta(typed: Any, a: Any, b: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     a, b = param("beta", a, dtype), param("beta", b, dtype)
     key_a, key_b = _prng.split_keys(typed, 2)
-    log_ga = gamma_draw(key_a, broadcast_to(a, shape), log_space=True)
-    log_gb = gamma_draw(key_b, broadcast_to(b, shape), log_space=True)
+    log_ga = gamma_draw(key_a, _u.broadcast_to(a, shape), log_space=True)
+    log_gb = gamma_draw(key_b, _u.broadcast_to(b, shape), log_space=True)
     # Normalized by the larger one, so that tiny `a` and `b` do not give 0 / 0.
     log_max = lax.max(log_ga, log_gb)
     ga = lax.exp(lax.sub(log_ga, log_max))
@@ -322,7 +308,7 @@ def dirichlet(key: Any, alpha: Any, shape: Shape | None = None, dtype: Any = Non
       >>> random.dirichlet(random.PRNGKey(0), np.ones(3), (2,)).shape
       (2, 3)
     """
-    typed = _key("dirichlet", key)
+    typed = single_key("dirichlet", key)
     dtype = float_dtype("dirichlet", dtype)
     _u.check_arraylike("dirichlet", alpha)
     alpha_shape = tuple(_u.shape(alpha))
@@ -340,7 +326,7 @@ def dirichlet(key: Any, alpha: Any, shape: Shape | None = None, dtype: Any = Non
 def _dirichlet(typed: Any, alpha: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     alpha = param("dirichlet", alpha, dtype)
     full = (*shape, _u.shape(alpha)[-1])
-    log_g = gamma_draw(typed, broadcast_to(alpha, full), log_space=True)
+    log_g = gamma_draw(typed, _u.broadcast_to(alpha, full), log_space=True)
     # A softmax in log space (the maximum taken out without its gradient).
     axis = len(shape)
     keep = tuple(range(axis))
@@ -359,7 +345,7 @@ def chisquare(key: Any, df: Any, shape: Shape | None = None, dtype: Any = None) 
       >>> random.chisquare(random.PRNGKey(0), 3.0, (2,)).shape
       (2,)
     """
-    return _with_params("chisquare", _chisquare, key, (df,), shape, dtype)
+    return sample("chisquare", _chisquare, key, (df,), shape, dtype)
 
 
 @staged("shape", "dtype")
@@ -369,7 +355,7 @@ def _chisquare(typed: Any, df: Any, *, shape: tuple, dtype: np.dtype) -> Any:
 
 def chisquare_draw(typed: _prng.PRNGKeyArray, df: Any, shape: tuple[int, ...]) -> Any:
     dt = _u.dtype(df)
-    half = broadcast_to(lax.div(df, const(2.0, dt)), shape)
+    half = _u.broadcast_to(lax.div(df, const(2.0, dt)), shape)
     return lax.mul(lax.exp(gamma_draw(typed, half, log_space=True)), const(2.0, dt))
 
 
@@ -381,7 +367,7 @@ def t(key: Any, df: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
       >>> random.t(random.PRNGKey(0), 3.0, (2,)).shape
       (2,)
     """
-    return _with_params("t", _t, key, (df,), shape, dtype)
+    return sample("t", _t, key, (df,), shape, dtype)
 
 
 @staged("shape", "dtype")
@@ -390,7 +376,7 @@ def _t(typed: Any, df: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     key_n, key_g = _prng.split_keys(typed, 2)
     n = normal_draw(key_n, shape, dtype)
     half_df = lax.div(df, const(2.0, dtype))
-    g = gamma_draw(key_g, broadcast_to(half_df, shape))
+    g = gamma_draw(key_g, _u.broadcast_to(half_df, shape))
     return lax.mul(n, lax.sqrt(lax.div(to_rank(half_df, len(shape)), g)))
 
 
@@ -402,7 +388,7 @@ def f(key: Any, dfnum: Any, dfden: Any, shape: Shape | None = None, dtype: Any =
       >>> random.f(random.PRNGKey(0), 3.0, 4.0, (2,)).shape
       (2,)
     """
-    return _with_params("f", _f, key, (dfnum, dfden), shape, dtype)
+    return sample("f", _f, key, (dfnum, dfden), shape, dtype)
 
 
 @staged("shape", "dtype")
@@ -416,9 +402,7 @@ def _f(typed: Any, dfnum: Any, dfden: Any, *, shape: tuple, dtype: np.dtype) -> 
 
 def inverse_param(p: Any, dtype: np.dtype) -> Any:
     """`1 / p` computed as JAX does: in `p`'s float type (ints as the default float)."""
-    pdt = _u.dtype(p)
-    if not dtypes.issubdtype(pdt, np.floating):
-        pdt = dtypes.canonicalize_dtype(dtypes.float_)
+    pdt = float_param_dtype(p)
     p = param("generalized_normal", p, pdt)
     return lax.convert_element_type(lax.div(const(1.0, pdt), p), dtype)
 
@@ -434,12 +418,8 @@ def generalized_normal(key: Any, p: Any, shape: Shape = (), dtype: Any = None) -
       >>> random.generalized_normal(random.PRNGKey(0), 1.5, (2,)).shape
       (2,)
     """
-    typed = _key("generalized_normal", key)
     shape = check_shape("generalized_normal", shape)
-    dtype = float_dtype("generalized_normal", dtype)
-    _u.check_arraylike("generalized_normal", p)
-    param_shape("generalized_normal", shape, p)
-    return _generalized_normal(typed, p, shape=shape, dtype=dtype)
+    return sample("generalized_normal", _generalized_normal, key, (p,), shape, dtype)
 
 
 @staged("shape", "dtype")
@@ -452,6 +432,6 @@ def generalized_normal_draw(
 ) -> Any:
     key_g, key_r = _prng.split_keys(typed, 2)
     inv_p = inverse_param(p, dtype)
-    g = gamma_draw(key_g, broadcast_to(inv_p, shape))
+    g = gamma_draw(key_g, _u.broadcast_to(inv_p, shape))
     r = rademacher_draw(key_r, shape, dtype)
     return lax.mul(r, lax.pow(g, to_rank(inv_p, len(shape))))

@@ -24,7 +24,14 @@ from polyjax_numpy import lax
 from polyjax_numpy.lax import linalg
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.random import _prng
-from polyjax_numpy.random._args import broadcast_to, check_shape, float_dtype, param, staged
+from polyjax_numpy.random._args import (
+    check_broadcast_shapes,
+    check_shape,
+    float_dtype,
+    param,
+    single_key,
+    staged,
+)
 from polyjax_numpy.random._distributions import normal_draw
 from polyjax_numpy.random._gamma import generalized_normal_draw, inverse_param
 from polyjax_numpy.random._univariate import exponential_draw
@@ -81,7 +88,7 @@ def multivariate_normal(
       >>> random.multivariate_normal(random.PRNGKey(0), np.zeros(2), np.eye(2), (3,)).shape
       (3, 2)
     """
-    typed, _ = _prng.check_single_key("multivariate_normal", key)
+    typed = single_key("multivariate_normal", key)
     if method not in _METHODS:
         raise ValueError(f"method must be one of {{'svd', 'eigh', 'cholesky'}}, got {method!r}")
     dtype = float_dtype("multivariate_normal", dtype)
@@ -110,15 +117,9 @@ def multivariate_normal(
         shape = batch
     else:
         shape = check_shape("multivariate_normal", shape)
-        try:
-            ok = tuple(np.broadcast_shapes(shape, batch)) == shape
-        except ValueError:
-            ok = False
-        if not ok:
-            raise ValueError(
-                f"multivariate_normal: the batch shape {batch} of mean and cov does not "
-                f"broadcast to shape {shape}"
-            )
+        check_broadcast_shapes(
+            "multivariate_normal", shape, batch, what="mean and cov of batch shape"
+        )
     return _multivariate_normal(typed, mean, cov, shape=shape, dtype=dtype, method=method)
 
 
@@ -142,11 +143,11 @@ def _multivariate_normal(
         # z @ factor^T: one contraction for all draws.
         mixed = lax.dot_general(z, factor, (((len(shape),), (1,)), ((), ())))
     else:
-        factor = broadcast_to(factor, (*shape, n, n))
+        factor = _u.broadcast_to(factor, (*shape, n, n))
         nb = len(shape)
         batch_dims = tuple(range(nb))
         mixed = lax.dot_general(factor, z, (((nb + 1,), (nb,)), (batch_dims, batch_dims)))
-    return lax.add(broadcast_to(mean, (*shape, n)), mixed)
+    return lax.add(_u.broadcast_to(mean, (*shape, n)), mixed)
 
 
 def orthogonal(key: Any, n: int, shape: Shape = (), dtype: Any = None, m: int | None = None) -> Any:
@@ -167,7 +168,7 @@ def orthogonal(key: Any, n: int, shape: Shape = (), dtype: Any = None, m: int | 
       >>> bool(np.allclose(np.asarray(q).T @ np.asarray(q), np.eye(3), atol=1e-5))
       True
     """
-    typed, _ = _prng.check_single_key("orthogonal", key)
+    typed = single_key("orthogonal", key)
     n = operator.index(n)
     m_ = n if m is None else operator.index(m)
     if n < 0 or m_ < 0:
@@ -206,7 +207,7 @@ def ball(key: Any, d: int, p: Any = 2, shape: Shape = (), dtype: Any = None) -> 
       >>> bool((np.linalg.norm(np.asarray(x), axis=-1) <= 1).all())
       True
     """
-    typed, _ = _prng.check_single_key("ball", key)
+    typed = single_key("ball", key)
     d = operator.index(d)
     shape = check_shape("ball", shape)
     dtype = float_dtype("ball", dtype)

@@ -362,15 +362,24 @@ def check_single_key(fun_name: str, key: Any) -> tuple[PRNGKeyArray, bool]:
     return typed, raw
 
 
-def _canonical_shape(fun_name: str, shape: Any) -> tuple[int, ...]:
+def check_shape(fun_name: str, shape: Any) -> tuple[int, ...]:
+    """`shape` (an int or a sequence of ints) as a tuple of non-negative ints.
+
+    Raises:
+      TypeError: `shape` holds something other than integers.
+      ValueError: a dimension is negative.
+    """
     if isinstance(shape, int | np.integer):
-        return (operator.index(shape),)
+        shape = (shape,)
     try:
-        return tuple(operator.index(d) for d in shape)
+        out = tuple(operator.index(d) for d in shape)
     except TypeError:
         raise TypeError(
             f"{fun_name}: shape must be a sequence of integers, got {shape!r}"
         ) from None
+    if any(d < 0 for d in out):
+        raise ValueError(f"{fun_name}: negative dimensions are not allowed, got shape {out}")
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -486,7 +495,7 @@ def split(key: Any, num: int | Sequence[int] = 2) -> Any:
       (3,)
     """
     typed, raw = check_single_key("split", key)
-    shape = _canonical_shape("split", num)
+    shape = check_shape("split", num)
     return _return(PRNGKeyArray(typed._impl, typed._impl.split(typed._base_array, shape)), raw)
 
 

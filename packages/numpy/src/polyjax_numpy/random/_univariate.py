@@ -31,19 +31,22 @@ import numpy as np
 from polyjax_core import dtypes
 from polyjax_numpy import lax
 from polyjax_numpy.numpy import _util as _u
+from polyjax_numpy.numpy._manipulation import broadcast_arrays
 from polyjax_numpy.random import _prng
 from polyjax_numpy.random._args import (
-    broadcast_to,
     check_shape,
     const,
     float_dtype,
+    float_param_dtype,
     int_dtype,
     param,
     param_shape,
+    sample,
+    single_key,
     staged,
     to_rank,
 )
-from polyjax_numpy.random._distributions import normal_draw, uniform_draw
+from polyjax_numpy.random._distributions import normal_draw, symmetric_uniform, uniform_draw
 
 Shape = Sequence[int]
 
@@ -72,10 +75,6 @@ __all__ = [
 # Helpers
 
 
-def _key(fun_name: str, key: Any) -> _prng.PRNGKeyArray:
-    return _prng.check_single_key(fun_name, key)[0]
-
-
 def unit_uniform(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     """Uniform draws in [0, 1) (keys may be a batch)."""
     return uniform_draw(typed, shape, dtype, const(0.0, dtype), const(1.0, dtype))
@@ -88,24 +87,6 @@ def _unstack2(x: Any) -> tuple[Any, Any]:
     first = lax.squeeze(lax.slice(x, (0,) * len(shape), (1, *rest)), (0,))
     second = lax.squeeze(lax.slice(x, (1,) + (0,) * len(rest), (2, *rest)), (0,))
     return first, second
-
-
-def _where(pred: Any, x: Any, y: Any) -> Any:
-    return lax.select_n(pred, y, x)
-
-
-def _broadcast_all(*xs: Any) -> list[Any]:
-    """NumPy broadcasting of arrays (lax stretches size-1 axes but not ranks)."""
-    shape = tuple(np.broadcast_shapes(*(_u.shape(x) for x in xs)))
-    return [broadcast_to(x, shape) for x in xs]
-
-
-def _float_param_dtype(p: Any) -> np.dtype:
-    """The float dtype a probability-like parameter is computed in (ints as default floats)."""
-    dt = _u.dtype(p)
-    if dtypes.issubdtype(dt, np.floating):
-        return dtypes.canonicalize_dtype(dt)
-    return dtypes.canonicalize_dtype(dtypes.float_)
 
 
 def check_mode(fun_name: str, mode: Any) -> str:
@@ -145,7 +126,7 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Shape | None = None, mode: str = "l
       >>> random.bernoulli(random.PRNGKey(0), 0.5, (3,))
       Array([False, False,  True], dtype=bool)
     """
-    typed = _key("bernoulli", key)
+    typed = single_key("bernoulli", key)
     mode = check_mode("bernoulli", mode)
     dt = _u.dtype(p) if _u.is_operand(p) else None
     if dt is None or not dtypes.issubdtype(dt, np.floating):
@@ -183,7 +164,7 @@ def rademacher(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
       >>> random.rademacher(random.PRNGKey(0), (4,))
       Array([-1, -1,  1,  1], dtype=int32)
     """
-    typed = _key("rademacher", key)
+    typed = single_key("rademacher", key)
     shape = check_shape("rademacher", shape)
     dtype = dtypes.canonicalize_dtype(dtypes.int_ if dtype is None else dtype)
     if not dtypes.issubdtype(dtype, np.number) and dtype != np.bool_:
@@ -209,13 +190,6 @@ def rademacher_draw(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np
 # Transformations of one uniform draw
 
 
-def _simple(fun_name: str, staged_body: Any, key: Any, shape: Any, dtype: Any) -> Any:
-    """A parameterless sampler: its checks, then its staged body."""
-    typed = _key(fun_name, key)
-    shape = check_shape(fun_name, shape)
-    return staged_body(typed, shape=shape, dtype=float_dtype(fun_name, dtype))
-
-
 def exponential(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
     """Exponential draws with rate 1: `-log1p(-u)` for a uniform `u`.
 
@@ -224,7 +198,7 @@ def exponential(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
       >>> random.exponential(random.PRNGKey(0), (2,))
       Array([2.950128 , 3.8434246], dtype=float32)
     """
-    return _simple("exponential", _exponential, key, shape, dtype)
+    return sample("exponential", _exponential, key, (), check_shape("exponential", shape), dtype)
 
 
 @staged("shape", "dtype")
@@ -244,13 +218,12 @@ def laplace(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
       >>> random.laplace(random.PRNGKey(0), (2,)).shape
       (2,)
     """
-    return _simple("laplace", _laplace, key, shape, dtype)
+    return sample("laplace", _laplace, key, (), check_shape("laplace", shape), dtype)
 
 
 @staged("shape", "dtype")
 def _laplace(typed: Any, *, shape: tuple, dtype: np.dtype) -> Any:
-    lo = np.nextafter(np.asarray(-1.0, dtype), np.asarray(0.0, dtype))[()]
-    u = uniform_draw(typed, shape, dtype, lo, const(1.0, dtype))
+    u = symmetric_uniform(typed, shape, dtype)
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
@@ -262,7 +235,7 @@ def logistic(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
       >>> random.logistic(random.PRNGKey(0), (2,)).shape
       (2,)
     """
-    return _simple("logistic", _logistic, key, shape, dtype)
+    return sample("logistic", _logistic, key, (), check_shape("logistic", shape), dtype)
 
 
 @staged("shape", "dtype")
@@ -279,7 +252,7 @@ def cauchy(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
       >>> random.cauchy(random.PRNGKey(0), (2,)).shape
       (2,)
     """
-    return _simple("cauchy", _cauchy, key, shape, dtype)
+    return sample("cauchy", _cauchy, key, (), check_shape("cauchy", shape), dtype)
 
 
 @staged("shape", "dtype")
@@ -296,7 +269,7 @@ def maxwell(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
       >>> random.maxwell(random.PRNGKey(0), (2,)).shape
       (2,)
     """
-    return _simple("maxwell", _maxwell, key, shape, dtype)
+    return sample("maxwell", _maxwell, key, (), check_shape("maxwell", shape), dtype)
 
 
 @staged("shape", "dtype")
@@ -324,10 +297,8 @@ def gumbel(key: Any, shape: Shape = (), dtype: Any = None, mode: str | None = No
       >>> random.gumbel(random.PRNGKey(0), (2,)).shape
       (2,)
     """
-    typed = _key("gumbel", key)
     mode = check_mode("gumbel", mode)
-    shape = check_shape("gumbel", shape)
-    return _gumbel(typed, shape=shape, dtype=float_dtype("gumbel", dtype), mode=mode)
+    return sample("gumbel", _gumbel, key, (), check_shape("gumbel", shape), dtype, mode=mode)
 
 
 @staged("shape", "dtype", "mode")
@@ -346,23 +317,12 @@ def gumbel_draw(
     # that -log(u) keeps its precision where u is tiny.
     u1, u2 = _unstack2(unit_uniform(typed, (2, *shape), dtype))
     refined = lax.add(lax.add(u1, lax.mul(const(finfo.eps, dtype), u2)), const(finfo.tiny, dtype))
-    u = _where(lax.ge(u1, const(0.5, dtype)), u1, refined)
+    u = _u.where(lax.ge(u1, const(0.5, dtype)), u1, refined)
     return lax.neg(lax.log(lax.neg(lax.log1p(lax.neg(u)))))
 
 
 # ---------------------------------------------------------------------------
 # Samplers with parameters
-
-
-def _with_params(
-    fun_name: str, staged_body: Any, key: Any, params: Sequence[Any], shape: Any, dtype: Any
-) -> Any:
-    """A sampler whose parameters broadcast to `shape` (default: their broadcast shape)."""
-    typed = _key(fun_name, key)
-    dtype = float_dtype(fun_name, dtype)
-    _u.check_arraylike(fun_name, *params)
-    shape = param_shape(fun_name, shape, *params)
-    return staged_body(typed, *params, shape=shape, dtype=dtype)
 
 
 def pareto(key: Any, b: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
@@ -373,7 +333,7 @@ def pareto(key: Any, b: Any, shape: Shape | None = None, dtype: Any = None) -> A
       >>> random.pareto(random.PRNGKey(0), 3.0, (2,)).shape
       (2,)
     """
-    return _with_params("pareto", _pareto, key, (b,), shape, dtype)
+    return sample("pareto", _pareto, key, (b,), shape, dtype)
 
 
 @staged("shape", "dtype")
@@ -391,7 +351,7 @@ def rayleigh(key: Any, scale: Any, shape: Shape | None = None, dtype: Any = None
       >>> random.rayleigh(random.PRNGKey(0), 2.0, (2,)).shape
       (2,)
     """
-    return _with_params("rayleigh", _rayleigh, key, (scale,), shape, dtype)
+    return sample("rayleigh", _rayleigh, key, (scale,), shape, dtype)
 
 
 @staged("shape", "dtype")
@@ -399,7 +359,7 @@ def _rayleigh(typed: Any, scale: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     scale = param("rayleigh", scale, dtype)
     u = unit_uniform(typed, shape, dtype)
     root = lax.sqrt(lax.mul(lax.log(u), const(-2.0, dtype)))
-    return lax.mul(broadcast_to(scale, shape), root)
+    return lax.mul(_u.broadcast_to(scale, shape), root)
 
 
 def lognormal(key: Any, sigma: Any = 1.0, shape: Shape | None = None, dtype: Any = None) -> Any:
@@ -410,7 +370,7 @@ def lognormal(key: Any, sigma: Any = 1.0, shape: Shape | None = None, dtype: Any
       >>> random.lognormal(random.PRNGKey(0), 0.5, (2,)).shape
       (2,)
     """
-    return _with_params("lognormal", _lognormal, key, (sigma,), shape, dtype)
+    return sample("lognormal", _lognormal, key, (sigma,), shape, dtype)
 
 
 @staged("shape", "dtype")
@@ -439,7 +399,7 @@ def truncated_normal(
       >>> random.truncated_normal(random.PRNGKey(0), -1.0, 2.0, (2,)).shape
       (2,)
     """
-    return _with_params("truncated_normal", _truncated_normal, key, (lower, upper), shape, dtype)
+    return sample("truncated_normal", _truncated_normal, key, (lower, upper), shape, dtype)
 
 
 @staged("shape", "dtype")
@@ -468,13 +428,13 @@ def triangular(
       >>> random.triangular(random.PRNGKey(0), 0.0, 0.3, 1.0, (2,)).shape
       (2,)
     """
-    return _with_params("triangular", _triangular, key, (left, mode, right), shape, dtype)
+    return sample("triangular", _triangular, key, (left, mode, right), shape, dtype)
 
 
 @staged("shape", "dtype")
 def _triangular(typed: Any, left: Any, mode: Any, right: Any, *, shape: tuple, dtype: np.dtype):
     left, mode, right = (
-        broadcast_to(param("triangular", v, dtype), shape) for v in (left, mode, right)
+        _u.broadcast_to(param("triangular", v, dtype), shape) for v in (left, mode, right)
     )
     width = lax.sub(right, left)
     cut = lax.div(lax.sub(mode, left), width)
@@ -482,7 +442,7 @@ def _triangular(typed: Any, left: Any, mode: Any, right: Any, *, shape: tuple, d
     below = lax.add(left, lax.sqrt(lax.mul(lax.mul(u, width), lax.sub(mode, left))))
     above_sq = lax.mul(lax.mul(lax.sub(const(1.0, dtype), u), width), lax.sub(right, mode))
     above = lax.sub(right, lax.sqrt(above_sq))
-    return _where(lax.lt(u, cut), below, above)
+    return _u.where(lax.lt(u, cut), below, above)
 
 
 def wald(key: Any, mean: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
@@ -493,13 +453,13 @@ def wald(key: Any, mean: Any, shape: Shape | None = None, dtype: Any = None) -> 
       >>> random.wald(random.PRNGKey(0), 2.0, (2,)).shape
       (2,)
     """
-    return _with_params("wald", _wald, key, (mean,), shape, dtype)
+    return sample("wald", _wald, key, (mean,), shape, dtype)
 
 
 @staged("shape", "dtype")
 def _wald(typed: Any, mean: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     k_normal, k_uniform = _prng.split_keys(typed, 2)
-    mean = broadcast_to(param("wald", mean, dtype), shape)
+    mean = _u.broadcast_to(param("wald", mean, dtype), shape)
     v = normal_draw(k_normal, shape, dtype)
     z = unit_uniform(k_uniform, shape, dtype)
     y = lax.integer_pow(v, 2)
@@ -511,7 +471,7 @@ def _wald(typed: Any, mean: Any, *, shape: tuple, dtype: np.dtype) -> Any:
         lax.mul(lax.div(mean, const(2.0, dtype)), root),
     )
     accept = lax.le(z, lax.div(mean, lax.add(mean, x)))
-    return _where(accept, x, lax.div(mean_sq, x))
+    return _u.where(accept, x, lax.div(mean_sq, x))
 
 
 def weibull_min(
@@ -526,7 +486,7 @@ def weibull_min(
       >>> random.weibull_min(random.PRNGKey(0), 2.0, 1.5, (2,)).shape
       (2,)
     """
-    typed = _key("weibull_min", key)
+    typed = single_key("weibull_min", key)
     shape = check_shape("weibull_min", shape)
     dtype = float_dtype("weibull_min", dtype)
     _u.check_arraylike("weibull_min", scale, concentration)
@@ -538,7 +498,7 @@ def _weibull_min(typed: Any, scale: Any, concentration: Any, *, shape: tuple, dt
     scale = param("weibull_min", scale, dtype)
     concentration = param("weibull_min", concentration, dtype)
     e = exponential_draw(typed, shape, dtype)
-    e, inv, scale = _broadcast_all(e, lax.div(const(1.0, dtype), concentration), scale)
+    e, inv, scale = broadcast_arrays(e, lax.div(const(1.0, dtype), concentration), scale)
     return lax.mul(lax.pow(e, inv), scale)
 
 
@@ -555,7 +515,7 @@ def double_sided_maxwell(
       >>> random.double_sided_maxwell(random.PRNGKey(0), 0.0, 1.0, (2,)).shape
       (2,)
     """
-    typed = _key("double_sided_maxwell", key)
+    typed = single_key("double_sided_maxwell", key)
     shape = check_shape("double_sided_maxwell", shape)
     dtype = float_dtype("double_sided_maxwell", dtype)
     _u.check_arraylike("double_sided_maxwell", loc, scale)
@@ -587,19 +547,15 @@ def geometric(key: Any, p: Any, shape: Shape | None = None, dtype: Any = None) -
       >>> random.geometric(random.PRNGKey(0), 0.3, (3,))
       Array([1, 1, 4], dtype=int32)
     """
-    typed = _key("geometric", key)
-    dtype = int_dtype("geometric", dtype)
-    _u.check_arraylike("geometric", p)
-    shape = param_shape("geometric", shape, p)
-    return _geometric(typed, p, shape=shape, dtype=dtype)
+    return sample("geometric", _geometric, key, (p,), shape, dtype, dtype_rule=int_dtype)
 
 
 @staged("shape", "dtype")
 def _geometric(typed: Any, p: Any, *, shape: tuple, dtype: np.dtype) -> Any:
-    fdt = _float_param_dtype(p)
+    fdt = float_param_dtype(p)
     p = param("geometric", p, fdt)
     u = unit_uniform(typed, shape, fdt)
-    u = _where(lax.eq(u, const(0.0, fdt)), lax.full(shape, 1.0, fdt), u)
-    log_q = broadcast_to(lax.log1p(lax.neg(p)), shape)
+    u = _u.where(lax.eq(u, const(0.0, fdt)), lax.full(shape, 1.0, fdt), u)
+    log_q = _u.broadcast_to(lax.log1p(lax.neg(p)), shape)
     trials = lax.add(lax.floor(lax.div(lax.log(u), log_q)), const(1.0, fdt))
     return lax.convert_element_type(trials, dtype)
