@@ -51,7 +51,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
         dtype = dtypes.float_
     dtypes.check_user_dtype_supported(dtype, "astype")
     dtype = dtypes.canonicalize_dtype(dtype)
-    if _u.issubdtype_of(x, np.complexfloating) and not dtypes.issubdtype(dtype, np.complexfloating):
+    if _u.is_complex(x) and not dtypes.issubdtype(dtype, np.complexfloating):
         # NumPy's rule, which JAX follows: keep the real part, and say so.
         warnings.warn(
             "Casting complex values to real discards the imaginary part",
@@ -155,19 +155,19 @@ def flat_or_axis(a: Any, axis: Any) -> tuple[Any, int]:
 
 def real(val: Any, /) -> Any:
     """The real part (a real, integer or bool array is its own real part)."""
-    return _complex.real(val) if _u.issubdtype_of(val, np.complexfloating) else val
+    return _complex.real(val) if _u.is_complex(val) else val
 
 
 def imag(val: Any, /) -> Any:
     """The imaginary part (zeros of the array's own dtype for non-complex arrays)."""
-    if _u.issubdtype_of(val, np.complexfloating):
+    if _u.is_complex(val):
         return _complex.imag(val)
     return _shape_ops.full_like(val, 0)
 
 
 def conjugate(x: Any, /) -> Any:
     """The complex conjugate; unlike `lax.conj`, real arrays are returned untouched."""
-    return _complex.conj(x) if _u.issubdtype_of(x, np.complexfloating) else x
+    return _complex.conj(x) if _u.is_complex(x) else x
 
 
 conj = conjugate

@@ -28,14 +28,6 @@ def _all(x: Any) -> Any:
     return _bits.reduce_and(x, tuple(range(_u.ndim(x))))
 
 
-def _is_inexact(x: Any) -> bool:
-    return _u.issubdtype_of(x, np.inexact)
-
-
-def _is_complex(x: Any) -> bool:
-    return _u.issubdtype_of(x, np.complexfloating)
-
-
 def _on_parts(x: Any, test: Any, combine: Any) -> Any:
     return combine(test(_complex.real(x)), test(_complex.imag(x)))
 
@@ -49,7 +41,7 @@ def isnan(x: Any, /) -> Any:
       Array([False,  True], dtype=bool)
     """
     (x,) = _u.promote_args("isnan", x)
-    if not _is_inexact(x):
+    if not _u.is_inexact(x):
         return full_like_shape(False, x, _BOOL)
     return lax.ne(x, x)
 
@@ -67,9 +59,9 @@ def isinf(x: Any, /) -> Any:
       Array([False,  True, False], dtype=bool)
     """
     (x,) = _u.promote_args("isinf", x)
-    if not _is_inexact(x):
+    if not _u.is_inexact(x):
         return full_like_shape(False, x, _BOOL)
-    if _is_complex(x):
+    if _u.is_complex(x):
         return _on_parts(x, _isinf_real, lax.bitwise_or)
     return _isinf_real(x)
 
@@ -83,9 +75,9 @@ def isfinite(x: Any, /) -> Any:
       Array([ True, False, False], dtype=bool)
     """
     (x,) = _u.promote_args("isfinite", x)
-    if not _is_inexact(x):
+    if not _u.is_inexact(x):
         return full_like_shape(True, x, _BOOL)
-    if _is_complex(x):
+    if _u.is_complex(x):
         return _on_parts(x, lax.is_finite, lax.bitwise_and)
     return lax.is_finite(x)
 
@@ -95,11 +87,11 @@ def _signed_inf_test(name: str, sign: float) -> Any:
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
         (x,) = _u.promote_args(name, x)
-        if _is_complex(x):
+        if _u.is_complex(x):
             raise ValueError(
                 f"jnp.{name} is not well defined for complex input, got {_u.dtype(x)}."
             )
-        if not _is_inexact(x):
+        if not _u.is_inexact(x):
             return full_like_shape(False, x, _BOOL)
         return lax.eq(x, _u.scalar_like(sign * np.inf, x))
 
@@ -131,7 +123,7 @@ def isreal(x: Any) -> Any:
       Array([ True, False], dtype=bool)
     """
     (x,) = _u.promote_args("isreal", x)
-    if not _is_complex(x):
+    if not _u.is_complex(x):
         return full_like_shape(True, x, _BOOL)
     imag = _complex.imag(x)
     return lax.eq(imag, zero_like(imag))
@@ -146,7 +138,7 @@ def iscomplex(x: Any) -> Any:
       Array([False,  True], dtype=bool)
     """
     (x,) = _u.promote_args("iscomplex", x)
-    if not _is_complex(x):
+    if not _u.is_complex(x):
         return full_like_shape(False, x, _BOOL)
     imag = _complex.imag(x)
     return lax.ne(imag, zero_like(imag))
@@ -181,7 +173,7 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: boo
       Array([ True, False,  True], dtype=bool)
     """
     a, b = _u.promote_args("isclose", a, b)
-    if not _is_inexact(a):
+    if not _u.is_inexact(a):
         return lax.eq(a, b)
     rtol, atol = _tolerance(rtol, a), _tolerance(atol, a)
     distance = lax.abs(lax.sub(a, b))
@@ -271,9 +263,9 @@ def nan_to_num(
     """
     del copy
     (x,) = _u.promote_args("nan_to_num", x)
-    if not _is_inexact(x):
+    if not _u.is_inexact(x):
         return x
-    if _is_complex(x):
+    if _u.is_complex(x):
         parts = (_complex.real(x), _complex.imag(x))
         re, im = (nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf) for p in parts)
         return _complex.complex(re, im)

@@ -174,7 +174,7 @@ def _check_sizes(name: str, a: Any, b: Any, a_axes: Sequence[int], b_axes: Seque
 
 
 def _conj_if_complex(x: Any) -> Any:
-    return _complex.conj(x) if _u.issubdtype_of(x, np.complexfloating) else x
+    return _complex.conj(x) if _u.is_complex(x) else x
 
 
 def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:

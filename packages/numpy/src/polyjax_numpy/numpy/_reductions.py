@@ -423,17 +423,13 @@ argmin = _arg_reduction("argmin", _reductions.argmin)
 # NaN-ignoring forms
 
 
-def _is_inexact(a: Any) -> bool:
-    return _u.issubdtype_of(a, np.inexact)
-
-
 def _nans_to_identity(kind: str, a: Any, nan: Any = None) -> Any:
     """`a` with its NaNs (the mask `nan`, if computed already) replaced by `kind`'s identity.
 
     `kind` is "sum", "prod", "max" or "min"; arrays with no NaNs (bools, integers)
     are returned as they are.
     """
-    if not _is_inexact(a):
+    if not _u.is_inexact(a):
         return a
     nan = isnan(a) if nan is None else nan
     return _u.where(nan, _u.scalar_like(_identity(kind, _u.dtype(a)), a), a)
@@ -443,7 +439,7 @@ def _ignoring_nans(
     kind: str, fn: Callable[..., Any], a: Any, axis: Any, keepdims: Any, all_nan: Any, **kw: Any
 ) -> Any:
     """`fn(a, axis, ...)` over the non-NaN elements; `all_nan` where a slice has no others."""
-    if not _is_inexact(a):
+    if not _u.is_inexact(a):
         return fn(a, axis, keepdims=keepdims, **kw)
     nan = isnan(a)
     result = fn(_nans_to_identity(kind, a, nan), axis, keepdims=keepdims, **kw)
@@ -554,7 +550,7 @@ def nanmean(
     """
     _check_out(out, "nanmean")
     _u.check_arraylike("nanmean", a)
-    if not _is_inexact(a):
+    if not _u.is_inexact(a):
         return mean(a, axis, dtype, keepdims=keepdims, where=where)
     if dtype is None:
         dtype = _u.dtype(a)

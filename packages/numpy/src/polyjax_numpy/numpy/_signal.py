@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from polyjax_core import dtypes
 from polyjax_numpy.lax import _complex, _convolution, _shape_ops
 from polyjax_numpy.numpy import _util as _u
@@ -47,7 +45,7 @@ def _conv1d(
         raise ValueError(f"{name}: inputs cannot be empty, got shapes {(n,)} and {(m,)}.")
     reverse_output = False
     if name == "correlate":
-        if _u.issubdtype_of(y, np.complexfloating):
+        if _u.is_complex(y):
             y = _complex.conj(y)
         if n < m:
             # correlate(x, y) is the reversed correlate(y, x).

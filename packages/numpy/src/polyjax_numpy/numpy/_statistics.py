@@ -57,7 +57,7 @@ def _var_dtypes(name: str, a_dtype: np.dtype, dtype: Any) -> tuple[np.dtype, np.
 
 
 def _abs2(centered: Any) -> Any:
-    if _u.issubdtype_of(centered, np.complexfloating):
+    if _u.is_complex(centered):
         return _complex.real(lax.mul(centered, _complex.conj(centered)))
     return lax.square(centered)
 
@@ -332,7 +332,7 @@ def _quantile(
         raise ValueError(f"{name}: only method='inverted_cdf' supports weights, got {method!r}")
     if weights is not None:
         _u.check_arraylike(name, weights)
-    if _u.issubdtype_of(a, np.complexfloating) or _u.issubdtype_of(q, np.complexfloating):
+    if _u.is_complex(a) or _u.is_complex(q):
         raise TypeError(
             f"{name} requires real arguments, got dtypes {_u.dtype(a)} and {_u.dtype(q)}"
         )
@@ -639,7 +639,7 @@ def cov(
         norm = _ufuncs.subtract(weights_sum, _ufuncs.multiply(ddof, extra))
     centered = lax.sub(x, _shape_ops.expand_dims(avg, (1,)))
     weighted = centered if weights is None else _ufuncs.multiply(centered, weights)
-    conj = _complex.conj(weighted) if _u.issubdtype_of(weighted, np.complexfloating) else weighted
+    conj = _complex.conj(weighted) if _u.is_complex(weighted) else weighted
     c = _ufuncs.true_divide(_products.matmul(centered, _shape_ops.transpose(conj, (1, 0))), norm)
     squeezed = tuple(i for i, d in enumerate(_u.shape(c)) if d == 1)
     return _shape_ops.squeeze(c, squeezed) if squeezed else c
@@ -660,7 +660,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True) -> Any:
     if _u.ndim(c) == 0:
         return lax.div(c, c)  # NumPy's answer for a single variable (1, or NaN)
     d = diagonal(c)
-    if _u.issubdtype_of(d, np.complexfloating):
+    if _u.is_complex(d):
         d = _complex.real(d)
     std = lax.sqrt(d)
     n = _u.shape(std)[0]
@@ -671,7 +671,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True) -> Any:
     def clip(v: Any) -> Any:
         return lax.clamp(lax.neg(one), v, one)
 
-    if _u.issubdtype_of(c, np.complexfloating):
+    if _u.is_complex(c):
         return _complex.complex(clip(_complex.real(c)), clip(_complex.imag(c)))
     return clip(c)
 

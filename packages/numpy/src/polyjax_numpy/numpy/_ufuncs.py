@@ -47,7 +47,7 @@ def full_like_shape(value: Any, x: Any, dtype: Any) -> Any:
 
 
 def check_no_complex(name: str, x: Any) -> None:
-    if _u.issubdtype_of(x, np.complexfloating):
+    if _u.is_complex(x):
         raise TypeError(f"{name} does not support complex-valued inputs, got {_u.dtype(x)}.")
 
 
@@ -405,7 +405,7 @@ def minimum(x: Any, y: Any, /) -> Any:
 def _nan_ignoring(name: str, pick: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     def fn(x1: Any, x2: Any, /) -> Any:
         x1, x2 = _u.promote_args(name, x1, x2)
-        if not _u.issubdtype_of(x1, np.inexact):
+        if not _u.is_inexact(x1):
             return pick(x1, x2)
         # Where one operand is NaN, take the other (NaN only where both are).
         x2_nan = lax.ne(x2, x2)

@@ -295,7 +295,7 @@ def angle(z: Any, deg: bool = False) -> Any:
       Array([1.5707964, 3.1415927], dtype=float32)
     """
     (z,) = _u.promote_args_inexact("angle", z)
-    if _u.issubdtype_of(z, np.complexfloating):
+    if _u.is_complex(z):
         re, im = _complex.real(z), _complex.imag(z)
     else:
         re, im = z, zero_like(z)
@@ -510,7 +510,7 @@ def rint(x: Any, /) -> Any:
     if _u.is_bool(x) or _u.issubdtype_of(x, np.integer):
         (x,) = _u.promote_dtypes_inexact(x)
         return x
-    if _u.issubdtype_of(x, np.complexfloating):
+    if _u.is_complex(x):
         return _on_parts(_round_half_even, x)
     return _round_half_even(x)
 
@@ -577,7 +577,7 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001 - N
     (a,) = _u.promote_args("round", a)
     if _u.is_bool(a) or _u.issubdtype_of(a, np.integer):
         return _round_int(a, decimals) if not _u.is_bool(a) else a
-    if _u.issubdtype_of(a, np.complexfloating):
+    if _u.is_complex(a):
         return _on_parts(lambda part: _round_float(part, decimals), a)
     return _round_float(a, decimals)
 
@@ -654,7 +654,7 @@ def clip(
     if arr is None:
         raise ValueError("No input was provided to the clip function.")
     for value in (arr, min, max):
-        if value is not None and _u.is_operand(value) and _is_complex(value):
+        if value is not None and _u.is_operand(value) and _u.is_complex(value):
             raise ValueError(
                 "Clip received a complex value either through the input or the min/max "
                 "keywords. Complex values have no ordering and cannot be clipped."
@@ -664,10 +664,6 @@ def clip(
     if max is not None:
         arr = _ufuncs.minimum(max, arr)
     return _ufuncs.positive(arr)
-
-
-def _is_complex(x: Any) -> bool:
-    return dtypes.issubdtype(dtypes.dtype(x), np.complexfloating)
 
 
 # ---------------------------------------------------------------------------

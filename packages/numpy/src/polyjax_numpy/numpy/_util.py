@@ -59,6 +59,15 @@ def is_bool(x: Any) -> bool:
     return dtype(x) == _BOOL
 
 
+def is_inexact(x: Any) -> bool:
+    """Whether `x` has a floating or complex dtype."""
+    return dtypes.issubdtype(dtype(x), np.inexact)
+
+
+def is_complex(x: Any) -> bool:
+    return dtypes.issubdtype(dtype(x), np.complexfloating)
+
+
 def issubdtype_of(x: Any, category: type) -> bool:
     """Whether the dtype of `x` is a subtype of `category` (e.g. `np.integer`)."""
     return dtypes.issubdtype(dtype(x), category)
@@ -274,6 +283,8 @@ __all__ = [
     "convert",
     "dtype",
     "is_bool",
+    "is_complex",
+    "is_inexact",
     "is_operand",
     "issubdtype_of",
     "ndim",
