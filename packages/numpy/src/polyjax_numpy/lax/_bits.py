@@ -28,7 +28,6 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.jaxpr_eval import eval_jaxpr
-from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_numpy.lax import _elementwise as _ew
@@ -332,14 +331,6 @@ _MONOIDS = {
 }
 
 
-def _is_identity(init: Any, kind: str, dtype: np.dtype) -> bool:
-    try:
-        value = np.asarray(init)
-    except Exception:  # a tracer: not known to be the identity
-        return False
-    return value.shape == () and bool(value == np.asarray(_red._identity(kind, dtype), dtype))
-
-
 def reduce(
     operands: Any,
     init_values: Any,
@@ -370,21 +361,8 @@ def reduce(
     dims = tuple(operator.index(d) for d in dimensions)
     if single and computation in _MONOIDS:
         kind, fn = _MONOIDS[computation]
-        if _is_identity(init_values, kind, get_aval(operands).dtype):
+        if _red._is_identity(init_values, kind, get_aval(operands).dtype):
             return fn(operands, dims)
-    in_avals = [get_aval(o) for o in ops]
-    init_vals = [
-        _ew._convert_element_type(i, a.dtype, False) if not hasattr(i, "aval") else i
-        for i, a in zip(inits, in_avals)
-    ]
-    scalar_avals = [ShapedArray((), get_aval(i).dtype) for i in init_vals]
-
-    def flat(*xs):
-        n = len(xs) // 2
-        a, b = xs[:n], xs[n:]
-        out = computation(a[0], b[0]) if single else computation(tuple(a), tuple(b))
-        return [out] if single else list(out)
-
-    closed = trace_to_jaxpr(flat, scalar_avals * 2)
+    init_vals, closed = _red._trace_computation(computation, ops, inits, single)
     out = reduce_p.bind(*ops, *init_vals, computation=closed, dimensions=dims)
     return out[0] if single else tuple(out)

@@ -26,6 +26,8 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.jaxpr import ClosedJaxpr
+from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_numpy.lax import _elementwise as _ew
@@ -116,6 +118,44 @@ def _identity(kind: str, dtype: np.dtype) -> Any:
         return -np.inf if kind == "max" else np.inf
     info = dtypes.iinfo(dtype)
     return info.min if kind == "max" else info.max
+
+
+def _is_identity(init: Any, kind: str, dtype: np.dtype) -> bool:
+    """Whether `init` is known (not traced) to be the identity of `kind` reductions of `dtype`.
+
+    `lax.reduce` and `lax.reduce_window` then use the differentiable primitives.
+    """
+    try:
+        value = np.asarray(init)
+    except Exception:  # a tracer: not known to be the identity
+        return False
+    return value.shape == () and bool(value == np.asarray(_identity(kind, dtype), dtype))
+
+
+def _trace_computation(
+    computation: Callable[..., Any],
+    operands: Sequence[Any],
+    init_values: Sequence[Any],
+    single: bool,
+) -> tuple[list[Any], ClosedJaxpr]:
+    """The init values in the operands' dtypes, and `computation` traced on their scalars.
+
+    `computation` combines two scalars (`single`) or two tuples of scalars; the
+    jaxpr takes the two groups flat, one after the other.
+    """
+    init_vals = [
+        _ew._convert_element_type(i, get_aval(o).dtype, False) if not hasattr(i, "aval") else i
+        for i, o in zip(init_values, operands)
+    ]
+    scalar_avals = [ShapedArray((), get_aval(i).dtype) for i in init_vals]
+
+    def flat(*xs: Any) -> list[Any]:
+        n = len(xs) // 2
+        a, b = xs[:n], xs[n:]
+        out = computation(a[0], b[0]) if single else computation(tuple(a), tuple(b))
+        return [out] if single else list(out)
+
+    return init_vals, trace_to_jaxpr(flat, scalar_avals * 2)
 
 
 def _combiner_hlo(kind: str, dtype: np.dtype) -> Callable[[ir.Value, ir.Value], list]:

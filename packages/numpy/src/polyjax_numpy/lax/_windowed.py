@@ -31,11 +31,15 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core.abstract_values import ShapedArray, get_aval
-from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_numpy.lax import _elementwise as _ew
-from polyjax_numpy.lax._reductions import _combiner_hlo, _identity
+from polyjax_numpy.lax._reductions import (
+    _combiner_hlo,
+    _identity,
+    _is_identity,
+    _trace_computation,
+)
 from polyjax_numpy.lax._shape_ops import pad, slice
 
 __all__ = [
@@ -552,16 +556,6 @@ _MONOIDS = {_ew.add: ("sum", reduce_window_sum_p), _ew.max: ("max", reduce_windo
             _ew.min: ("min", reduce_window_min_p)}  # fmt: skip
 
 
-def _is_identity(init: Any, kind: str, dtype: np.dtype) -> bool:
-    try:
-        value = np.asarray(init)
-    except Exception:  # a tracer: not known to be the identity
-        return False
-    if value.shape != ():
-        return False
-    return bool(value == np.asarray(_identity(kind, dtype), dtype))
-
-
 def reduce_window(
     operand: Any,
     init_value: Any,
@@ -601,19 +595,6 @@ def reduce_window(
         dtype = get_aval(operand).dtype
         if _is_identity(init_value, kind, dtype):
             return prim.bind(operand, **params)
-    in_avals = [get_aval(o) for o in operands]
-    init_vals = [
-        _ew._convert_element_type(i, a.dtype, False) if not hasattr(i, "aval") else i
-        for i, a in zip(inits, in_avals)
-    ]
-    scalar_avals = [ShapedArray((), get_aval(i).dtype) for i in init_vals]
-
-    def flat(*xs):
-        n = len(xs) // 2
-        a, b = xs[:n], xs[n:]
-        out = computation(a[0], b[0]) if single else computation(tuple(a), tuple(b))
-        return [out] if single else list(out)
-
-    closed = trace_to_jaxpr(flat, scalar_avals * 2)
+    init_vals, closed = _trace_computation(computation, operands, inits, single)
     out = reduce_window_p.bind(*operands, *init_vals, jaxpr=closed, **params)
     return out[0] if single else tuple(out)
