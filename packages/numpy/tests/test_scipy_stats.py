@@ -380,8 +380,10 @@ KDE_WEIGHTS = RNG.uniform(size=30)
 KDE_POINTS = RNG.normal(size=(2, 7))
 
 
-@pytest.mark.parametrize("bw_method", [None, "silverman", 0.5, lambda kde: 0.3])
-@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize(
+    "bw_method,weighted",
+    [(None, False), ("silverman", True), (0.5, True), (lambda kde: 0.3, False)],
+)
 def test_gaussian_kde(bw_method, weighted):
     weights = KDE_WEIGHTS if weighted else None
     ours = stats.gaussian_kde(KDE_DATA.astype(np.float32), bw_method, weights)
