@@ -8,9 +8,10 @@ and its jaxpr is checked to follow the contraction path opt_einsum chooses.
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
+from _jnp_helpers import bf16, boolean, c64, f16, f32, i8, i16, i32, u8, wide
+from _jnp_helpers import random_data as _data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,34 +23,11 @@ from polyjax_interpreters.test_util import check_grads
 from polyjax_numpy import lax
 from polyjax_numpy import numpy as jnp
 
-bf16 = np.dtype(ml_dtypes.bfloat16)
-f16, f32, c64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64)
-i8, i16, i32, u8 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.uint8))
-boolean = np.dtype(np.bool_)
-
-
-def _data(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    if dtype == boolean:
-        return rng.integers(0, 2, shape).astype(bool)
-    if dtype.kind in "iu":
-        return rng.integers(0, 4, shape).astype(dtype)
-    x = rng.uniform(-1.5, 1.5, shape)
-    if dtype.kind == "c":
-        x = x + 1j * rng.uniform(-1, 1, shape)
-    return x.astype(dtype)
-
 
 def _wide(x):
-    x = np.asarray(x)
-    if x.dtype == bf16 or x.dtype.kind == "f":
-        return x.astype(np.float64)
-    if x.dtype.kind == "c":
-        return x.astype(np.complex128)
-    if x.dtype == boolean:
-        return x.astype(np.int64)
-    return x
+    """`wide(x)`, and booleans as int64: NumPy's products then count, and compare as numbers."""
+    x = wide(x)
+    return x.astype(np.int64) if x.dtype == boolean else x
 
 
 def _close(got, want, dtype, err=""):

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import warnings
 
-import ml_dtypes
 import numpy as np
 import pytest
+from _jnp_helpers import bf16, boolean, c64, f16, f32, i8, i32, u8, u32
+from _jnp_helpers import random_data as _data
+from _jnp_helpers import wide as _wide
 
 from polyjax_core import errors, make_jaxpr, symbolic_dim
 from polyjax_core.abstract_values import ShapeDtypeStruct
@@ -21,33 +23,6 @@ from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
 from polyjax_interpreters.test_util import check_grads
 from polyjax_numpy import numpy as jnp
-
-bf16 = np.dtype(ml_dtypes.bfloat16)
-f16, f32, c64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64)
-i8, i32, u8, u32 = (np.dtype(t) for t in (np.int8, np.int32, np.uint8, np.uint32))
-boolean = np.dtype(np.bool_)
-
-
-def _data(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    if dtype == boolean:
-        return rng.integers(0, 2, shape).astype(bool)
-    if dtype.kind in "iu":
-        return rng.integers(0, 4, shape).astype(dtype)
-    x = rng.uniform(-1.5, 1.5, shape)
-    if dtype.kind == "c":
-        x = x + 1j * rng.uniform(-1, 1, shape)
-    return x.astype(dtype)
-
-
-def _wide(x):
-    x = np.asarray(x)
-    if x.dtype == bf16 or x.dtype.kind == "f":
-        return x.astype(np.float64)
-    if x.dtype.kind == "c":
-        return x.astype(np.complex128)
-    return x
 
 
 def _tol(dtype):

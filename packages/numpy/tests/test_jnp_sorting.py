@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import inspect
 
-import ml_dtypes
 import numpy as np
 import pytest
+from _jnp_helpers import assert_equal as _equal
+from _jnp_helpers import bf16, boolean, c64, f16, f32, i32, u8
+from _jnp_helpers import wide as _wide
 
 import polyjax_numpy.numpy as jnp
 from polyjax_core.errors import ConcretizationTypeError
@@ -22,9 +24,6 @@ from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
 from polyjax_interpreters.test_util import check_grads
 
-bf16 = np.dtype(ml_dtypes.bfloat16)
-f16, f32, c64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64)
-i32, u8, boolean = np.dtype(np.int32), np.dtype(np.uint8), np.dtype(np.bool_)
 DTYPES = [f32, bf16, f16, i32, u8, boolean, c64]
 SHAPES = [(0,), (7,), (3, 5), (2, 0, 3)]
 
@@ -43,21 +42,6 @@ def _data(shape, dtype, seed=0, nan=True):
         flat[rng.integers(0, flat.size, max(flat.size // 4, 1))] = np.nan
         flat[0] = -np.inf
     return x.astype(dtype)
-
-
-def _wide(x):
-    x = np.asarray(x)
-    if x.dtype == bf16 or x.dtype.kind == "f":
-        return x.astype(np.float64)
-    if x.dtype.kind == "c":
-        return x.astype(np.complex128)
-    return x
-
-
-def _equal(got, want, err=""):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape, (err, got.shape, want.shape)
-    np.testing.assert_array_equal(_wide(got), _wide(want), err_msg=err)
 
 
 def _stable_descending_argsort(x, axis):

@@ -1,0 +1,48 @@
+"""Helpers shared by the jnp test modules: dtype names, test data, NumPy comparisons.
+
+Tests run with `--import-mode=importlib`, which puts no test directory on
+`sys.path`; `conftest.py` registers this module, so a test module imports it by
+name (`from _jnp_helpers import wide`).
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+bf16 = np.dtype(ml_dtypes.bfloat16)
+f16, f32, c64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64)
+i8, i16, i32 = np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32)
+u8, u32 = np.dtype(np.uint8), np.dtype(np.uint32)
+boolean = np.dtype(np.bool_)
+
+
+def random_data(shape, dtype, seed=0):
+    """Values in [-1.5, 1.5) (complex: imaginary parts in [-1, 1)); integers 0..3; booleans."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype == boolean:
+        return rng.integers(0, 2, shape).astype(bool)
+    if dtype.kind in "iu":
+        return rng.integers(0, 4, shape).astype(dtype)
+    x = rng.uniform(-1.5, 1.5, shape)
+    if dtype.kind == "c":
+        x = x + 1j * rng.uniform(-1, 1, shape)
+    return x.astype(dtype)
+
+
+def wide(x):
+    """`x` as a NumPy array, floats (bfloat16 too) as float64 and complex as complex128."""
+    x = np.asarray(x)
+    if x.dtype == bf16 or x.dtype.kind == "f":
+        return x.astype(np.float64)
+    if x.dtype.kind == "c":
+        return x.astype(np.complex128)
+    return x
+
+
+def assert_equal(got, want, err=""):
+    """`got` has `want`'s shape and values (compared widened, so NaNs match NaNs)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (err, got.shape, want.shape)
+    np.testing.assert_array_equal(wide(got), wide(want), err_msg=err)
