@@ -772,6 +772,31 @@ def _np_iota(x):
     ]
 
 
+def _split_sizes(x) -> tuple[int, ...]:
+    # a piece of size 0 in the middle; the pieces cover an empty axis too.
+    d = x.shape[_last(x)] if x.ndim else 0
+    return (min(1, d), 0, d - min(1, d))
+
+
+def _empty_filled(x):
+    """`x` written over an `empty` buffer of its shape and dtype.
+
+    `empty`'s values are unspecified (our lowering gives zeros, XLA may one day give
+    whatever the buffer held), so the case checks its shape and dtype contract, here at
+    trace time (under jit and vmap too) and in `_empty_check` on the eager array, and
+    compares values only after every element has been overwritten, as users of an
+    `empty` buffer do."""
+    buf = lax.empty(x.shape, x.dtype)
+    assert (tuple(buf.shape), np.dtype(buf.dtype)) == (tuple(x.shape), np.dtype(x.dtype))
+    return lax.dynamic_update_slice(buf, x, (np.int32(0),) * x.ndim)
+
+
+def _empty_check(args, out):
+    (x,) = args
+    buf = np.asarray(lax.empty(x.shape, x.dtype))
+    assert (buf.shape, buf.dtype) == (x.shape, x.dtype), (buf.shape, buf.dtype)
+
+
 CASES += [
     Case(
         "broadcast_in_dim",
@@ -881,6 +906,26 @@ CASES += [
         (*REAL, C64),
         shapes=((0,), (2, 0), (2, 3)),
         wide=False,
+    ),
+    Case(
+        "split",
+        (lax.split_p,),
+        lambda x: lax.split(x, _split_sizes(x), _last(x)),
+        operands((-2, 2)),
+        lambda x: np.split(x, np.cumsum(_split_sizes(x))[:-1], _last(x)),
+        ALL,
+        shapes=VECTOR_SHAPES,
+        grad_dtypes=LINEAR_GRADS,
+    ),
+    Case(
+        "empty",
+        (lax.empty_p,),
+        _empty_filled,
+        operands((-2, 2)),
+        lambda x: x,
+        ALL,
+        check=_empty_check,
+        grad_dtypes=LINEAR_GRADS,
     ),
 ]
 
@@ -1418,6 +1463,16 @@ CASES += [
         grad_dtypes=LINEAR_GRADS,
     ),
     Case(
+        "scatter_sub",
+        (lax.scatter_sub_p,),
+        _scatter(lax.scatter_sub),
+        _scatter_make(False),
+        _np_scatter(np.subtract),
+        _SCATTER_ADD,
+        shapes=_GATHER_SHAPES,
+        grad_dtypes=LINEAR_GRADS,
+    ),
+    Case(
         "scatter_mul",
         (lax.scatter_mul_p,),
         _scatter(lax.scatter_mul),
@@ -1714,6 +1769,41 @@ def _np_scan(c, xs):
     return [c1, stack(ys1), c2, stack(ys2[::-1])]
 
 
+def _lu_solve(a, y, transpose=False):
+    """``a^{-1} y`` (``a^{-T} y`` when `transpose`) by LU: a direct solver for
+    `custom_linear_solve`, which never differentiates it."""
+    lu_, _, perm = linalg.lu(a)
+    n = a.shape[-1]
+    # p @ a == l @ u, with p[i, perm[i]] = 1.
+    rows = lax.broadcast_in_dim(perm, (n, n), (0,))
+    p = lax.convert_element_type(lax.eq(rows, lax.broadcasted_iota(np.int32, (n, n), 1)), a.dtype)
+    if not transpose:
+        y = lax.dot(p, y)
+        y = linalg.triangular_solve(lu_, y, left_side=True, lower=True, unit_diagonal=True)
+        return linalg.triangular_solve(lu_, y, left_side=True, lower=False)
+    # a^T = u^T l^T p
+    y = linalg.triangular_solve(lu_, y, left_side=True, lower=False, transpose_a=True)
+    y = linalg.triangular_solve(
+        lu_, y, left_side=True, lower=True, transpose_a=True, unit_diagonal=True
+    )
+    return lax.dot(lax.transpose(p, (1, 0)), y)
+
+
+def _linear_solve(a, b):
+    return lax.custom_linear_solve(
+        lambda x: lax.dot(a, x),
+        b,
+        solve=lambda _, y: _lu_solve(a, y),
+        transpose_solve=lambda _, y: _lu_solve(a, y, transpose=True),
+    )
+
+
+def _linear_solve_make(rng, dtype, shape):
+    n = shape[-1]
+    a = draw(rng, shape, dtype, -1, 1) + n * np.eye(n, dtype=dtype)  # well conditioned
+    return a.astype(dtype), draw(rng, (n, 2), dtype, -1, 1)
+
+
 CASES += [
     Case(
         "cond",
@@ -1765,6 +1855,29 @@ CASES += [
         _np_scan,
         (F32, I32),
         shapes=((), (2, 3)),
+    ),
+    Case(
+        "custom_linear_solve",
+        (lax.custom_linear_solve_p,),
+        _linear_solve,
+        _linear_solve_make,
+        np.linalg.solve,
+        (F32, C64),
+        shapes=((0, 0), (3, 3)),
+        grad_dtypes=(F32, C64),
+        tol=10,
+        jit_grads=True,
+    ),
+    Case(
+        "optimization_barrier",
+        (lax.optimization_barrier_p,),
+        lambda x, y, i: list(lax.optimization_barrier((x, y, i))),
+        operands((-2, 2), (-2, 2), (-5, 5, I32)),
+        lambda x, y, i: [x, y, i],
+        ALL,
+        grad_dtypes=LINEAR_GRADS,
+        gfun=lambda x, y, i: list(lax.optimization_barrier((x, y, i))[:2]),
+        wrt=(0, 1),  # the integer operand passes through with a symbolic-zero tangent
     ),
 ]
 
@@ -1993,6 +2106,21 @@ def _eigh_check(args, out):
     np.testing.assert_allclose(w, np.linalg.eigvalsh(a), rtol=1e-4, atol=1e-4)
 
 
+def _eig_check(args, out):
+    """Eigenvectors are unique only up to scale (and order): check the defining
+    equations, their unit norm, and the eigenvalues as sorted sets against NumPy."""
+    (a,), (w, vl, vr) = args, out
+    a, w, vl, vr = (np.asarray(v, C128) for v in (a, w, vl, vr))
+    tol = dict(rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(a @ vr, vr * w[..., None, :], **tol)
+    vl_h = np.conj(np.swapaxes(vl, -1, -2))
+    np.testing.assert_allclose(vl_h @ a, w[..., :, None] * vl_h, **tol)
+    for v in (vl, vr):
+        np.testing.assert_allclose(np.linalg.norm(v, axis=-2), np.ones(w.shape), **tol)
+    want = np.linalg.eigvals(a) if a.shape[-1] else np.zeros(w.shape, C128)
+    np.testing.assert_allclose(np.sort_complex(w), np.sort_complex(want), rtol=1e-3, atol=1e-3)
+
+
 def _svd_check(args, out):
     (a,), (u, s, vh) = args, out
     u, s, vh = np.asarray(u, C128), np.asarray(s, F64), np.asarray(vh, C128)
@@ -2097,6 +2225,24 @@ CASES += [
         grad_dtypes=(F32, C64),
         grad_shapes=((3, 3),),
         gfun=lambda x: linalg.eigh(x)[1],
+        tol=10,
+    ),
+    Case(
+        "eig",
+        (linalg.eig_p,),
+        lambda x: list(linalg.eig(x)),
+        operands((-1, 1)),
+        None,
+        (F32, C64),
+        shapes=_MATRICES,
+        check=_eig_check,
+        grad_dtypes=(F32, C64),
+        grad_shapes=((3, 3),),
+        # the eigenvalues only: eigenvector derivatives are opt-in (enable_eigvec_derivs),
+        # being defined only for distinct eigenvalues; test_linalg checks them.
+        gfun=lambda x: linalg.eig(
+            x, compute_left_eigenvectors=False, compute_right_eigenvectors=False
+        )[0],
         tol=10,
     ),
     Case(
@@ -2284,14 +2430,7 @@ def test_grads(case: Case, dtype: np.dtype) -> None:
 
 # Primitives whose cases their authors are adding, with where they live. A primitive
 # leaves this list for `CASES` (the test below fails while it is in both).
-PENDING: dict[str, str] = {
-    "custom_linear_solve": "lax._custom_solvers",
-    "eig": "lax.linalg.eig",
-    "empty": "lax.empty",
-    "optimization_barrier": "lax.optimization_barrier",
-    "scatter-sub": "lax.scatter_sub",
-    "split": "lax.split",
-}
+PENDING: dict[str, str] = {}
 
 # Primitives with no `check_grads` case, and why.
 NOT_DIFFERENTIABLE: dict[str, str] = {
