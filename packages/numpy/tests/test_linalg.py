@@ -307,6 +307,19 @@ def test_svd_values(dtype, shape, full_matrices):
     )
 
 
+@pytest.mark.parametrize("shape", [(3, 0), (0, 3), (2, 4, 0), (0, 0)])
+@pytest.mark.parametrize("full_matrices", [False, True])
+def test_svd_of_empty_matrices(shape, full_matrices):
+    # LAPACK rejects these shapes: no singular values; identity (full) or empty vectors.
+    x = np.zeros(shape, c64)
+    got = jit(lambda a: linalg.svd(a, full_matrices=full_matrices))(x)
+    for g, w in zip(got, np.linalg.svd(x, full_matrices=full_matrices)):
+        assert g.shape == w.shape, (g.shape, w.shape)
+        np.testing.assert_array_equal(np.asarray(g), w)
+    assert got[1].dtype == f32
+    assert linalg.svd(x, compute_uv=False).shape == shape[:-2] + (0,)
+
+
 def test_svd_grads_and_vmap():
     x = _rand((4, 3), f32)
     f = jit(lambda a: linalg.svd(a, compute_uv=False))

@@ -1088,6 +1088,22 @@ def _svd_abstract_eval(x: ShapedArray, *, full_matrices: bool, compute_uv: bool)
     ]
 
 
+def _empty_svd(ctx: Any, avals: tuple) -> list:
+    """The SVD of matrices with no rows or no columns: no singular values, and identity
+    (full) or empty (reduced) singular vectors, as NumPy gives.
+
+    LAPACK's gesdd rejects these shapes (a zero leading dimension), so no call is made.
+    """
+    outs = []
+    for a in avals:
+        if a.ndim >= 2 and a.shape[-1] == a.shape[-2] > 0:  # full u or vh; s is empty
+            eye = mlir.ir_constant(np.eye(a.shape[-1], dtype=a.dtype))
+            outs.append(mlir.broadcast_in_dim(ctx, eye, a, (a.ndim - 2, a.ndim - 1)))
+        else:
+            outs.append(mlir.full_like_aval(ctx, 0, a))
+    return outs
+
+
 def _svd_lowering(ctx: Any, x: ir.Value, *, full_matrices: bool, compute_uv: bool) -> list:
     (aval,) = ctx.avals_in
     batch, (m, n) = tuple(aval.shape[:-2]), aval.shape[-2:]
@@ -1095,6 +1111,8 @@ def _svd_lowering(ctx: Any, x: ir.Value, *, full_matrices: bool, compute_uv: boo
     u_aval = ShapedArray((*batch, m, m if full_matrices else k), aval.dtype)
     vt_aval = ShapedArray((*batch, n if full_matrices else k, n), aval.dtype)
     s_aval = ShapedArray((*batch, k), np.finfo(aval.dtype).dtype)
+    if isinstance(k, int) and k == 0:
+        return _empty_svd(ctx, (s_aval, u_aval, vt_aval) if compute_uv else (s_aval,))
     info_aval = ShapedArray(batch, np.dtype(np.int32))
     _, s, u, vt, info = _lapack.custom_call(
         _lapack.target_name("gesdd", aval.dtype),
