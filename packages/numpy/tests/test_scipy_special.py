@@ -29,6 +29,7 @@ from polyjax_numpy.scipy import special
 X = np.concatenate([np.linspace(-5.3, 10.0, 31), [0.5, 1.0, 2.0, 30.0]]).astype(np.float32)
 POS = (np.abs(X) + 0.1).astype(np.float32)
 U = np.linspace(0.0, 1.0, 41).astype(np.float32)
+XG = np.array([0.3, 1.7, 4.2], np.float32)  # points for derivative checks
 
 # name -> (argument in float32, tolerance in float32)
 UNARY = {
@@ -97,6 +98,34 @@ def test_binary_values(name):
     assert out.dtype == np.float32 and out.shape == shape
     ref = getattr(osp, name)(a.astype(np.float64), b.astype(np.float64))
     _assert_close(out, ref, tol, atol=tol)
+
+
+def test_exponential_integrals():
+    x = np.concatenate(
+        [[0.0, 1e-5, 0.999, 1.0, 1.001, 50.0, 100.0, -1.0], np.linspace(0.01, 30, 25)]
+    )
+    x32 = x.astype(np.float32)
+
+    def ref32(values):  # SciPy's float64 values rounded to float32 (underflow included)
+        return np.asarray(values).astype(np.float32)
+
+    with np.errstate(all="ignore"):
+        _assert_close(_jit("exp1")(x32), ref32(osp.exp1(x)), 3e-6, atol=0)
+        xi = np.concatenate([x, -x, [19.9, 20.1, 88.0]])
+        _assert_close(_jit("expi")(xi.astype(np.float32)), ref32(osp.expi(xi)), 3e-6, atol=0)
+        n = np.array([0.0, 1, 2, 5, 40, 2.5, -1])[:, None]
+        _assert_close(_jit("expn")(n, x32), ref32(osp.expn(n, x)), 3e-6, atol=0)
+        with config.enable_x64(True):
+            _assert_close(special.exp1(x), osp.exp1(x), 1e-13, atol=0)
+            xi = np.concatenate([x, -x, [39.9, 40.1, 300.0, 700.0]])
+            _assert_close(special.expi(xi), osp.expi(xi), 1e-13, atol=0)
+            _assert_close(special.expn(n, x), osp.expn(n, x), 1e-13, atol=0)
+    check_grads(
+        lambda x: (special.exp1(x), special.expi(x), special.expi(-x), special.expn(3, x)),
+        (XG,),
+        order=2,
+    )
+    check_grads(lambda x: special.expn(0, x), (XG,), order=1)
 
 
 def test_other_values():
@@ -267,8 +296,6 @@ def test_facade():
 
 # ---------------------------------------------------------------------------
 # Derivatives and transformations
-
-XG = np.array([0.3, 1.7, 4.2], np.float32)
 
 
 def _many(fns):

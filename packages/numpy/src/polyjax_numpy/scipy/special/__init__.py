@@ -16,6 +16,7 @@ from polyjax_numpy.nn._softmax import logsumexp
 from polyjax_numpy.scipy.special._bessel import i0, i0e, i1, i1e
 from polyjax_numpy.scipy.special._entropy import entr, kl_div, rel_entr, xlog1py, xlogy
 from polyjax_numpy.scipy.special._error import erf, erfc, erfcx, erfinv, log_ndtr, ndtr, ndtri
+from polyjax_numpy.scipy.special._expint import exp1, expi, expn
 from polyjax_numpy.scipy.special._gamma import (
     beta,
     betainc,
@@ -46,7 +47,10 @@ __all__ = [
     "erfc",
     "erfcx",
     "erfinv",
+    "exp1",
+    "expi",
     "expit",
+    "expn",
     "factorial",
     "gamma",
     "gammainc",
