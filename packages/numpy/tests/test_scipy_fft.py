@@ -89,12 +89,3 @@ def test_errors():
         fft.idctn(x, s=(2,), axes=(0, 1))
     with pytest.raises(TypeError, match="requires ndarray or scalar arguments"):
         fft.dct([1.0, 2.0])
-
-
-def test_facade():
-    import polyjax.scipy
-    import polyjax.scipy.fft as facade
-
-    assert facade.__all__ == fft.__all__ == ["dct", "dctn", "idct", "idctn"]
-    assert all(getattr(facade, name) is getattr(fft, name) for name in fft.__all__)
-    assert polyjax.scipy.fft is facade

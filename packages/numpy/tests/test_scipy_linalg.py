@@ -373,13 +373,3 @@ def test_errors():
         linalg.companion(np.ones(1))
     with pytest.raises(ValueError, match="lu_solve: trans"):
         linalg.lu_solve(linalg.lu_factor(a), np.ones(3), trans=3)
-
-
-def test_facade_reexports():
-    import polyjax.scipy
-    import polyjax.scipy.linalg as facade
-
-    assert facade.__all__ == linalg.__all__
-    assert all(getattr(facade, name) is getattr(linalg, name) for name in linalg.__all__)
-    assert polyjax.scipy.linalg is facade
-    assert "linalg" in dir(polyjax.scipy)

@@ -11,11 +11,10 @@ import numpy as np
 import pytest
 import scipy.optimize as osp
 
-import polyjax
-import polyjax.scipy.optimize as facade
 from polyjax_core import config
 from polyjax_interpreters.ad import value_and_grad
 from polyjax_interpreters.batching import vmap
+from polyjax_interpreters.jit import jit
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.optimize import OptimizeResults, minimize
 from polyjax_numpy.scipy.optimize._line_search import line_search
@@ -40,7 +39,7 @@ def test_bfgs_rosenbrock_float64(x0):
     x0 = np.array(x0)
     ref = osp.minimize(osp.rosen, x0, jac=osp.rosen_der, method="BFGS")
     with config.enable_x64(True):
-        res = polyjax.jit(lambda x: minimize(rosenbrock, x, method="BFGS"))(x0)
+        res = jit(lambda x: minimize(rosenbrock, x, method="BFGS"))(x0)
         assert isinstance(res, OptimizeResults)
         assert res.x.dtype == np.float64
         assert bool(res.success) and int(res.status) == 0
@@ -69,7 +68,7 @@ def test_bfgs_quadratic_and_args():
 
 def test_bfgs_float32_jit_matches_eager_and_vmap():
     x0 = np.array([-1.2, 1.0], np.float32)
-    solve = polyjax.jit(lambda x: minimize(rosenbrock, x, method="BFGS"))
+    solve = jit(lambda x: minimize(rosenbrock, x, method="BFGS"))
     res = solve(x0)
     assert res.x.dtype == np.float32 and bool(res.success)
     np.testing.assert_allclose(res.x, [1.0, 1.0], atol=1e-3)
@@ -117,7 +116,7 @@ def test_errors():
 def test_lbfgs():
     with config.enable_x64(True):
         x0 = np.array([1.3, 0.7, 0.8, 1.9, 1.2])
-        res = polyjax.jit(lambda x: minimize(rosenbrock, x, method=LBFGS))(x0)
+        res = jit(lambda x: minimize(rosenbrock, x, method=LBFGS))(x0)
         assert bool(res.success) and res.hess_inv is None
         np.testing.assert_allclose(res.x, np.ones(5), atol=1e-4)
         res = minimize(quadratic, np.zeros(3), args=(A, B), method=LBFGS, options={"gtol": 1e-9})
@@ -161,8 +160,3 @@ def test_line_search_failures():
     fg = value_and_grad(lambda x: -jnp.sum(x))
     res = line_search(fg, x, jnp.ones(2), *fg(x), maxiter=5)
     assert bool(res.failed) and int(res.status) == 5 and int(res.nfev) == 5
-
-
-def test_facade():
-    assert facade.minimize is minimize
-    assert facade.__all__ == ["OptimizeResults", "minimize"]

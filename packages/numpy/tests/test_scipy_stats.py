@@ -7,17 +7,16 @@ distribution, with `loc` and `scale`), SciPy's `mode`, `rankdata` and `sem`,
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
 import scipy.stats as osp
 
-import polyjax
 from polyjax_core import config
 from polyjax_interpreters.batching import vmap
+from polyjax_interpreters.jit import jit
 from polyjax_interpreters.test_util import check_grads
 from polyjax_numpy import numpy as jnp
+from polyjax_numpy import random
 from polyjax_numpy.scipy import stats
 
 X = np.linspace(-4, 6, 21).astype(np.float32)
@@ -349,27 +348,17 @@ def test_grads_discrete_and_multivariate():
 
 
 def test_jit_and_vmap():
-    f = polyjax.jit(lambda x, m, c: stats.multivariate_normal.logpdf(x, m, c))
+    f = jit(lambda x, m, c: stats.multivariate_normal.logpdf(x, m, c))
     np.testing.assert_allclose(f(XS, MEAN, COV), stats.multivariate_normal.logpdf(XS, MEAN, COV))
     batched = vmap(stats.multivariate_normal.logpdf, in_axes=(0, None, None))(XS, MEAN, COV)
     loop = [stats.multivariate_normal.logpdf(x, MEAN, COV) for x in XS]
     np.testing.assert_allclose(batched, np.stack(loop), rtol=1e-6)
-    g = polyjax.jit(lambda x: (stats.rankdata(x, axis=1), stats.mode(x, axis=1)))
+    g = jit(lambda x: (stats.rankdata(x, axis=1), stats.mode(x, axis=1)))
     ranks, (modes, counts) = g(INTS)
     np.testing.assert_array_equal(ranks, osp.rankdata(INTS, axis=1))
     np.testing.assert_array_equal(modes, osp.mode(INTS, axis=1).mode)
     batched = vmap(lambda x: stats.rankdata(x, "min"))(INTS)
     np.testing.assert_array_equal(batched, osp.rankdata(INTS, "min", axis=1))
-
-
-def test_facade_submodule_imports():
-    norm = importlib.import_module("polyjax.scipy.stats.norm")
-    assert norm is stats.norm
-    import polyjax.scipy.stats
-
-    assert polyjax.scipy.stats.norm.logpdf is stats.norm.logpdf
-    assert polyjax.scipy.stats.__all__ == stats.__all__
-    assert polyjax.scipy.stats.mode is stats.mode
 
 
 # ---------------------------------------------------------------------------
@@ -409,12 +398,12 @@ def test_gaussian_kde_integrals_resample_and_pytree():
         one_d.integrate_box_1d(-0.5, 1.0), ref_1d.integrate_box_1d(-0.5, 1.0), rtol=1e-4
     )
     np.testing.assert_allclose(one_d([0.1, 0.2]), ref_1d([0.1, 0.2]), rtol=1e-4)
-    samples = ours.resample(polyjax.random.key(0), (2000,))
+    samples = ours.resample(random.key(0), (2000,))
     assert samples.shape == (2, 2000)
     # Samples spread like data plus kernel noise: mean near the data's.
     np.testing.assert_allclose(np.mean(samples, axis=1), KDE_DATA.mean(axis=1), atol=0.15)
     # A pytree: it goes through jit, and vmap over points works.
-    f = polyjax.jit(lambda kde, p: kde.logpdf(p))
+    f = jit(lambda kde, p: kde.logpdf(p))
     np.testing.assert_allclose(f(ours, KDE_POINTS), ours.logpdf(KDE_POINTS), rtol=1e-5)
     with pytest.raises(ValueError, match="must be 1-D"):
         ours.integrate_box_1d(0.0, 1.0)
