@@ -15,19 +15,10 @@ from __future__ import annotations
 import importlib as _importlib
 from typing import Any
 
-# Submodules, imported on first lookup (add new ones here; `__all__` follows).
-_SUBMODULES = frozenset(
-    {
-        "fft",
-        "integrate",
-        "linalg",
-        "ndimage",
-        "optimize",
-        "signal",
-        "special",
-        "stats",
-    }
-)
+from polyjax_numpy import scipy as _impl
+
+# The same submodules as the implementation's, each imported on first lookup.
+_SUBMODULES = frozenset(_impl.__all__)
 
 __all__ = sorted(_SUBMODULES)
 
