@@ -84,10 +84,14 @@ def test_grads_jit_vmap():
             modes=("fwd", "rev"),
         )
     f = jit(lambda im, c: ndimage.map_coordinates(im, c, 1, mode="wrap"))
+    # XLA may fuse (and reassociate) the interpolation under jit: float32 rounding differs.
     np.testing.assert_allclose(
-        f(image, coords), ndimage.map_coordinates(image, coords, 1, mode="wrap"), rtol=1e-6
+        f(image, coords),
+        ndimage.map_coordinates(image, coords, 1, mode="wrap"),
+        rtol=1e-5,
+        atol=1e-6,
     )
     batch = np.stack([image, 2 * image])
     out = vmap(lambda im: ndimage.map_coordinates(im, coords, 1))(batch)
     loop = np.stack([ndimage.map_coordinates(im, coords, 1) for im in batch])
-    np.testing.assert_allclose(out, loop, rtol=1e-6)
+    np.testing.assert_allclose(out, loop, rtol=1e-5, atol=1e-6)
