@@ -46,6 +46,7 @@ from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.dispatch import Executable, arg_signature
+from polyjax_interpreters.sharding import Sharding
 from polyjax_interpreters.stages import Traced, TracedCall
 
 __all__ = ["JitWrapped", "clear_jit_caches", "eval_shape", "jit", "jit_p"]
@@ -78,8 +79,12 @@ def _jit_impl(
     backend: str | None,
     inline: bool,
 ) -> list[Array]:
-    dev, committed = dispatch.arg_placement(args, None, name, device, backend)
-    exe = _compile(jaxpr, name, dev, committed, donated_invars, keep_unused)
+    placement = None if device is not None else dispatch.spmd_placement(args, None, name)
+    if placement is None:
+        dev, committed = dispatch.arg_placement(args, None, name, device, backend)
+    else:
+        dev, committed = placement.devices[0], True
+    exe = _compile(jaxpr, name, dev, committed, donated_invars, keep_unused, placement)
     return exe.call(args)
 
 
@@ -234,7 +239,10 @@ def _compile(
     committed: bool,
     donated_invars: tuple[bool, ...],
     keep_unused: bool,
+    placement: dispatch.Placement | None = None,
+    shardy: bool = True,
 ) -> Executable:
+    # `shardy` is only part of the key: the lowering reads the flag itself.
     lowered = dispatch.lower_jaxpr(
         jaxpr,
         name=name,
@@ -242,6 +250,7 @@ def _compile(
         out_committed=committed,
         donated_invars=donated_invars,
         keep_unused=keep_unused,
+        placement=placement,
     )
     return dispatch.compile_lowered(lowered)
 
@@ -369,7 +378,13 @@ def _describe_leaf(sig: Any) -> str:
     if isinstance(sig, tuple) and len(sig) == 3 and hasattr(sig[0], "str_short"):
         aval, sharding, committed = sig
         weak = ", weak_type=True" if aval.weak_type else ""
-        where = f" committed to {sharding._device}" if committed else ""
+        place = getattr(sharding, "_device", None) if len(sharding.device_set) == 1 else None
+        if not committed:
+            where = ""
+        elif place is not None:
+            where = f" committed to {place}"
+        else:
+            where = f" sharded as {sharding}"
         return f"{aval.str_short(short_dtypes=False)}{weak}{where}"
     if isinstance(sig, tuple) and len(sig) == 3:  # a numpy array
         _, dtype, shape = sig
@@ -377,6 +392,10 @@ def _describe_leaf(sig: Any) -> str:
     if isinstance(sig, type):
         return f"Python {sig.__name__} (weakly typed)"
     return str(sig)
+
+
+def _is_array_sig(sig: Any) -> bool:
+    return isinstance(sig, tuple) and len(sig) == 3 and hasattr(sig[0], "str_short")
 
 
 def _explain_miss(fun_name: str, seen: Sequence[_Signature], new: _Signature) -> str:
@@ -393,7 +412,11 @@ def _explain_miss(fun_name: str, seen: Sequence[_Signature], new: _Signature) ->
                 if a != b:
                     out.append(f"  * static argument {k}: was {a!r}, now {b!r}")
         for name, a, b in zip(new.arg_names, old.leaves, new.leaves):
-            if a != b:
+            if a == b:
+                continue
+            if _is_array_sig(a) and _is_array_sig(b) and a[0] == b[0] and a[1] != b[1]:
+                out.append(f"  * at {name}: the sharding changed: was {a[1]}, now {b[1]}")
+            else:
                 out.append(f"  * at {name}: was {_describe_leaf(a)}, now {_describe_leaf(b)}")
         return out
 
@@ -476,8 +499,15 @@ class JitWrapped:
         self._lru_from = cache_size // 2
         self._seen: list[_Signature] = []
         self._lock = threading.RLock()
+        self._has_specs = any(
+            _is_spec(x) for x in (*_sharding_leaves(in_shardings), *_sharding_leaves(out_shardings))
+        )
         self._fast = not (
-            static_argnums or static_argnames or self._donate_argnums or self._donate_argnames
+            static_argnums
+            or static_argnames
+            or self._donate_argnums
+            or self._donate_argnames
+            or self._has_specs
         )
         # `updated=()`: copying `fun.__dict__` would overwrite the attributes set
         # above when `fun` is itself a JitWrapped (or wraps one).
@@ -564,22 +594,57 @@ class JitWrapped:
         )
 
     def _device_from_shardings(self) -> Any:
+        """The device that single-device shardings name (None if none, or several)."""
         if self._device is not None:
             return self._device
+        devices = set()
         for s in (self._in_shardings, self._out_shardings):
-            if s is None:
-                continue
-            leaves = [x for x in tree_flatten(s)[0] if x is not None]
-            devices = {d for x in leaves for d in x.device_set}
-            if len(devices) > 1:
-                raise NotImplementedError(
-                    "jit with shardings over several devices needs polyjax-sharding "
-                    "(not available yet); got shardings over "
-                    f"{sorted(d.id for d in devices)}"
-                )
-            if devices:
-                return devices.pop()
-        return None
+            for x in _sharding_leaves(s):
+                if isinstance(x, Sharding):
+                    devices |= x.device_set
+                elif x is not None:  # a PartitionSpec: over the mesh's devices
+                    return None
+        return devices.pop() if len(devices) == 1 else None
+
+    def _flat_shardings(self, traced: TracedCall) -> tuple[tuple[Any, ...], tuple[Any, ...] | None]:
+        """(per flat input, per flat output) explicit shardings, None where unspecified."""
+        n_in = len(traced.leaves)
+        ins: tuple[Any, ...] = (None,) * n_in
+        if self._in_shardings is not None:
+            dyn_args, dyn_kwargs = tree_unflatten(traced.in_tree, traced.leaves)
+            flat = _broadcast_prefix(
+                self._in_shardings, tuple(dyn_args), "in_shardings", "the positional arguments"
+            )
+            ins = tuple(flat) + (None,) * (n_in - len(flat))
+        outs = None
+        if self._out_shardings is not None:
+            dummy = tree_unflatten(traced.out_tree, [0] * traced.out_tree.num_leaves)
+            outs = tuple(
+                _broadcast_prefix(self._out_shardings, dummy, "out_shardings", "the outputs")
+            )
+        return ins, outs
+
+    def _placement(self, traced: TracedCall, leaves: Sequence[Any]) -> dispatch.Placement | None:
+        """The SPMD placement of this call, or None (single device)."""
+        if self._device is not None:
+            return None
+        ins, outs = self._flat_shardings(traced)
+        return dispatch.spmd_placement(
+            leaves,
+            traced.debug.safe_arg_names(len(leaves)),
+            self._name,
+            ins,
+            outs,
+            [len(a.shape) for a in traced.jaxpr.out_avals],
+        )
+
+    def _key_extra(self) -> tuple:
+        """What a call's cache key needs beyond its arguments: the mesh bare specs refer to."""
+        if not self._has_specs:
+            return ()
+        import polyjax_core  # noqa: PLC0415
+
+        return (polyjax_core.get_concrete_mesh(),)
 
     # -- calling -----------------------------------------------------------------
 
@@ -621,7 +686,7 @@ class JitWrapped:
             key = (
                 in_tree,
                 static_pos,
-                static_kw,
+                (*static_kw, *self._key_extra()),
                 _trace_context(),
                 *_signatures(leaves),
             )
@@ -674,15 +739,26 @@ class JitWrapped:
                 return entry
             traced = self._trace_call(args, kwargs)
             params = self._params(traced)
-            device, committed = dispatch.arg_placement(
-                leaves,
-                traced.debug.safe_arg_names(len(leaves)),
-                self._name,
-                params["device"],
-                self._backend,
-            )
+            placement = self._placement(traced, leaves)
+            if placement is None:
+                device, committed = dispatch.arg_placement(
+                    leaves,
+                    traced.debug.safe_arg_names(len(leaves)),
+                    self._name,
+                    params["device"],
+                    self._backend,
+                )
+            else:
+                device, committed = placement.devices[0], True
             exe = _compile(
-                traced.jaxpr, self._name, device, committed, traced.donated, self._keep_unused
+                traced.jaxpr,
+                self._name,
+                device,
+                committed,
+                traced.donated,
+                self._keep_unused,
+                placement,
+                config.use_shardy_partitioner.value,
             )
             entry = _Entry(exe, traced.out_tree)
             sig = _Signature(
@@ -726,6 +802,64 @@ class JitWrapped:
         return len(self._cache)
 
 
+def _is_sharding_leaf(x: Any) -> bool:
+    return x is None or isinstance(x, Sharding) or _is_spec(x)
+
+
+def _is_spec(x: Any) -> bool:
+    import polyjax_core  # noqa: PLC0415
+
+    spec_type = getattr(polyjax_core, "PartitionSpec", None)
+    return spec_type is not None and isinstance(x, spec_type)
+
+
+def _sharding_leaves(tree: Any) -> list[Any]:
+    if tree is None:
+        return []
+    return tree_flatten(tree, is_leaf=_is_sharding_leaf)[0]
+
+
+def _resolve_sharding(x: Any, what: str) -> Any:
+    """A sharding leaf of ``in_shardings``/``out_shardings`` as a Sharding (or None)."""
+    if x is None or isinstance(x, Sharding):
+        return x
+    if _is_spec(x):
+        import polyjax_core  # noqa: PLC0415
+
+        if polyjax_core.get_concrete_mesh() is None:
+            raise RuntimeError(
+                f"jit got a bare PartitionSpec {x} in {what}, which needs a mesh: call it "
+                "under `with mesh:` or `polyjax.sharding.set_mesh(mesh)`, or pass "
+                "NamedSharding(mesh, spec)."
+            )
+        return polyjax_core.spec_to_sharding(x)
+    raise TypeError(
+        f"{what} leaves must be Shardings, PartitionSpecs or None; got {x!r} of type "
+        f"{type(x).__name__}."
+    )
+
+
+def _broadcast_prefix(prefix: Any, tree: Any, what: str, of: str) -> list[Any]:
+    """One resolved sharding per leaf of ``tree``, from a pytree prefix of shardings."""
+    if _is_sharding_leaf(prefix):
+        one = _resolve_sharding(prefix, what)
+        return [one] * len(tree_flatten(tree)[0])
+    targets, target_tree = tree_flatten(prefix, is_leaf=_is_sharding_leaf)
+    if isinstance(prefix, list):  # JAX accepts a list where the arguments are a tuple
+        target_tree = tree_flatten(tuple(prefix), is_leaf=_is_sharding_leaf)[1]
+    try:
+        subtrees = target_tree.flatten_up_to(tree)
+    except (ValueError, TypeError) as e:
+        raise ValueError(
+            f"{what} must be a Sharding, a PartitionSpec, None, or a pytree prefix of "
+            f"{of}; got {prefix!r}, whose structure does not match {tree_flatten(tree)[1]}: {e}"
+        ) from None
+    out: list[Any] = []
+    for t, sub in zip(targets, subtrees):
+        out += [_resolve_sharding(t, what)] * len(tree_flatten(sub)[0])
+    return out
+
+
 _live_jitted: weakref.WeakSet[JitWrapped] = weakref.WeakSet()
 
 
@@ -756,9 +890,13 @@ def jit(
     Args:
       fun: the function to compile. Its arguments and results are pytrees of
         arrays and scalars (static arguments aside).
-      in_shardings: shardings of the inputs (a pytree prefix); single-device
-        shardings place the computation.
-      out_shardings: shardings of the outputs.
+      in_shardings: shardings of the positional arguments: a pytree prefix of
+        them whose leaves are `Sharding` objects, bare `PartitionSpec` objects (over the
+        mesh of the `with mesh:` context) or ``None`` (the argument's own
+        sharding if it is a committed array, else replicated). A committed
+        argument laid out otherwise is an error; other arguments are moved.
+      out_shardings: shardings of the outputs, a pytree prefix of them; ``None``
+        lets XLA's partitioner choose.
       static_argnums: positions of arguments that are Python values (hashable):
         each distinct value traces and compiles anew.
       static_argnames: names of static keyword arguments.
