@@ -7,6 +7,7 @@ eager impl (`dispatch.apply_primitive`) and a StableHLO lowering rule.
 from __future__ import annotations
 
 import functools
+import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -245,115 +246,14 @@ def toy():
 
 
 # ---------------------------------------------------------------------------
-# Checks on 8 host devices, in a worker process of their own
-#
-# The test process's backend starts with one CPU device, and the device count
-# is fixed once it starts. So multi-device checks run in one long-lived child
-# started with `JAX_NUM_CPU_DEVICES=8` (one per pytest worker, started on first
-# use): a test file defines `check_*` functions, and one parametrized test per
-# check asks the child to import that file and run it. The child answers with
-# the traceback of a failure, which the test raises, so each failing check is
-# reported under its own name.
-
-_WORKER = r"""
-import importlib.util, json, os, sys, traceback
-sys.path.insert(0, os.environ["POLYJAX_TESTS_DIR"])
-modules = {}
-print("READY", flush=True)
-for line in sys.stdin:
-    req = json.loads(line)
-    try:
-        mod = modules.get(req["file"])
-        if mod is None:
-            spec = importlib.util.spec_from_file_location(
-                "md_" + os.path.basename(req["file"])[:-3], req["file"])
-            mod = importlib.util.module_from_spec(spec)
-            sys.modules[spec.name] = mod
-            spec.loader.exec_module(mod)
-            modules[req["file"]] = mod
-        getattr(mod, req["check"])()
-        reply = {"ok": True}
-    except BaseException:
-        reply = {"ok": False, "error": traceback.format_exc()}
-    print("\x1eREPLY " + json.dumps(reply), flush=True)
-"""
-
-
-class DeviceWorker:
-    """A child Python process with ``n`` host CPU devices, running checks on request."""
-
-    def __init__(self, n: int):
-        import os
-        import subprocess
-        import sys
-        import tempfile
-
-        env = dict(
-            os.environ,
-            JAX_NUM_CPU_DEVICES=str(n),
-            JAX_PLATFORMS="cpu",
-            POLYJAX_TESTS_DIR=os.path.dirname(os.path.abspath(__file__)),
-        )
-        self._stderr = tempfile.TemporaryFile(mode="w+")
-        self._proc = subprocess.Popen(
-            [sys.executable, "-c", _WORKER],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            text=True,
-            env=env,
-        )
-        self._read_until("READY")
-
-    def _read_until(self, prefix: str) -> str:
-        for line in self._proc.stdout:
-            if line.startswith(prefix):
-                return line[len(prefix) :]
-        self._stderr.seek(0)
-        raise RuntimeError("the device worker died:\n" + self._stderr.read()[-5000:])
-
-    def alive(self) -> bool:
-        return self._proc.poll() is None
-
-    def run(self, file: str, check: str) -> None:
-        """Runs ``check`` (a function of test file ``file``) in the worker."""
-        import json
-
-        self._proc.stdin.write(json.dumps({"file": file, "check": check}) + "\n")
-        self._proc.stdin.flush()
-        reply = json.loads(self._read_until("\x1eREPLY "))
-        if not reply["ok"]:
-            raise AssertionError(f"{check} failed on 8 devices:\n{reply['error']}")
-
-    def close(self) -> None:
-        if self.alive():
-            self._proc.stdin.close()
-            self._proc.wait(timeout=30)
-        self._stderr.close()
-
-
-class _Workers:
-    """Starts a worker on first use, and a new one after a check crashed it."""
-
-    def __init__(self, n: int):
-        self._n = n
-        self._worker: DeviceWorker | None = None
-
-    def run(self, file: str, check: str) -> None:
-        if self._worker is None or not self._worker.alive():
-            if self._worker is not None:
-                self._worker.close()
-            self._worker = DeviceWorker(self._n)
-        self._worker.run(file, check)
-
-    def close(self) -> None:
-        if self._worker is not None:
-            self._worker.close()
+# Checks on 8 host devices, in a worker process (see polyjax_interpreters.multidevice)
 
 
 @pytest.fixture(scope="session")
 def devices8():
-    """Runs checks in a worker process with 8 CPU devices (see `DeviceWorker`)."""
-    workers = _Workers(8)
+    """Runs `check_*` functions of test files in a process with 8 CPU devices."""
+    from polyjax_interpreters.multidevice import DeviceWorkers
+
+    workers = DeviceWorkers(8, paths=[os.path.dirname(os.path.abspath(__file__))])
     yield workers
     workers.close()

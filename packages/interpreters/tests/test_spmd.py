@@ -14,6 +14,8 @@ import logging
 import numpy as np
 import pytest
 
+from polyjax_interpreters.multidevice import check_names
+
 # Tilings of a rank-2 array over 8 devices (the shapes of meshes (8,), (2, 4),
 # (4, 2), (2, 2, 2) with every mesh axis sharding one dimension or replicating).
 TILINGS = {
@@ -364,7 +366,7 @@ def check_grad_of_sharded_jit():
     np.testing.assert_allclose(np.asarray(g2), np.cos(value), rtol=1e-5)
 
 
-CHECKS = sorted(k for k in dict(globals()) if k.startswith("check_"))
+CHECKS = check_names(globals())
 
 
 @pytest.mark.parametrize("check", CHECKS)

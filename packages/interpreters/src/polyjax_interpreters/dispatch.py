@@ -188,6 +188,7 @@ def spmd_placement(
     in_shardings: Sequence[Any] | None = None,
     out_shardings: Sequence[Any] | None = None,
     out_ndims: Sequence[int] | None = None,
+    body_shardings: Sequence[Any] = (),
 ) -> Placement | None:
     """The SPMD placement of a computation, or ``None`` if it runs on one device.
 
@@ -203,6 +204,9 @@ def spmd_placement(
       in_shardings: per flat argument, an explicit sharding or ``None``.
       out_shardings: per output, an explicit sharding or ``None``.
       out_ndims: the outputs' ranks (needed with ``out_shardings``).
+      body_shardings: shardings that the computation's body constrains values
+        to: if nothing else spans several devices, the first that does decides
+        the devices.
 
     A sharding whose devices come in another order than the computation's is
     replaced by the equivalent `GSPMDSharding` in that order (XLA numbers
@@ -220,6 +224,8 @@ def spmd_placement(
     if first is None:
         first = next((o[0] for o in owns if o is not None and _is_multi(o[0])), None)
         if first is None:
+            first = next((s for s in body_shardings if _is_multi(s)), None)
+        if first is None:
             return None
     devices = tuple(first._device_assignment)
     device_set = set(devices)
@@ -229,7 +235,7 @@ def spmd_placement(
     for i, (x, s, o) in enumerate(zip(args, ins, owns)):
         own, committed = o if o is not None else (None, False)
         if s is not None:
-            if committed and not _equivalent(own, s, len(x.shape)):
+            if committed and not _equivalent(own, s, len(getattr(x, "shape", ()))):
                 raise ValueError(
                     "Sharding passed to jit does not match the sharding on the respective "
                     f"arg. Got jit sharding: {s},\narg sharding: {own} for arg type: "
@@ -247,7 +253,7 @@ def spmd_placement(
                 f"{_ids(chosen)} on platform {devices[0].platform.upper()}, while the "
                 f"computation runs on device ids {[d.id for d in devices]}"
             )
-        resolved.append(_in_order(chosen, devices, len(x.shape)))
+        resolved.append(_in_order(chosen, devices, len(getattr(x, "shape", ()))))
     for j, s in enumerate(outs or ()):
         if s is not None and set(s._device_assignment) != device_set:
             raise ValueError(

@@ -36,7 +36,7 @@ from polyjax_core import config, tracing
 from polyjax_core import source_info as si
 from polyjax_core.abstract_values import ShapeDtypeStruct, shaped_abstractify
 from polyjax_core.caching import weakref_lru_cache
-from polyjax_core.jaxpr import ClosedJaxpr, Var
+from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, Var
 from polyjax_core.jaxpr_eval import jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
@@ -79,7 +79,9 @@ def _jit_impl(
     backend: str | None,
     inline: bool,
 ) -> list[Array]:
-    placement = None if device is not None else dispatch.spmd_placement(args, None, name)
+    placement = None
+    if device is None:
+        placement = dispatch.spmd_placement(args, None, name, body_shardings=body_shardings(jaxpr))
     if placement is None:
         dev, committed = dispatch.arg_placement(args, None, name, device, backend)
     else:
@@ -636,6 +638,7 @@ class JitWrapped:
             ins,
             outs,
             [len(a.shape) for a in traced.jaxpr.out_avals],
+            body_shardings(traced.jaxpr),
         )
 
     def _key_extra(self) -> tuple:
@@ -800,6 +803,30 @@ class JitWrapped:
 
     def _cache_size(self) -> int:
         return len(self._cache)
+
+
+@weakref_lru_cache(maxsize=1024)
+def body_shardings(closed: ClosedJaxpr) -> tuple[Any, ...]:
+    """The shardings that equations of ``closed`` (and its sub-jaxprs) carry as params.
+
+    A sharding constraint in the body decides where a computation runs when
+    nothing else does (all inputs on one device, no explicit shardings).
+    """
+    found: list[Any] = []
+
+    def visit(jaxpr: Any) -> None:
+        for eqn in jaxpr.eqns:
+            for v in eqn.params.values():
+                for item in v if isinstance(v, (tuple, list)) else (v,):
+                    if isinstance(item, Sharding):
+                        found.append(item)
+                    elif isinstance(item, ClosedJaxpr):
+                        visit(item.jaxpr)
+                    elif isinstance(item, Jaxpr):
+                        visit(item)
+
+    visit(closed.jaxpr)
+    return tuple(found)
 
 
 def _is_sharding_leaf(x: Any) -> bool:

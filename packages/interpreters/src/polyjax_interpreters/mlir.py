@@ -927,28 +927,77 @@ def hlo_sharding_in(sharding: Any, ndim: int, assignment: Sequence[Any]) -> Any:
     return _remap_hlo(hs, devices, assignment)
 
 
-def _sdy_parts(
-    mctx: ModuleContext, sharding: Any, ndim: int
-) -> tuple[str, list[tuple[str, ...] | None]]:
-    """(mesh symbol, axes of each dimension) of a sharding, for Shardy attributes."""
+SdyParts = tuple[tuple[tuple[str, int], ...], tuple[int, ...] | None, list]
+
+
+def sdy_parts(mctx: ModuleContext, sharding: Any, ndim: int) -> SdyParts:
+    """(mesh axes, logical device ids, axes of each dimension) of a sharding.
+
+    Shardings with a ``_to_sdy_sharding`` hook (e.g. NamedSharding) give their
+    mesh; others get a mesh with one axis (``"_k"``) per tiled dimension of their
+    ``HloSharding``, whose device order is the tile assignment's. A dimension's
+    entry is a tuple of mesh axes (``()``: replicated) or ``None``
+    (unconstrained).
+    """
     assignment = mctx.device_assignment
-    position = {d.id: i for i, d in enumerate(assignment)}
     to_sdy = getattr(sharding, "_to_sdy_sharding", None)
     if to_sdy is not None:
         axes, device_ids, dims = to_sdy(ndim)
-        return mctx.mesh_symbol(axes, [position[i] for i in device_ids]), list(dims)
-    # No named form: a mesh with one axis per tiled dimension of the HloSharding,
-    # whose device order is the tile assignment's.
+        position = {d.id: i for i, d in enumerate(assignment)}
+        return tuple(axes), tuple(position[i] for i in device_ids), list(dims)
     hs = hlo_sharding_in(sharding, ndim, assignment)
     if hs.is_manual():
         raise NotImplementedError(f"a manual sharding ({hs}) cannot be lowered here")
     if hs.is_replicated() or not hs.is_tiled():
-        axes = [("_r", len(assignment))] if len(assignment) > 1 else []
-        return mctx.mesh_symbol(axes), [()] * ndim
+        axes = (("_r", len(assignment)),) if len(assignment) > 1 else ()
+        return axes, None, [()] * ndim
     tiles = hs.tile_assignment_dimensions()
-    axes = [(f"_{k}", t) for k, t in enumerate(tiles) if t > 1]
-    dims: list[tuple[str, ...] | None] = [(f"_{k}",) if tiles[k] > 1 else () for k in range(ndim)]
-    return mctx.mesh_symbol(axes, hs.tile_assignment_devices()), dims
+    axes = tuple((f"_{k}", t) for k, t in enumerate(tiles) if t > 1)
+    dims = [(f"_{k}",) if tiles[k] > 1 else () for k in range(ndim)]
+    return axes, tuple(hs.tile_assignment_devices()), dims
+
+
+def _insert_dims(parts: SdyParts, inserted: Sequence[tuple[int, Any]]) -> SdyParts:
+    """``parts`` with new dimensions (position, mesh axes or None) inserted in order."""
+    axes, ids, dims = parts
+    dims = list(dims)
+    names = {n for n, _ in axes}
+    for pos, entry in inserted:
+        for a in entry or ():
+            if a not in names:
+                raise ValueError(
+                    f"spmd_axis_name {a!r} is not an axis of the mesh of the sharding "
+                    f"constraint (axes {sorted(names)})."
+                )
+        dims.insert(pos, None if entry is None else tuple(entry))
+    return axes, ids, dims
+
+
+def parts_to_hlo(parts: SdyParts) -> Any:
+    """The `HloSharding` of Shardy parts (unconstrained dimensions replicated)."""
+    axes, ids, dims = parts
+    names = [n for n, _ in axes]
+    sizes = [k for _, k in axes]
+    total = int(np.prod(sizes)) if sizes else 1
+    devices = np.arange(total) if ids is None else np.asarray(ids)
+    devices = devices.reshape(sizes) if sizes else devices.reshape(())
+    used = [names.index(a) for d in dims for a in (d or ())]
+    rest = [i for i in range(len(names)) if i not in used]
+    tile_dims = [int(np.prod([sizes[names.index(a)] for a in (d or ())])) for d in dims]
+    replicas = int(np.prod([sizes[i] for i in rest])) if rest else 1
+    if all(t == 1 for t in tile_dims):
+        return xla_client.HloSharding.replicate()
+    tiles = np.transpose(devices, used + rest).reshape(
+        tile_dims + ([replicas] if replicas > 1 else [])
+    )
+    subgroups = [xla_client.OpSharding.Type.REPLICATED] if replicas > 1 else []
+    return xla_client.HloSharding.subgroup_with_device_ordering(tiles.astype(np.int64), subgroups)
+
+
+def _sdy_attr_of_parts(mctx: ModuleContext, parts: SdyParts) -> ir.Attribute:
+    axes, ids, dims = parts
+    mesh = mctx.mesh_symbol(axes, ids)
+    return ir.Attribute.parse(f"#sdy.sharding<@{mesh}, {_sdy_dims_text(dims)}>")
 
 
 def _sdy_dims_text(dims: Sequence[tuple[str, ...] | None]) -> str:
@@ -962,8 +1011,7 @@ def _sdy_dims_text(dims: Sequence[tuple[str, ...] | None]) -> str:
 
 def sdy_sharding_attr(mctx: ModuleContext, sharding: Any, ndim: int) -> ir.Attribute:
     """The `#sdy.sharding<@mesh, [...]>` attribute of a sharding for rank ``ndim``."""
-    mesh, dims = _sdy_parts(mctx, sharding, ndim)
-    return ir.Attribute.parse(f"#sdy.sharding<@{mesh}, {_sdy_dims_text(dims)}>")
+    return _sdy_attr_of_parts(mctx, sdy_parts(mctx, sharding, ndim))
 
 
 def sharding_attribute(mctx: ModuleContext, sharding: Any, ndim: int) -> tuple[str, ir.Attribute]:
@@ -978,23 +1026,37 @@ def sharding_attribute(mctx: ModuleContext, sharding: Any, ndim: int) -> tuple[s
 
 
 def sharding_constraint(
-    ctx: LoweringRuleContext, x: ir.Value, sharding: Any, aval: Any
+    ctx: LoweringRuleContext,
+    x: ir.Value,
+    sharding: Any,
+    aval: Any,
+    inserted: Sequence[tuple[int, Any]] = (),
 ) -> ir.Value:
     """Emits a sharding constraint on ``x`` (Shardy or GSPMD, as the module says).
 
-    A dimension that the sharding leaves unconstrained (``None`` in the sharding's
-    Shardy form) is left to the partitioner.
+    Args:
+      ctx: the rule's context.
+      x: the value.
+      sharding: the sharding, for rank ``aval.ndim - len(inserted)``.
+      aval: ``x``'s aval.
+      inserted: dimensions that `vmap` added since: ``(position, mesh axes)``,
+        the axes ``None`` for an unconstrained dimension.
+
+    Dimensions left unconstrained (``None``) are the partitioner's choice.
     """
     mctx = ctx.module_context
     ndim = len(aval.shape)
+    parts = sdy_parts(mctx, sharding, ndim - len(inserted))
+    if inserted:
+        parts = _insert_dims(parts, inserted)
     if mctx.shardy:
-        return sdy.sharding_constraint(x, sdy_sharding_attr(mctx, sharding, ndim))
-    hs = hlo_sharding_in(sharding, ndim, mctx.device_assignment)
-    unconstrained = []
-    to_sdy = getattr(sharding, "_to_sdy_sharding", None)
-    if to_sdy is not None:
-        unconstrained = [i for i, d in enumerate(to_sdy(ndim)[2]) if d is None]
+        return sdy.sharding_constraint(x, _sdy_attr_of_parts(mctx, parts))
+    if inserted or any(d is None for d in parts[2]):
+        hs = parts_to_hlo(parts)  # (parts number devices by logical id already)
+    else:
+        hs = hlo_sharding_in(sharding, ndim, mctx.device_assignment)
     attrs = {"mhlo.sharding": ir.StringAttr.get(str(hs))}
+    unconstrained = [i for i, d in enumerate(parts[2]) if d is None]
     if unconstrained:
         attrs["backend_config"] = ir.StringAttr.get(
             "unspecified_dims=[" + ",".join(map(str, unconstrained)) + "]"

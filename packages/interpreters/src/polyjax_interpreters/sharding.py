@@ -333,6 +333,13 @@ class GSPMDSharding(_jax.GSPMDSharding):
         if isinstance(hlo_sharding, xla_client.OpSharding):
             hlo_sharding = xla_client.HloSharding.from_proto(hlo_sharding)
         devices = tuple(devices)
+        if hlo_sharding.is_tiled() and not hlo_sharding.is_replicated():
+            tiles = math.prod(hlo_sharding.tile_assignment_dimensions())
+            if tiles != len(devices):
+                raise ValueError(
+                    f"GSPMDSharding: the sharding {hlo_sharding} has {tiles} tiles but "
+                    f"{len(devices)} devices were given; they must be equal."
+                )
         super().__init__(devices, hlo_sharding, memory_kind)
         self._hlo = hlo_sharding
         self._replicated = _hlo_fully_replicated(hlo_sharding)
