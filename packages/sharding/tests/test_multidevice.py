@@ -14,7 +14,11 @@ _DIR = pathlib.Path(__file__).resolve().parent / "multidevice"
 
 
 def test_there_are_multidevice_files():
-    assert {p.name for p in md_files(_DIR)} >= {"md_mesh.py", "md_named_sharding.py"}
+    assert {p.name for p in md_files(_DIR)} >= {
+        "md_mesh.py",
+        "md_named_sharding.py",
+        "md_visualize.py",
+    }
 
 
 @pytest.mark.parametrize("path", md_files(_DIR), ids=lambda p: p.stem)

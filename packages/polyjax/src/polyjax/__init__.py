@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from polyjax import (
         ad_checkpoint,
         custom_derivatives,
+        debug,
         dlpack,
         dtypes,
         errors,
@@ -119,6 +120,7 @@ __all__ = [
     "custom_derivatives",
     "custom_jvp",
     "custom_vjp",
+    "debug",
     "debug_infs",
     "debug_nans",
     "default_backend",
@@ -248,6 +250,7 @@ _SUBMODULES = frozenset(
     {
         "ad_checkpoint",
         "custom_derivatives",
+        "debug",
         "dlpack",
         "dtypes",
         "errors",

@@ -30,6 +30,7 @@ from polyjax_sharding._named_sharding import (
     NamedSharding,
     make_single_device_sharding,
 )
+from polyjax_sharding._visualize import visualize_array_sharding, visualize_sharding
 
 __all__ = [
     "AbstractDevice",
@@ -50,6 +51,8 @@ __all__ = [
     "set_mesh",
     "use_abstract_mesh",
     "use_mesh",
+    "visualize_array_sharding",
+    "visualize_sharding",
 ]
 
 register_spec_to_sharding(NamedSharding)

@@ -71,8 +71,8 @@ class Mesh(_AxisQueries):
       >>> import numpy as np
       >>> from polyjax_interpreters import backends
       >>> mesh = Mesh(np.array(backends.devices()[:1]).reshape(1, 1), ("x", "y"))
-      >>> mesh.shape, mesh.size
-      (OrderedDict({'x': 1, 'y': 1}), 1)
+      >>> dict(mesh.shape), mesh.size
+      ({'x': 1, 'y': 1}, 1)
     """
 
     __slots__ = ("devices", "axis_names", "axis_types", "_hash", "_abstract", "_device_list")
