@@ -51,3 +51,11 @@ def test_one_device_workflow():
         assert polyjax.sharding.get_abstract_mesh() == mesh.abstract_mesh
     s = polyjax.NamedSharding(mesh, polyjax.P("x"))
     assert s.devices_indices_map((4,)) == {polyjax.devices()[0]: (slice(0, 4),)}
+
+
+def test_polyjax_debug_names_are_jax_debug_names():
+    jax_names = _jax_names("jax.debug")
+    if jax_names is not None:
+        assert set(polyjax.debug.__all__) <= jax_names
+    assert polyjax.debug.visualize_sharding is polyjax_sharding.visualize_sharding
+    assert polyjax.debug.visualize_array_sharding is polyjax_sharding.visualize_array_sharding

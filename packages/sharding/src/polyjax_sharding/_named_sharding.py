@@ -43,9 +43,13 @@ _REPLICATE_LAST = [xla_client.OpSharding.Type.REPLICATED]
 class DuplicateSpecError(Exception):
     """A `PartitionSpec` names one mesh axis for two dimensions (or twice for one)."""
 
+    __module__ = "polyjax_sharding"  # its public home, as tracebacks name it
+
 
 class IndivisibleError(ValueError):
     """An array dimension is not divisible by the number of blocks a sharding splits it in."""
+
+    __module__ = "polyjax_sharding"
 
 
 def _entry_axes(entry: Any) -> tuple[Any, ...]:
