@@ -75,7 +75,15 @@ class Mesh(_AxisQueries):
       ({'x': 1, 'y': 1}, 1)
     """
 
-    __slots__ = ("devices", "axis_names", "axis_types", "_hash", "_abstract", "_device_list")
+    __slots__ = (
+        "devices",
+        "axis_names",
+        "axis_types",
+        "_hash",
+        "_flat",
+        "_abstract",
+        "_device_list",
+    )
 
     def __init__(
         self,
@@ -100,7 +108,8 @@ class Mesh(_AxisQueries):
         self.devices = devices
         self.axis_names = names
         self.axis_types = types
-        self._hash = hash((names, types, devices.shape, tuple(devices.flat)))
+        self._flat = tuple(devices.flat)
+        self._hash = hash((names, types, devices.shape, self._flat))
         self._abstract: AbstractMesh | None = None
         self._device_list: Any = None
 
@@ -152,7 +161,7 @@ class Mesh(_AxisQueries):
     @property
     def _flat_devices_tuple(self) -> tuple[Device, ...]:
         """The devices in row-major mesh order: the order XLA numbers them in."""
-        return tuple(self.devices.flat)
+        return self._flat
 
     @property
     def _internal_device_list(self) -> Any:

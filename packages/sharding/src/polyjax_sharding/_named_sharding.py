@@ -126,7 +126,15 @@ class NamedSharding(_jax.GSPMDSharding):
       ((4, 2), P('x',))
     """
 
-    __slots__ = ("_mesh", "_spec", "_hash", "_hlo_by_rank", "_indices_by_shape")
+    __slots__ = (
+        "_mesh",
+        "_spec",
+        "_hash",
+        "_replicated",
+        "_addressable",
+        "_hlo_by_rank",
+        "_indices_by_shape",
+    )
 
     def __init__(self, mesh: Mesh, spec: PartitionSpec, *, memory_kind: str | None = None):
         if not isinstance(mesh, Mesh):
@@ -140,6 +148,10 @@ class NamedSharding(_jax.GSPMDSharding):
                 f"{type(spec).__name__}"
             )
         _check_spec(mesh, spec)
+        if memory_kind is not None and not isinstance(memory_kind, str):
+            raise TypeError(
+                f"NamedSharding memory_kind must be a string or None, got {memory_kind!r}"
+            )
         super().__init__(
             mesh._internal_device_list,
             _hlo_sharding(mesh, spec, len(spec)),
@@ -148,6 +160,9 @@ class NamedSharding(_jax.GSPMDSharding):
         self._mesh = mesh
         self._spec = spec
         self._hash = hash((mesh, spec, self._memory_kind))
+        sizes = mesh.shape
+        self._replicated = all(sizes[a] == 1 for entry in spec for a in _entry_axes(entry))
+        self._addressable: set[Device] | None = None  # computed on first use
         self._hlo_by_rank: dict[int, Any] = {}
         self._indices_by_shape: dict[tuple[int, ...], dict[Device, Index]] = {}
 
@@ -179,12 +194,23 @@ class NamedSharding(_jax.GSPMDSharding):
 
     @property
     def is_fully_replicated(self) -> bool:
-        sizes = self._mesh.shape
-        return all(sizes[a] == 1 for entry in self._spec for a in _entry_axes(entry))
+        return self._replicated
 
-    addressable_devices = Sharding.addressable_devices
-    is_fully_addressable = Sharding.is_fully_addressable
-    has_addressable_devices = Sharding.has_addressable_devices
+    # A mesh's devices never change, so which of them this process addresses is
+    # computed once (jaxlib asks whenever it prints or moves an array).
+    @property
+    def addressable_devices(self) -> set[Device]:
+        if self._addressable is None:
+            self._addressable = Sharding.addressable_devices.fget(self)
+        return self._addressable
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return len(self.addressable_devices) == self._mesh.size
+
+    @property
+    def has_addressable_devices(self) -> bool:
+        return bool(self.addressable_devices)
     addressable_devices_indices_map = Sharding.addressable_devices_indices_map
     is_equivalent_to = Sharding.is_equivalent_to
 

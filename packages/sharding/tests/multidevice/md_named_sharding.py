@@ -319,6 +319,8 @@ def test_bad_constructor_arguments(mesh):
         match="Could not find memory addressable by device cpu.*Got memory kind: bogus",
     ):
         NamedSharding(mesh, P(), memory_kind="bogus")
+    with pytest.raises(TypeError, match="memory_kind must be a string or None, got 3"):
+        NamedSharding(mesh, P(), memory_kind=3)
     with pytest.raises(TypeError, match="unexpected arguments"):
         NamedSharding(mesh, P()).update(devices=())
 
