@@ -211,6 +211,7 @@ class NamedSharding(_jax.GSPMDSharding):
     @property
     def has_addressable_devices(self) -> bool:
         return bool(self.addressable_devices)
+
     addressable_devices_indices_map = Sharding.addressable_devices_indices_map
     is_equivalent_to = Sharding.is_equivalent_to
 
