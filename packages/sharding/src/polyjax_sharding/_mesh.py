@@ -320,7 +320,7 @@ def make_mesh(
                 f"Number of devices {n} must be >= the product of mesh_shape {axis_shapes}"
             ) from None
     else:
-        chosen = list(devices)
+        chosen = list(np.array(devices, dtype=object).flat)  # any array of devices, flattened
         if len(chosen) < count:
             raise ValueError(
                 f"Number of devices {len(chosen)} must be >= the product of mesh_shape "

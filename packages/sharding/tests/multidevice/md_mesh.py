@@ -84,6 +84,10 @@ def test_make_mesh_with_given_devices_keeps_their_order(devices):
     m = make_mesh((2, 2), ("a", "b"), devices=devices[4:])
     np.testing.assert_array_equal(m.device_ids, [[4, 5], [6, 7]])
     assert make_mesh((2, 3), ("a", "b")).size == 6  # the first 6 devices
+    grid = make_mesh((2, 4), ("a", "b"), devices=devices[::-1]).devices
+    np.testing.assert_array_equal(
+        make_mesh((8,), ("a",), devices=grid).device_ids, np.arange(8)[::-1]
+    )
     assert make_mesh((8,), "a").axis_names == ("a",)
     assert make_mesh((2, 4), ("a", "b"), EXPLICIT).axis_types == (EXPLICIT, EXPLICIT)
 
