@@ -335,8 +335,11 @@ class NamedSharding(_jax.GSPMDSharding):
         programs unchanged, spelled as the user spelled them); else the
         `NamedSharding` whose spec gives ``hlo_sharding`` (trailing ``None``s
         dropped; ``P()`` when replicated); else a ``GSPMDSharding`` over the
-        mesh's devices.
+        mesh's devices. ``hlo_sharding`` may also be an ``OpSharding`` (what
+        an executable's ``get_output_shardings`` gives).
         """
+        if isinstance(hlo_sharding, xla_client.OpSharding):
+            hlo_sharding = _HloSharding.from_proto(hlo_sharding)
         if len(self._spec) <= ndim and self._to_xla_hlo_sharding(ndim) == hlo_sharding:
             return self
         for spec in _candidate_specs(self._mesh, hlo_sharding, ndim):

@@ -161,6 +161,7 @@ def test_from_hlo_sharding_gives_back_an_equivalent_named_sharding(mesh, rank):
             trimmed.pop()
         assert back.spec == P(*trimmed)
         assert s._from_hlo_sharding(hlo, rank) is s  # an unchanged sharding comes back as is
+        assert base._from_hlo_sharding(hlo.to_proto(), rank) == back  # an OpSharding too
 
 
 def _explicit_form(hlo):
@@ -339,3 +340,45 @@ def test_registered_as_the_spec_to_sharding_factory(mesh):
         assert spec_to_sharding(P(mesh.axis_names[-1])) == NamedSharding(
             mesh, P(mesh.axis_names[-1])
         )
+
+
+_SPMD_MODULE = """
+module @m attributes {mhlo.num_partitions = 8 : i32} {
+  sdy.mesh @mesh = <["a"=2, "b"=4]>
+  func.func public @main(%x: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {"b"}]>})
+      -> (tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>) {
+    %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    %zero = stablehlo.constant dense<0.0> : tensor<f32>
+    %r = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1]
+        : (tensor<8x8xf32>, tensor<f32>) -> tensor<8xf32>
+    %d = stablehlo.add %x, %x : tensor<8x8xf32>
+    return %t, %r, %d : tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>
+  }
+}
+"""
+
+
+def test_from_hlo_sharding_reads_what_xla_chose(devices):
+    """The output shardings XLA's partitioner picks for a transpose, a row sum and an add."""
+    from jaxlib import _jax
+    from jaxlib.mlir import ir
+
+    from polyjax_interpreters import backends, mlir
+
+    with mlir.make_ir_context():
+        module = ir.Module.parse(_SPMD_MODULE)
+        options = xla_client.CompileOptions()
+        build = options.executable_build_options
+        build.num_partitions, build.num_replicas = 8, 1
+        build.use_spmd_partitioning = build.use_shardy_partitioner = True
+        build.allow_spmd_sharding_propagation_to_output = [True]
+        options.device_assignment = xla_client.DeviceAssignment.create(np.arange(8).reshape(1, 8))
+        exe = backends.get_backend().compile_and_load(
+            module, _jax.DeviceList(tuple(devices)), options
+        )
+    m = make_mesh((2, 4), ("a", "b"), axis_types=AxisType.Auto)
+    s = NamedSharding(m, P("a", "b"))
+    got = [s._from_hlo_sharding(o, n) for o, n in zip(exe.get_output_shardings(), (2, 1, 2))]
+    assert got[0] == NamedSharding(m, P("b", "a"))
+    assert got[1] == NamedSharding(m, P("a"))
+    assert got[2] is s
