@@ -4,6 +4,8 @@
   over the available devices; `set_mesh` makes one the mesh in context.
 - `PartitionSpec` (``P``) says which mesh axes split each array dimension;
   `NamedSharding` is the sharding it gives over a mesh.
+- `shard_map` runs a per-device function on the blocks of its arguments,
+  with collectives over the mesh axes; `pmap` is built on it.
 - `visualize_sharding` / `visualize_array_sharding` draw which device holds
   which block.
 
@@ -30,6 +32,7 @@ from polyjax_sharding._named_sharding import (
     NamedSharding,
     make_single_device_sharding,
 )
+from polyjax_sharding._shard_map import shard_map, shard_map_p
 from polyjax_sharding._visualize import visualize_array_sharding, visualize_sharding
 
 __all__ = [
@@ -49,6 +52,8 @@ __all__ = [
     "make_mesh",
     "make_single_device_sharding",
     "set_mesh",
+    "shard_map",
+    "shard_map_p",
     "use_abstract_mesh",
     "use_mesh",
     "visualize_array_sharding",
