@@ -110,7 +110,7 @@ if TYPE_CHECKING:
     from polyjax_interpreters.custom_derivatives import custom_jvp, custom_vjp
     from polyjax_interpreters.jit import eval_shape, jit
     from polyjax_interpreters.remat import checkpoint, checkpoint_policies, remat
-    from polyjax_sharding import NamedSharding, make_mesh, set_mesh, shard_map
+    from polyjax_sharding import NamedSharding, make_mesh, pmap, set_mesh, shard_map
 
 __all__ = [
     "Array",
@@ -174,6 +174,7 @@ __all__ = [
     "random",
     "remat",
     "scipy",
+    "pmap",
     "set_mesh",
     "shard_map",
     "sharding",
@@ -241,6 +242,7 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "make_mesh": (_SH, "make_mesh"),
     "set_mesh": (_SH, "set_mesh"),
     "shard_map": (_SH, "shard_map"),
+    "pmap": (_SH, "pmap"),
     # Types.
     "ShapeDtypeStruct": (f"{_CORE}.abstract_values", "ShapeDtypeStruct"),
     "typeof": (f"{_CORE}.abstract_values", "get_aval"),

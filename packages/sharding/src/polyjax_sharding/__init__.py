@@ -32,6 +32,7 @@ from polyjax_sharding._named_sharding import (
     NamedSharding,
     make_single_device_sharding,
 )
+from polyjax_sharding._pmap import pmap
 from polyjax_sharding._shard_map import shard_map, shard_map_p
 from polyjax_sharding._visualize import visualize_array_sharding, visualize_sharding
 
@@ -51,6 +52,7 @@ __all__ = [
     "get_mesh",
     "make_mesh",
     "make_single_device_sharding",
+    "pmap",
     "set_mesh",
     "shard_map",
     "shard_map_p",

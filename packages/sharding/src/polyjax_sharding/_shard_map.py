@@ -751,7 +751,10 @@ def _call(
     with _manual_env(mesh, manual):
         closed = trace_to_jaxpr(flat_fun, local, debug)
     out_value, out_tree = out_box[0]
-    o_specs = _broadcast_specs(out_specs, out_value, "out_specs")
+    if hasattr(out_specs, "resolve"):  # specs that depend on the traced outputs (pmap)
+        o_specs = list(out_specs.resolve())
+    else:
+        o_specs = _broadcast_specs(out_specs, out_value, "out_specs")
     for spec, aval in zip(o_specs, closed.out_avals):
         _check_spec(spec, mesh, manual, "out_specs")
         if len(spec) > len(aval.shape):
