@@ -301,9 +301,10 @@ def _pextremum_jvp(prim: Primitive):
                 continue
             # The tangent of the positions reaching the extremum, averaged over ties.
             hit = _ew.convert_element_type(_ew.eq(x, m), get_aval(t).dtype)
-            num, count = psum_p.bind(
-                _ew.mul(t, hit), hit, axes=axes, axis_index_groups=axis_index_groups
-            )
+            # Two psums: `count` depends on primals only, so that partial evaluation
+            # keeps it known (the tangent is then linear: divided by a known count).
+            (count,) = psum_p.bind(hit, axes=axes, axis_index_groups=axis_index_groups)
+            (num,) = psum_p.bind(_ew.mul(t, hit), axes=axes, axis_index_groups=axis_index_groups)
             t_out.append(_ew.div(num, count))
         return out, t_out
 
