@@ -48,7 +48,7 @@ def test_collectives_match_numpy_model(mesh):
         g = math.prod(mesh.shape[a] for a in chosen)
         ring = [(i, (i + 1) % g) for i in range(g)]
 
-        def f(a, chosen=chosen, ring=ring):
+        def f(a, chosen=chosen, ring=ring, g=g):
             return (
                 lax.psum(a, chosen),
                 lax.pmax(a, chosen),
