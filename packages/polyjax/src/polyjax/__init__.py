@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from polyjax import (
         ad_checkpoint,
         custom_derivatives,
+        debug,
         dlpack,
         dtypes,
         errors,
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
         transfer_guard,
     )
     from polyjax_core.make_jaxpr import make_jaxpr
+    from polyjax_core.partition_spec import PartitionSpec as P
     from polyjax_interpreters.ad import (
         grad,
         hessian,
@@ -108,9 +110,12 @@ if TYPE_CHECKING:
     from polyjax_interpreters.custom_derivatives import custom_jvp, custom_vjp
     from polyjax_interpreters.jit import eval_shape, jit
     from polyjax_interpreters.remat import checkpoint, checkpoint_policies, remat
+    from polyjax_sharding import NamedSharding, make_mesh, set_mesh
 
 __all__ = [
     "Array",
+    "NamedSharding",
+    "P",
     "ShapeDtypeStruct",
     "__version__",
     "ad_checkpoint",
@@ -123,6 +128,7 @@ __all__ = [
     "custom_derivatives",
     "custom_jvp",
     "custom_vjp",
+    "debug",
     "debug_infs",
     "debug_nans",
     "default_backend",
@@ -158,6 +164,7 @@ __all__ = [
     "make_array_from_process_local_data",
     "make_array_from_single_device_arrays",
     "make_jaxpr",
+    "make_mesh",
     "nn",
     "numpy",
     "numpy_dtype_promotion",
@@ -167,6 +174,7 @@ __all__ = [
     "random",
     "remat",
     "scipy",
+    "set_mesh",
     "sharding",
     "softmax_custom_jvp",
     "stages",
@@ -185,6 +193,7 @@ __all__ = [
 # stored in this module's globals, so later lookups cost a plain dict access.
 _CORE = "polyjax_core"
 _RT = "polyjax_interpreters"
+_SH = "polyjax_sharding"
 _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     # Transformations and their stages.
     "jit": (f"{_RT}.jit", "jit"),
@@ -225,6 +234,11 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
         f"{_RT}.array",
         "make_array_from_single_device_arrays",
     ),
+    # Meshes and shardings (`P` needs no devices: it comes from core).
+    "P": (f"{_CORE}.partition_spec", "PartitionSpec"),
+    "NamedSharding": (_SH, "NamedSharding"),
+    "make_mesh": (_SH, "make_mesh"),
+    "set_mesh": (_SH, "set_mesh"),
     # Types.
     "ShapeDtypeStruct": (f"{_CORE}.abstract_values", "ShapeDtypeStruct"),
     "typeof": (f"{_CORE}.abstract_values", "get_aval"),
@@ -253,6 +267,7 @@ _SUBMODULES = frozenset(
     {
         "ad_checkpoint",
         "custom_derivatives",
+        "debug",
         "dlpack",
         "dtypes",
         "errors",
@@ -274,7 +289,7 @@ _SUBMODULES = frozenset(
 # `polyjax._runtime` imports). `make_jaxpr` is among them because a traced
 # `x + y` needs the tracer operators.
 _NEEDS_RUNTIME = frozenset(
-    name for name, (module, _) in _LAZY_ATTRS.items() if module.startswith(_RT)
+    name for name, (module, _) in _LAZY_ATTRS.items() if module.startswith((_RT, _SH))
 ) | {"make_jaxpr", "typeof"}
 
 
