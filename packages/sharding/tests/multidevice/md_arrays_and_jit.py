@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import polyjax_numpy.numpy as jnp
+from polyjax_core.abstract_values import ShapeDtypeStruct
 from polyjax_core.config import explain_cache_misses, use_shardy_partitioner
 from polyjax_interpreters import ad, array, batching, custom_derivatives, remat
 from polyjax_interpreters.jit import jit
@@ -164,6 +165,11 @@ def test_aot_stages_show_shardings(split, partial):
     assert ins[0] == split and ins[1].is_fully_replicated
     assert compiled.output_shardings == partial
     _close(compiled(x, _value()), 2 * _value())
+    # ahead of time, from types alone: a ShapeDtypeStruct's sharding places its argument
+    spec = ShapeDtypeStruct((8, 8), np.float32, sharding=split)
+    lowered = jit(lambda a: a * 2).lower(spec)
+    assert "sdy.sharding = #sdy.sharding<@mesh" in lowered.as_text()
+    assert lowered.compile().input_shardings[0][0] == split
 
 
 def test_cache_keys_on_shardings_and_explains_misses(split, partial):
