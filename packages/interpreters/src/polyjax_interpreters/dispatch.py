@@ -144,12 +144,16 @@ class Placement(NamedTuple):
       out_shardings: one sharding per output, or ``None`` where the partitioner
         chooses (or ``None`` altogether: it chooses every output's).
       committed: whether the outputs are committed.
+      namer: the sharding whose ``_from_hlo_sharding`` names the layouts the
+        partitioner chooses (a named one if any sharding involved has a name),
+        or None for `GSPMDSharding`s.
     """
 
     devices: tuple[Any, ...]
     in_shardings: tuple[Any, ...]
     out_shardings: tuple[Any, ...] | None
     committed: bool
+    namer: Any = None
 
 
 _replicated_cache: dict[tuple[Any, ...], GSPMDSharding] = {}
@@ -262,11 +266,17 @@ def spmd_placement(
                 f"{devices[0].platform.upper()}, while the computation runs on device ids "
                 f"{[d.id for d in devices]}"
             )
+    candidates = [
+        s
+        for s in (*(outs or ()), *(o[0] for o in owns if o is not None), *ins, *body_shardings)
+        if s is not None and hasattr(s, "_from_hlo_sharding") and set(s.device_set) == device_set
+    ]
+    namer = next((s for s in candidates if hasattr(s, "_to_sdy_sharding")), None)
     if outs is not None:
         outs = tuple(
             None if s is None else _in_order(s, devices, out_ndims[j]) for j, s in enumerate(outs)
         )
-    return Placement(devices, tuple(resolved), outs, True)
+    return Placement(devices, tuple(resolved), outs, True, namer)
 
 
 def _in_order(sharding: Any, devices: tuple[Any, ...], ndim: int) -> Any:
@@ -575,16 +585,7 @@ def _output_shardings(xla_exe: Any, lowered: LoweredModule) -> list[Any]:
     if all(s is not None for s in explicit):
         return list(explicit)
     chosen = xla_exe.get_output_shardings()
-    ref = next(
-        (
-            s
-            for s in (*explicit, *placement.in_shardings)
-            if s is not None
-            and hasattr(s, "_from_hlo_sharding")
-            and set(s._device_assignment) == set(devices)
-        ),
-        None,
-    )
+    ref = placement.namer
     out = []
     for s, op, aval in zip(explicit, chosen, lowered.out_avals):
         if s is not None:

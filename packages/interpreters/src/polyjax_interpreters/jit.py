@@ -39,6 +39,8 @@ from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, Var
 from polyjax_core.jaxpr_eval import jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
+from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
+from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
@@ -645,9 +647,7 @@ class JitWrapped:
         """What a call's cache key needs beyond its arguments: the mesh bare specs refer to."""
         if not self._has_specs:
             return ()
-        import polyjax_core  # noqa: PLC0415
-
-        return (polyjax_core.get_concrete_mesh(),)
+        return (get_concrete_mesh(),)
 
     # -- calling -----------------------------------------------------------------
 
@@ -834,10 +834,7 @@ def _is_sharding_leaf(x: Any) -> bool:
 
 
 def _is_spec(x: Any) -> bool:
-    import polyjax_core  # noqa: PLC0415
-
-    spec_type = getattr(polyjax_core, "PartitionSpec", None)
-    return spec_type is not None and isinstance(x, spec_type)
+    return isinstance(x, PartitionSpec)
 
 
 def _sharding_leaves(tree: Any) -> list[Any]:
@@ -851,15 +848,14 @@ def _resolve_sharding(x: Any, what: str) -> Any:
     if x is None or isinstance(x, Sharding):
         return x
     if _is_spec(x):
-        import polyjax_core  # noqa: PLC0415
-
-        if polyjax_core.get_concrete_mesh() is None:
+        if get_concrete_mesh() is None:
             raise RuntimeError(
-                f"jit got a bare PartitionSpec {x} in {what}, which needs a mesh: call it "
-                "under `with mesh:` or `polyjax.sharding.set_mesh(mesh)`, or pass "
-                "NamedSharding(mesh, spec)."
+                f"jit requires a non-empty mesh in context if you are passing `PartitionSpec`s "
+                f"to {what} (got {x}). You can define a context mesh via "
+                f"`polyjax.set_mesh(mesh)`. Alternatively, provide `Sharding`s to {what} and "
+                "then the mesh context manager is not required."
             )
-        return polyjax_core.spec_to_sharding(x)
+        return spec_to_sharding(x)
     raise TypeError(
         f"{what} leaves must be Shardings, PartitionSpecs or None; got {x!r} of type "
         f"{type(x).__name__}."

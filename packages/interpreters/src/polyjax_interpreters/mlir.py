@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import itertools
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -269,6 +270,7 @@ class ModuleContext:
     _locations: dict = dataclasses.field(default_factory=dict)
     _rules: dict = dataclasses.field(default_factory=dict)  # primitive -> rule found
     _meshes: dict = dataclasses.field(default_factory=dict)  # (axes, ids) -> symbol
+    _known_meshes: list = dataclasses.field(default_factory=list)  # (axes, ids) in use
 
     def mesh_symbol(
         self, axes: Sequence[tuple[str, int]], logical_ids: Sequence[int] | None = None
@@ -940,21 +942,46 @@ def sdy_parts(mctx: ModuleContext, sharding: Any, ndim: int) -> SdyParts:
     (unconstrained).
     """
     assignment = mctx.device_assignment
+    meshes = mctx._known_meshes
     to_sdy = getattr(sharding, "_to_sdy_sharding", None)
     if to_sdy is not None:
         axes, device_ids, dims = to_sdy(ndim)
         position = {d.id: i for i, d in enumerate(assignment)}
-        return tuple(axes), tuple(position[i] for i in device_ids), list(dims)
+        mesh = (tuple(axes), tuple(position[i] for i in device_ids))
+        if mesh not in meshes:
+            meshes.append(mesh)
+        return (*mesh, list(dims))
     hs = hlo_sharding_in(sharding, ndim, assignment)
     if hs.is_manual():
         raise NotImplementedError(f"a manual sharding ({hs}) cannot be lowered here")
+    # On a mesh the module uses already if possible: shardings on one mesh
+    # partition better than the same layouts on several.
+    for axes, ids in meshes:
+        dims = _express(hs, axes, ids, ndim)
+        if dims is not None:
+            return axes, ids, dims
     if hs.is_replicated() or not hs.is_tiled():
         axes = (("_r", len(assignment)),) if len(assignment) > 1 else ()
         return axes, None, [()] * ndim
     tiles = hs.tile_assignment_dimensions()
     axes = tuple((f"_{k}", t) for k, t in enumerate(tiles) if t > 1)
     dims = [(f"_{k}",) if tiles[k] > 1 else () for k in range(ndim)]
-    return axes, tuple(hs.tile_assignment_devices()), dims
+    ids = tuple(hs.tile_assignment_devices())
+    meshes.append((axes, ids))
+    return axes, ids, dims
+
+
+def _express(hs: Any, axes: tuple, ids: Any, ndim: int) -> list | None:
+    """Axes of each dimension that lay out a rank-``ndim`` array on the mesh as ``hs``."""
+    if hs.is_replicated() or not hs.is_tiled():
+        return [()] * ndim
+    if len(axes) > 6:  # (ndim + 1) ** len(axes) candidates: keep it small
+        return None
+    for choice in itertools.product(range(ndim + 1), repeat=len(axes)):
+        dims = [tuple(a for (a, _), c in zip(axes, choice) if c == k) for k in range(ndim)]
+        if parts_to_hlo((axes, ids, dims)) == hs:
+            return dims
+    return None
 
 
 def _insert_dims(parts: SdyParts, inserted: Sequence[tuple[int, Any]]) -> SdyParts:

@@ -23,6 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 from polyjax_core.abstract_values import ShapedArray
+from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
+from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
 from polyjax_interpreters import ad, array, batching, mlir
@@ -33,31 +35,22 @@ __all__ = ["reshard", "sharding_constraint_p", "with_sharding_constraint"]
 sharding_constraint_p = Primitive("sharding_constraint")
 
 
-def _is_spec(x: Any) -> bool:
-    import polyjax_core  # noqa: PLC0415
-
-    spec_type = getattr(polyjax_core, "PartitionSpec", None)
-    return spec_type is not None and isinstance(x, spec_type)
-
-
 def _is_leaf(x: Any) -> bool:
-    return x is None or isinstance(x, Sharding) or _is_spec(x)
+    return x is None or isinstance(x, (Sharding, PartitionSpec))
 
 
 def _resolve(s: Any, api: str) -> Sharding:
     if isinstance(s, Sharding):
         return s
-    if _is_spec(s):
-        import polyjax_core  # noqa: PLC0415
-
-        if polyjax_core.get_concrete_mesh() is None:
+    if isinstance(s, PartitionSpec):
+        if get_concrete_mesh() is None:
             raise RuntimeError(
                 f"{api} requires a non-empty mesh in context if you are passing "
                 "`PartitionSpec`s to shardings. You can define a context mesh via "
                 "`polyjax.sharding.set_mesh(mesh)`. Alternatively, provide `Sharding`s to "
                 "shardings and then the mesh context manager is not required."
             )
-        return polyjax_core.spec_to_sharding(s)
+        return spec_to_sharding(s)
     raise TypeError(
         f"{api}: shardings must be Shardings or PartitionSpecs (a pytree prefix of the "
         f"operand), got {s!r} of type {type(s).__name__}."
