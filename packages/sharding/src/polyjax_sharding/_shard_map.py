@@ -205,10 +205,16 @@ def _impl(*args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list[Any]:
 def _axis_context(mctx: Any, mesh: Mesh, manual: frozenset) -> SPMDAxisContext:
     position = {d.id: i for i, d in enumerate(mctx.device_assignment)}
     flat = mesh._flat_devices_tuple
-    if position:
-        logical = tuple(position[d.id] for d in flat)
-    else:  # a single-device module
-        logical = tuple(range(len(flat)))
+    if not position:  # a single-device module: a mesh of one device
+        return SPMDAxisContext(tuple(mesh.axis_names), tuple(mesh.axis_sizes), (0,), manual)
+    missing = [d.id for d in flat if d.id not in position]
+    if missing or len(position) != len(flat):
+        raise ValueError(
+            f"shard_map over the mesh {mesh} (device ids {[d.id for d in flat]}) is part of a "
+            "computation that runs on device ids "
+            f"{[d.id for d in mctx.device_assignment]}: they must be the same devices"
+        )
+    logical = tuple(position[d.id] for d in flat)
     return SPMDAxisContext(tuple(mesh.axis_names), tuple(mesh.axis_sizes), logical, manual)
 
 
@@ -244,6 +250,11 @@ def _lowering(
     **_: Any,
 ) -> list[Any]:
     mctx = ctx.module_context
+    if not mctx.device_assignment and mesh.size > 1:
+        raise ValueError(
+            f"shard_map over the {mesh.size} devices of {mesh} is part of a computation placed "
+            "on a single device (e.g. by jit's device= or backend=)"
+        )
     axis_ctx = _axis_context(mctx, mesh, manual_axes)
     if not mctx.device_assignment or mesh.size == 1:
         return _lower_body(ctx, jaxpr, axis_ctx, list(args))

@@ -242,15 +242,27 @@ def test_control_flow_inside_and_around():
         return c + 1 if c.sum() > 0 else c - 1
 
     np.testing.assert_allclose(sm(x), ref(x), rtol=1e-5)
-    # shard_map under grad and checkpoint
+    # shard_map inside scan (run eagerly and under jit), under grad and checkpoint
     inner = shard_map(
         lambda a: jnp.sin(a) * lax.pmean(a, "y"), mesh=mesh, in_specs=P("x", "y"),
         out_specs=P("x", "y"),
     )  # fmt: skip
 
     def loop(a):
-        return jnp.sum(jax.checkpoint(inner)(jax.checkpoint(inner)(a)))
+        c, _ = lax.scan(lambda c, _: (jax.checkpoint(inner)(c), None), a, None, length=2)
+        return jnp.sum(c)
 
+    def loop_on_one_device(a):
+        def step(c, _):
+            m = c.reshape(8, 4, 2).mean(1, keepdims=True)
+            return jnp.sin(c) * jnp.broadcast_to(m, (8, 4, 2)).reshape(8, 8), None
+
+        return jnp.sum(lax.scan(step, a, None, length=2)[0])
+
+    np.testing.assert_allclose(loop(x), loop_on_one_device(x), rtol=1e-5)
+    want = jax.grad(loop_on_one_device)(x)
+    np.testing.assert_allclose(jax.grad(loop)(x), want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(jax.jit(jax.grad(loop))(x), want, rtol=1e-4, atol=1e-5)
     check_grads(loop, (x.astype(np.float64),), order=1, modes=("rev",), atol=3e-2, rtol=3e-2)
 
 
