@@ -27,6 +27,7 @@ from polyjax_core.abstract_values import get_aval
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
 from polyjax_interpreters import backends
+from polyjax_interpreters.array import Array
 from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
 from polyjax_numpy.lax._shape_ops import expand_dims, squeeze
@@ -69,9 +70,11 @@ def _flat_axes(prefix: Any, tree: Any, what: str) -> list[Any]:
     return out
 
 
-def _mapped_size(leaves: Sequence[Any], axes: Sequence[Any], names: Sequence[str]) -> int | None:
-    sizes = {}
-    for x, ax, name in zip(leaves, axes, names):
+def _mapped_size(
+    leaves: Sequence[Any], axes: Sequence[Any], names_of: Callable[[], Sequence[str]]
+) -> int | None:
+    sizes: dict[int, list] = {}
+    for i, (x, ax) in enumerate(zip(leaves, axes)):
         if ax is None:
             continue
         aval = get_aval(x)
@@ -81,12 +84,13 @@ def _mapped_size(leaves: Sequence[Any], axes: Sequence[Any], names: Sequence[str
                 f"its rank should be at least {max(ax, -ax - 1) + 1}, but is only "
                 f"{len(aval.shape)} (its shape is {aval.shape})"
             )
-        sizes.setdefault(aval.shape[ax], []).append((name, ax % len(aval.shape), aval))
+        sizes.setdefault(aval.shape[ax], []).append((i, ax % len(aval.shape), aval))
     if len(sizes) > 1:
+        names = names_of()
         lines = [
-            f"  * one axis had size {n}: axis {ax} of argument {name} of type {a.str_short()}"
+            f"  * one axis had size {n}: axis {ax} of argument {names[i]} of type {a.str_short()}"
             for n, items in sizes.items()
-            for name, ax, a in items[:1]
+            for i, ax, a in items[:1]
         ]
         raise ValueError(
             "pmap got inconsistent sizes for array axes to be mapped:\n" + ";\n".join(lines)
@@ -167,15 +171,28 @@ def pmap(
             donate_argnums=dyn_donate,
         )
 
+    # Calls with the same argument shapes (all arrays, outside other pmaps) go
+    # straight to the jit that an earlier call chose: pmap adds one dict lookup.
+    fast: dict[Any, Any] = {}
+
     @functools.wraps(fun)
     def mapped(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs and not _depth.n:
+            try:
+                key = tuple(a.shape for a in args) if not static else None
+            except AttributeError:
+                key = None
+            f = fast.get(key) if key is not None else None
+            if f is not None:
+                return f(*args)
+        else:
+            key = None
         if kwargs:
             raise NotImplementedError("pmap does not support keyword arguments")
         dyn = tuple(a for i, a in enumerate(args) if i not in static)
         axes = _flat_axes(in_axes, dyn, "in_axes")
         leaves = tree_flatten(dyn)[0]
-        names = _arg_names(fun, args, static)
-        n = _mapped_size(leaves, axes, names)
+        n = _mapped_size(leaves, axes, lambda: _arg_names(fun, args, static))
         if n is None:
             if axis_size is None:
                 raise ValueError("pmap requires at least one argument with a mapped axis.")
@@ -183,7 +200,10 @@ def pmap(
         if _depth.n:  # inside another pmap's function: vmap this axis
             return _nested(fun, name, in_axes, out_axes, static, args, n)
         devs = tuple(_devices_for(n, devices, backend))
-        return compiled(n, devs, len(args))(*args)
+        f = compiled(n, devs, len(args))
+        if key is not None and all(type(a) is Array for a in args) and len(fast) < 64:
+            fast[key] = f
+        return f(*args)
 
     return mapped
 
