@@ -5,7 +5,7 @@
 - `PartitionSpec` (``P``) says which mesh axes split each array dimension;
   `NamedSharding` is the sharding it gives over a mesh.
 - `shard_map` runs a per-device function on the blocks of its arguments,
-  with collectives over the mesh axes; `pmap` is built on it.
+  with collectives over the mesh axes; `pmap` and `xmap` are built on it.
 - `visualize_sharding` / `visualize_array_sharding` draw which device holds
   which block.
 
@@ -35,6 +35,7 @@ from polyjax_sharding._named_sharding import (
 from polyjax_sharding._pmap import pmap
 from polyjax_sharding._shard_map import shard_map, shard_map_p
 from polyjax_sharding._visualize import visualize_array_sharding, visualize_sharding
+from polyjax_sharding._xmap import xmap
 
 __all__ = [
     "AbstractDevice",
@@ -60,6 +61,7 @@ __all__ = [
     "use_mesh",
     "visualize_array_sharding",
     "visualize_sharding",
+    "xmap",
 ]
 
 register_spec_to_sharding(NamedSharding)
