@@ -18,6 +18,7 @@ def test_there_are_multidevice_files():
         "md_mesh.py",
         "md_named_sharding.py",
         "md_shard_map.py",
+        "md_xmap.py",
         "md_visualize.py",
     }
 

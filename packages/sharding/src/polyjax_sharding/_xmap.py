@@ -37,7 +37,11 @@ class XmapOutputError(ValueError):
 
 
 def _is_axes_leaf(x: Any) -> bool:
-    return isinstance(x, dict) or (isinstance(x, list) and _is_names_list(x))
+    # {position: name} (integer keys; a dict with other keys is a pytree node), or
+    # a list of names, None and ...
+    if isinstance(x, dict):
+        return bool(x) and all(isinstance(k, int) for k in x)
+    return isinstance(x, list) and _is_names_list(x)
 
 
 def _is_names_list(x: list) -> bool:
