@@ -34,6 +34,7 @@ Vma = frozenset
 
 _REDUCING = {"psum", "pmax", "pmin"}
 _VARYING = {"all_gather", "reduce_scatter", "all_to_all", "ppermute", "axis_index"}
+_PER_OPERAND = {"pvary"}  # each output varies like its own operand, plus the axes
 
 
 def _axes(eqn: Any) -> frozenset:
@@ -83,6 +84,8 @@ def _eqn_vmas(eqn: Any, ins: list[frozenset]) -> list[frozenset]:
     n_out = len(eqn.outvars)
     if name in _REDUCING:
         return [m - _axes(eqn) for m in ins]
+    if name in _PER_OPERAND:
+        return [m | _axes(eqn) for m in ins]
     if name in _VARYING:
         return [_union(ins) | _axes(eqn)] * n_out
     subs = list(jaxprs_in_params(eqn.params))

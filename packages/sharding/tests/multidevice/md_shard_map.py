@@ -327,3 +327,18 @@ def test_docs_examples():
 
     f = shard_map(ring_sum, mesh=mesh, in_specs=P("batch"), out_specs=P("batch"), check_vma=False)
     np.testing.assert_allclose(f(xs), np.tile(xs.reshape(8, 8, 3).sum(0), (8, 1)), rtol=1e-5)
+
+
+def test_pcast_to_varying():
+    mesh = jax.make_mesh((8,), ("x",))
+    x = np.arange(3.0, dtype=np.float32)
+    with pytest.raises(ValueError, match="replication which can't be statically inferred"):
+        shard_map(lambda a: lax.pcast(a, "x", to="varying"), mesh=mesh, in_specs=P(),
+                  out_specs=P())(x)  # fmt: skip
+    f = shard_map(lambda a: lax.pcast(a, "x", to="varying"), mesh=mesh, in_specs=P(),
+                  out_specs=P("x"))  # fmt: skip
+    np.testing.assert_allclose(f(x), np.tile(x, 8))
+    # its derivative: each device's copy gets its cotangent; the replicated input sums them
+    np.testing.assert_allclose(jax.grad(lambda a: f(a).sum())(x), np.full(3, 8.0))
+    with pytest.raises(ValueError, match="Allowed `to` values"):
+        lax.pcast(x, "x", to="invariant")

@@ -65,6 +65,7 @@ __all__ = [
     "axis_index",
     "axis_index_p",
     "axis_size",
+    "pcast",
     "pmax",
     "pmax_p",
     "pmean",
@@ -76,6 +77,7 @@ __all__ = [
     "psum",
     "psum_p",
     "psum_scatter",
+    "pvary_p",
     "reduce_scatter_p",
 ]
 
@@ -1114,3 +1116,58 @@ def _axis_index_lowering(ctx, *, axis_name):
 
 
 mlir.register_lowering(axis_index_p, _axis_index_lowering)
+
+
+# ---------------------------------------------------------------------------
+# pcast(to="varying"): marks a value as varying over axes (an identity).
+
+pvary_p = Primitive("pvary")
+pvary_p.multiple_results = True
+pvary_p.def_impl(lambda *xs, axes: list(xs))
+
+
+@pvary_p.def_abstract_eval
+def _pvary_abstract_eval(*avals: Any, axes: tuple) -> list:
+    _size(axes)  # NameError for an unbound name
+    return list(avals)
+
+
+def _pvary_batcher(axis_data, vals, dims, *, axes):
+    rest = tuple(a for a in axes if a != axis_data.name)
+    if not rest:  # varying along the batch: every value already is
+        return list(vals), list(dims)
+    return pvary_p.bind(*vals, axes=rest), list(dims)
+
+
+mlir.register_lowering(pvary_p, lambda ctx, *xs, axes: list(xs))
+batching.axis_primitive_batchers[pvary_p] = _pvary_batcher
+ad.deflinear2(pvary_p, lambda cts, *xs, axes: [ad.instantiate_zeros(ct) for ct in cts])
+
+
+def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
+    """Changes how a value is typed across the named axes (JAX's ``pcast``).
+
+    ``to="varying"`` marks ``x`` as possibly different at each position of
+    ``axis_name`` (what `shard_map`'s `check_vma` tracks); the value itself
+    is unchanged. ``"reduced"``/``"unreduced"`` are not supported.
+
+    Raises:
+      ValueError: ``to`` is not one of JAX's values.
+      NotImplementedError: ``to`` is ``"reduced"`` or ``"unreduced"``.
+
+    Example:
+      >>> vmap(lambda v: pcast(v, "i", to="varying"), axis_name="i")(np.arange(2.0))
+      Array([0., 1.], dtype=float32)
+    """
+    if to not in ("unreduced", "reduced", "varying"):
+        raise ValueError(
+            "Got unexpected `to` value. Allowed `to` values are: "
+            "{'unreduced', 'reduced', 'varying'}"
+        )
+    if to != "varying":
+        raise NotImplementedError(f"pcast(..., to={to!r}) is not supported")
+    names = _names(axis_name)
+    leaves, tree = tree_flatten(x)
+    if not leaves:
+        return x
+    return tree_unflatten(tree, pvary_p.bind(*leaves, axes=names))
