@@ -90,3 +90,17 @@ def test_errors():
         xmap(lambda v: lax.psum(v, "zz"), in_axes=["i", ...], out_axes=["i", ...])(X)
     with pytest.raises(ValueError, match="needs a Mesh in context"):
         xmap(lambda v: v, in_axes=["i", ...], out_axes=["i", ...], axis_resources={"i": "a"})(X)
+
+
+def test_docs_xmap_examples():
+    import doctest
+    import pathlib
+
+    doc = pathlib.Path(__file__).resolve().parents[4] / "docs" / "xmap.md"
+    failures, tried = doctest.testfile(str(doc), module_relative=False, verbose=False)
+    assert tried >= 4 and failures == 0
+
+
+def test_output_broadcast_along_named_axis():
+    f = xmap(lambda v: v.sum(), in_axes=[...], out_axes=["k", ...], axis_sizes={"k": 3})
+    np.testing.assert_allclose(f(X), np.full(3, X.sum()), rtol=1e-5)
