@@ -342,3 +342,40 @@ def test_pcast_to_varying():
     np.testing.assert_allclose(jax.grad(lambda a: f(a).sum())(x), np.full(3, 8.0))
     with pytest.raises(ValueError, match="Allowed `to` values"):
         lax.pcast(x, "x", to="invariant")
+
+
+def test_partial_manual_axes():
+    mesh = _mesh2()
+    x = np.arange(64.0, dtype=np.float32).reshape(8, 8)
+    f = shard_map(
+        lambda a: lax.psum(a, "x") * 2, mesh=mesh, in_specs=P("x"), out_specs=P(), axis_names={"x"}
+    )
+    want = (x[:4] + x[4:]) * 2
+    text = jax.jit(f).lower(x).as_text()
+    assert 'manual_axes={"x"}' in text
+    np.testing.assert_allclose(f(x), want)
+    sharded = jax.device_put(x, jax.NamedSharding(mesh, P("x", "y")))
+    y = jax.jit(f)(sharded)  # "y" stays with the partitioner
+    np.testing.assert_allclose(y, want)
+    grad = jax.grad(lambda a: jnp.sum(jnp.sin(f(a))))(x)
+    np.testing.assert_allclose(grad, np.tile(2 * np.cos(want), (2, 1)), rtol=1e-5)
+    with pytest.raises(ValueError, match="not one of the manual axes"):
+        shard_map(lambda a: a, mesh=mesh, in_specs=P("y"), out_specs=P("y"), axis_names={"x"})(x)
+
+
+def test_inside_cond_and_while_loop():
+    mesh = _mesh2()
+    x = np.arange(64.0, dtype=np.float32).reshape(8, 8)
+    total = shard_map(lambda b: lax.psum(b, ("x", "y")), mesh=mesh, in_specs=P("x", "y"),
+                      out_specs=P())  # fmt: skip
+    h = jax.jit(lambda a, p: lax.cond(p, total, lambda v: v[:4, :2], a))
+    np.testing.assert_allclose(h(x, True), x.reshape(2, 4, 4, 2).sum((0, 2)))
+    np.testing.assert_allclose(h(x, False), x[:4, :2])
+    step = shard_map(lambda b: b + lax.pmean(b, "y"), mesh=mesh, in_specs=P(None, "y"),
+                     out_specs=P(None, "y"))  # fmt: skip
+    out, _ = lax.while_loop(lambda c: c[1] < 3, lambda c: (step(c[0]), c[1] + 1), (x, 0))
+    want = x
+    for _ in range(3):
+        m = want.reshape(8, 4, 2).mean(1, keepdims=True)
+        want = want + np.broadcast_to(m, (8, 4, 2)).reshape(8, 8)
+    np.testing.assert_allclose(out, want, rtol=1e-5)
