@@ -134,8 +134,7 @@ def test_grads_match_one_device_and_finite_differences():
     check_grads(sm, (x.astype(np.float64),), order=1, modes=("rev",), atol=2e-2, rtol=2e-2)
 
 
-@pytest.mark.parametrize("check_vma", [True, False])
-def test_grads_of_collectives(check_vma):
+def test_grads_of_collectives():
     mesh = _mesh2()
     x = np.random.default_rng(2).standard_normal((8, 16)).astype(np.float32)
     ring = [(i, (i + 1) % 4) for i in range(4)]
