@@ -74,7 +74,11 @@ logger = logging.getLogger("polyjax")
 def _arg_device(x: Any) -> tuple[Any, bool] | None:
     """(device, committed) of an argument that lives on a device, else None."""
     if type(x) is Array:
-        return x._impl._sharding._device, x._committed
+        sharding = x._impl._sharding
+        if type(sharding) is SingleDeviceSharding:
+            return sharding._device, x._committed
+        # any other sharding over one device (e.g. a NamedSharding of a 1-device mesh)
+        return sharding._device_assignment[0], x._committed
     return None
 
 

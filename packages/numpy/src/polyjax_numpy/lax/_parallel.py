@@ -1167,6 +1167,7 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
     if to != "varying":
         raise NotImplementedError(f"pcast(..., to={to!r}) is not supported")
     names = _names(axis_name)
+    _size(names)  # NameError for an unbound name
     leaves, tree = tree_flatten(x)
     if not leaves:
         return x
