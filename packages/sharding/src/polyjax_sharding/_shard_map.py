@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
@@ -413,8 +414,6 @@ def _transpose(cts: list, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list
 
 
 def _scalar_like(k: int, ct: Any) -> Any:
-    import numpy as np  # noqa: PLC0415
-
     return np.asarray(k, get_aval(ct).dtype)
 
 
