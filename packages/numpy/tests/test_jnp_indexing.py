@@ -21,10 +21,12 @@ from hypothesis import strategies as st
 import polyjax_numpy.numpy as jnp
 from polyjax_core import make_jaxpr
 from polyjax_core.errors import JAXIndexError, NonConcreteBooleanIndexError
+from polyjax_interpreters.ad import grad
 from polyjax_interpreters.array import device_put
 from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
 from polyjax_interpreters.test_util import check_grads
+from polyjax_numpy import lax
 
 bf16 = np.dtype(ml_dtypes.bfloat16)
 f16, f32, c64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64)
@@ -349,6 +351,48 @@ def test_vmap_of_indexing_matches_loop():
     ]
     for f, args in cases:
         _check(vmap(f)(*args), loop(f, *(device_put(a) for a in args)))
+
+
+def _greedy_assignment(cost, row0):
+    """A greedy assignment-problem step loop: a traced row indexes the cost matrix
+    together with an array of columns (read, then masked with `.at[row, cols]`)."""
+    cols = jnp.arange(cost.shape[1])
+
+    def body(_, state):
+        cost, row, total = state
+        values = cost[row, cols]
+        col = jnp.argmin(values)
+        cost = cost.at[row, cols].set(jnp.inf).at[:, col].set(jnp.inf)
+        return cost, (row + 1) % cost.shape[0], total + values[col]
+
+    return lax.fori_loop(0, cost.shape[0], body, (cost, row0, jnp.float32(0)))[2]
+
+
+@pytest.mark.parametrize("batch", [3, 0])
+def test_vmap_of_traced_row_and_column_array(batch):
+    # vmap over an empty batch once failed: the gather pairing the batch axes of
+    # the cost and the row asked for a slice of 1 along the empty batch axis.
+    rng = np.random.default_rng(7)
+    costs = rng.integers(0, 9, size=(batch, 4, 4)).astype(np.float32)
+    rows = A([1, 3, 0][:batch], np.int32)
+    cols = A([0, 2, 3], np.int32)
+    cases = [
+        (_greedy_assignment, (costs, rows)),
+        (lambda c, r: c[r, cols], (costs, rows)),
+        (lambda c, r: c[rows][:, r], (costs, rows)),
+        (lambda c, r: c.at[r, cols].set(-1.0), (costs, rows)),
+        (lambda c, r: c.at[r, cols].get(mode="fill"), (costs, rows)),
+        (lambda c, r: lax.dynamic_slice(c, (r, 1), (2, 3)), (costs, rows)),
+        (grad(lambda c, r: (c[r, cols] ** 2).sum()), (costs, rows)),
+    ]
+    for f, args in cases:
+        got = jit(vmap(f))(*args)
+        if batch:
+            want = np.stack([np.asarray(jit(f)(*(a[k] for a in args))) for k in range(batch)])
+        else:
+            one = jit(f)(np.zeros((4, 4), np.float32), np.int32(0))
+            want = np.zeros((0, *one.shape), one.dtype)
+        _check(got, want)
 
 
 # ---------------------------------------------------------------------------
