@@ -556,8 +556,8 @@ def test_take_modes_match_numpy():
     outs = jit(f)(x)
     flat = np.append(x.ravel(), np.nan).astype(np.float32)
     _check(outs[0], flat[A([[0, 5], [11, 2]])])
-    # Negative indices count from the end before clamping (NumPy's "clip" would read 0).
-    _check(outs[1], np.take(x, A([[0, 3], [3, 2]]), axis=1))
+    # "clip" clamps as NumPy does: a negative index reads element 0 (as in JAX).
+    _check(outs[1], np.take(x, i, axis=1, mode="clip"))
     _check(outs[2], np.take(x, i, axis=0, mode="wrap"))
     _check(outs[3], A([[[0, -2], [3, 2]], [[4, -2], [7, 6]], [[8, -2], [11, 10]]], f32))
     _check(outs[4], x[:, 2])
@@ -565,8 +565,9 @@ def test_take_modes_match_numpy():
     _check(outs[6], x[A([1, 1])])
     e = np.zeros((0, 3), np.float32)
     _check(jnp.take(e, A([0]), axis=0), np.full((1, 3), np.nan, np.float32))
-    with pytest.raises(IndexError, match="size 0"):
+    with pytest.raises(IndexError, match="non-empty jnp.take.. from an empty axis"):
         jnp.take(e, A([0]), axis=0, mode="clip")
+    _check(jnp.take(e, A([], np.int32), axis=0, mode="clip"), np.zeros((0, 3), np.float32))
 
 
 def test_take_errors():

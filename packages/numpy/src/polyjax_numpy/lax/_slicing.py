@@ -19,9 +19,12 @@ always the last axis of the indices) and a `GatherScatterMode` for windows that
 leave the operand: CLIP clamps them (XLA's gather does so natively; a CLIP
 scatter clamps its indices first), FILL_OR_DROP returns a fill value from a
 gather (a mask over the clamped gather) and drops such scatter updates (XLA's
-scatter does so natively). Derivatives pair them: gather's transpose is a
-scatter-add, scatter-add's a gather. vmap turns batched operands and indices
-into the batching dimensions of the dimension numbers.
+scatter does so natively). `gather`'s `mode=None` is PROMISE_IN_BOUNDS, the
+scatters' FILL_OR_DROP (as in JAX); neither wraps negative indices. Derivatives
+pair them: gather's transpose is a scatter-add, scatter-add's a gather. vmap
+turns batched operands and indices into the batching dimensions of the
+dimension numbers; a batching axis is sliced with size 1, or 0 when the batch
+is empty (gather accepts either on any batching axis, as JAX does).
 """
 
 from __future__ import annotations
@@ -557,7 +560,7 @@ class GatherScatterMode(enum.Enum):
             return GatherScatterMode.FILL_OR_DROP
         if s == "promise_in_bounds":
             return GatherScatterMode.PROMISE_IN_BOUNDS
-        raise ValueError(f"Unknown gather mode {s!r}")
+        raise ValueError(f'Unknown gather mode "{s}"')
 
 
 class GatherDimensionNumbers(NamedTuple):
@@ -633,11 +636,13 @@ def gather(
       dimension_numbers: a `GatherDimensionNumbers`.
       slice_sizes: the size of the slice along each operand axis.
       unique_indices, indices_are_sorted: promises passed on to XLA.
-      mode: a `GatherScatterMode` or one of "clip", "fill", "promise_in_bounds"
-        (None means "fill").
+      mode: a `GatherScatterMode` or one of "clip", "fill" (or "drop"),
+        "promise_in_bounds". None is "promise_in_bounds" (as in JAX; unlike
+        the scatters, whose None is "fill"). Indices are never wrapped: a
+        negative start is out of bounds.
       fill_value: the value of out-of-bounds slices in "fill" mode (default:
         NaN for inexact types, the minimum of signed, the maximum of unsigned
-        integers, True for bools).
+        integers, True for bools); ignored in the other modes.
 
     Returns:
       The gathered array: the batch axes of the indices interleaved with the
@@ -649,7 +654,7 @@ def gather(
       Array([3., 1.], dtype=float32)
     """
     dnums = _tuple_fields(dimension_numbers)
-    mode = GatherScatterMode.from_any(mode)
+    mode = GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else GatherScatterMode.from_any(mode)
     dtype = get_aval(operand).dtype
     if mode is GatherScatterMode.FILL_OR_DROP:
         fill_value = _default_fill(dtype) if fill_value is None else fill_value

@@ -441,15 +441,15 @@ def _is_host(x: Any) -> bool:
     return isinstance(x, np.ndarray | np.generic | int)
 
 
-def _wrap_negative(i: Any, size: Any, dtype: np.dtype) -> Any:
-    """Index `i` as `dtype`, negative values wrapped once by adding `size`."""
+def _wrap_negative(i: Any, size: Any, dtype: np.dtype, wrap: bool = True) -> Any:
+    """Index `i` as `dtype`, negative values wrapped once by adding `size` (if `wrap`)."""
     if _is_host(i) and type(size) is int:
         i = np.asarray(i)
-        if dtypes.issubdtype(i.dtype, np.signedinteger):
+        if wrap and dtypes.issubdtype(i.dtype, np.signedinteger):
             i = np.where(i < 0, i.astype(np.int64) + size, i)
         return i.astype(dtype)
     idx_dtype = _u.dtype(i)
-    if dtypes.issubdtype(idx_dtype, np.signedinteger):
+    if wrap and dtypes.issubdtype(idx_dtype, np.signedinteger):
         # Wrap in a type wide enough for `size` (int8 indices into 1000 elements).
         wide = dtypes.promote_types(idx_dtype, dtype)
         i = lax._convert_element_type(i, wide)
@@ -802,6 +802,20 @@ def _wrap_mod(i: Any, size: Any) -> Any:
     return _ufuncs.remainder(i, _u.scalar_like(size, i))
 
 
+_TAKE_MODES = ("fill", "clip", "wrap")
+
+
+def _clip_into(i: Any, size: Any) -> Any:
+    """Integer indices clamped into `[0, size - 1]`, in their own dtype (no wrapping)."""
+    dtype = _u.dtype(i)
+    if type(size) is int:
+        top = min(size - 1, int(dtypes.iinfo(dtype).max))
+        hi: Any = _u.scalar_like(top, i)
+    else:
+        hi = lax.sub(_slicing._dim_as(size, dtype), _u.scalar_like(1, i))
+    return lax.clamp(_u.scalar_like(0, i), i, hi)
+
+
 def take(
     a: Any,
     indices: Any,
@@ -819,18 +833,25 @@ def take(
       indices: an integer array of any shape.
       axis: the axis to take along; None flattens `a` first.
       out: unsupported (must be None).
-      mode: out-of-bound indices: "fill" (the default; they read `fill_value`),
-        "clip" (clamped into range), "wrap" (taken modulo the axis size) or
-        "promise_in_bounds". "raise" is not supported.
+      mode: out-of-bound indices: "fill" (the default: negative indices count
+        from the end once, indices still out of range read `fill_value`),
+        "clip" (clamped into `[0, size - 1]`, as NumPy: negative indices read
+        the first element) or "wrap" (taken modulo the axis size). "raise" is
+        not supported.
       unique_indices, indices_are_sorted: promises passed on to the gather.
       fill_value: the value read for out-of-bound indices with mode="fill".
 
     Returns:
       An array of shape `a.shape[:axis] + indices.shape + a.shape[axis + 1:]`.
 
+    Raises:
+      ValueError: `mode` is not one of the above.
+
     Example:
       >>> jnp.take(jnp.array([10., 20., 30.]), jnp.array([2, 5, -1]))
       Array([30., nan, 30.], dtype=float32)
+      >>> jnp.take(jnp.array([10., 20., 30.]), jnp.array([2, 5, -1]), mode="clip")
+      Array([30., 30., 10.], dtype=float32)
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
@@ -842,19 +863,17 @@ def take(
         mode = "fill"
     if mode == "raise":
         raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
-    if mode == "wrap":
-        size = _u.shape(a)[axis]
+    # Only NumPy's names: JAX's take refuses the gather modes ("drop",
+    # "promise_in_bounds", GatherScatterMode values).
+    if isinstance(mode, GatherScatterMode) or mode not in _TAKE_MODES:
+        raise ValueError(f"Invalid mode '{mode}' for np.take")
+    size = _u.shape(a)[axis]
+    if mode in ("wrap", "clip"):
         if sd.definitely_equal(size, 0) and not _size_is_zero(_u.shape(indices)):
             raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
-        indices = _wrap_mod(indices, size) if not sd.definitely_equal(size, 0) else indices
-        mode = GatherScatterMode.PROMISE_IN_BOUNDS
-    elif not isinstance(mode, GatherScatterMode) and mode not in (
-        "fill",
-        "clip",
-        "drop",
-        "promise_in_bounds",
-    ):
-        raise ValueError(f"Invalid mode for jnp.take: {mode!r}")
+        if not sd.definitely_equal(size, 0):
+            indices = _wrap_mod(indices, size) if mode == "wrap" else _clip_into(indices, size)
+        mode = GatherScatterMode.PROMISE_IN_BOUNDS if mode == "wrap" else GatherScatterMode.CLIP
     return getitem(
         a,
         (_builtin_slice(None),) * axis + (indices,),
@@ -919,8 +938,11 @@ def take_along_axis(
       arr: the array.
       indices: an integer array of `arr`'s rank (1-D when `axis` is None).
       axis: the axis to take along; None flattens `arr` first.
-      mode: out-of-bound indices: "fill" (the default), "clip" or
-        "promise_in_bounds".
+      mode: out-of-bound indices: "fill" (the default; "drop" is a synonym),
+        "clip" or "promise_in_bounds", or a `GatherScatterMode`. Negative
+        indices count from the end once, except with the string
+        "promise_in_bounds" (a promise that indices lie in `[0, size)`; they
+        are clamped), as in JAX.
       fill_value: the value read for out-of-bound indices with mode="fill".
 
     Returns:
@@ -939,6 +961,9 @@ def take_along_axis(
     out_shape = _along_axis_shapes(
         "take_along_axis", arr_shape, _u.shape(indices), axis, broadcast_arr=True
     )
+    # As in JAX, negative indices count from the end, except with the string
+    # "promise_in_bounds" (indices promised in [0, size); the enum value wraps).
+    wrap = not (isinstance(mode, str) and mode == "promise_in_bounds")
     mode = GatherScatterMode.FILL_OR_DROP if mode is None else GatherScatterMode.from_any(mode)
     if _size_is_zero(out_shape):
         return _filled(arr, out_shape, 0)
@@ -950,7 +975,7 @@ def take_along_axis(
         raise IndexError(f"index is out of bounds for axis {axis} with size 0")
     arr = _u.broadcast_to(arr, out_shape[:axis] + (size,) + out_shape[axis + 1 :])
     dtype = _index_dtype(arr_shape)
-    indices = _wrap_negative(_u.broadcast_to(indices, out_shape), size, dtype)
+    indices = _wrap_negative(_u.broadcast_to(indices, out_shape), size, dtype, wrap)
     batch = tuple(d for d in range(rank) if d != axis)
     dnums = GatherDimensionNumbers(
         offset_dims=(),
@@ -1068,7 +1093,7 @@ def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = Tr
     elif mode == "raise":
         raise NotImplementedError("The 'raise' mode to jnp.put is not supported.")
     else:
-        raise ValueError(f"jnp.put: mode should be one of 'wrap' or 'clip'; got {mode!r}")
+        raise ValueError(f"mode should be one of 'wrap' or 'clip'; got {mode=}")
     if m != n:  # NumPy repeats `v` cyclically to the length of `ind`
         v = _shape_ops.concatenate([v] * -(-n // m), 0) if m < n else v
         v = _shape_ops.slice_in_dim(v, 0, n, 1, 0)
