@@ -286,7 +286,8 @@ def test_default_and_cast_fill_values(dtype, default, cast):
 
 def test_narrow_index_dtypes_wrap_in_a_wide_type():
     # Decision (docs/numpy.md): -6 as int8 into 300 elements is element 294. JAX
-    # wraps in the index's own type (giving 38 in take, OverflowError for x[i]).
+    # wraps in the index's own type (giving 38 in take, OverflowError for x[i]
+    # and for take's "wrap" and put).
     x = np.arange(300, dtype=np.float32)
     i, u = np.array([-128, -6, 127], np.int8), np.array([0, 255], np.uint8)
     outs = jit(
@@ -297,9 +298,15 @@ def test_narrow_index_dtypes_wrap_in_a_wide_type():
             jnp.take(x, i, mode="clip"),
             jnp.take(x, u, mode="clip"),
             jnp.take(x[:5], u, mode="clip"),
+            jnp.take(x, i, mode="wrap"),
+            jnp.put(x, i, -1.0, inplace=False),
+            jnp.put(x, i, -1.0, mode="wrap", inplace=False),
         )
     )(x, i, u)
-    wants = [x[[172, 294, 127]]] * 3 + [x[[0, 0, 127]], x[[0, 255]], x[[0, 4]]]
+    wants = [x[[172, 294, 127]]] * 3 + [x[[0, 0, 127]], x[[0, 255]], x[[0, 4]], x[[172, 294, 127]]]
+    for positions in ([0, 127], [172, 294, 127]):  # put's "clip", then "wrap"
+        wants.append(x.copy())
+        wants[-1][positions] = -1.0
     for got, want in zip(outs, wants):
         np.testing.assert_array_equal(np.asarray(got), want)
 

@@ -308,8 +308,9 @@ def _slice_params(s: slice, size: Any) -> tuple[Any, Any, int]:
     return start, len(range(start, stop, step)), step
 
 
-def _static_int(i: int, axis: int, size: Any, clamp: bool) -> int:
-    """A static int index wrapped once if negative, then clamped into range if `clamp`."""
+def _static_int(i: int, axis: int, size: Any, clamp: bool, wrap: bool = True) -> int:
+    """A static int index wrapped once if negative (if `wrap`), then clamped into range
+    if `clamp`."""
     if type(size) is not int:
         if i >= 0 and _known_ge(size, i + 1):
             return i
@@ -319,7 +320,7 @@ def _static_int(i: int, axis: int, size: Any, clamp: bool) -> int:
         )
     if size == 0:
         raise IndexError(f"index {i} is out of bounds for axis {axis} with size 0")
-    i = i + size if i < 0 else i
+    i = i + size if wrap and i < 0 else i
     return min(max(i, 0), size - 1) if clamp else i
 
 
@@ -377,8 +378,11 @@ def _new_axis_positions(entries: list[_Entry]) -> list[int]:
     return positions
 
 
-def _basic_getitem(x: Any, entries: list[_Entry]) -> Any:
-    """Static ints and slices, None, and traced scalar ints (one `dynamic_slice`)."""
+def _basic_getitem(x: Any, entries: list[_Entry], wrap: bool = True) -> Any:
+    """Static ints and slices, None, and traced scalar ints (one `dynamic_slice`).
+
+    Negative ints count from the end once if `wrap`; then ints are clamped.
+    """
     shape = _u.shape(x)
     static_entries, dynamic, int_axes = [], {}, []
     for e in entries:
@@ -386,7 +390,7 @@ def _basic_getitem(x: Any, entries: list[_Entry]) -> Any:
             (axis,) = e.axes
             int_axes.append(axis)
             if isinstance(e.value, int):
-                e = e._replace(value=_static_int(e.value, axis, shape[axis], clamp=True))
+                e = e._replace(value=_static_int(e.value, axis, shape[axis], True, wrap))
             else:
                 dynamic[axis] = e.value
         static_entries.append(e)
@@ -398,7 +402,7 @@ def _basic_getitem(x: Any, entries: list[_Entry]) -> Any:
             if sd.definitely_equal(sizes[axis], 0):
                 raise IndexError(f"index is out of bounds for axis {axis} with size 0")
             starts[axis], sizes[axis] = i, 1
-        out = _slicing.dynamic_slice(out, starts, sizes)
+        out = _slicing.dynamic_slice(out, starts, sizes, allow_negative_indices=wrap)
     if int_axes:
         out = _shape_ops.squeeze(out, int_axes)
     new_axes = _new_axis_positions(entries)
@@ -459,7 +463,7 @@ def _wrap_negative(i: Any, size: Any, dtype: np.dtype, wrap: bool = True) -> Any
     return lax._convert_element_type(i, dtype)
 
 
-def _indexer(shape: tuple, entries: list[_Entry], adjacent: bool) -> _Indexer:
+def _indexer(shape: tuple, entries: list[_Entry], adjacent: bool, wrap: bool = True) -> _Indexer:
     dtype = _index_dtype(shape)
     advanced = [e for e in entries if e.kind in _ADVANCED_KINDS]
     adv_shapes = [tuple(e.shape) for e in advanced]
@@ -499,7 +503,7 @@ def _indexer(shape: tuple, entries: list[_Entry], adjacent: bool) -> _Indexer:
             if ("adv",) not in layout:
                 layout.append(("adv",))
             for axis, value in zip(e.axes, _entry_arrays(e)):
-                columns.append((axis, ("adv", _wrap_negative(value, shape[axis], dtype))))
+                columns.append((axis, ("adv", _wrap_negative(value, shape[axis], dtype, wrap))))
                 slice_sizes[axis] = 1
 
     result_shape, gather_shape, batch_shape = [], [], []
@@ -616,6 +620,7 @@ def getitem(
     unique_indices: bool = False,
     mode: str | GatherScatterMode | None = None,
     fill_value: Any = None,
+    normalize_indices: bool = True,
 ) -> Any:
     """`x[idx]` with NumPy's indexing rules and JAX's out-of-bound behaviour.
 
@@ -628,6 +633,8 @@ def getitem(
         does), "clip" (clamped), "fill" (read as `fill_value`).
       fill_value: for mode="fill"; by default NaN for inexact types, the minimum
         of signed, the maximum of unsigned integers, True for booleans.
+      normalize_indices: whether negative integer indices count from the end
+        (once) before `mode` applies; `take`'s "clip" turns it off.
 
     Returns:
       The indexed array.
@@ -649,10 +656,10 @@ def getitem(
     fill = mode is GatherScatterMode.FILL_OR_DROP
     has_ints = any(e.kind == "int" for e in parsed.entries)
     if not parsed.advanced and not (fill and has_ints):
-        return _basic_getitem(x, parsed.entries)
+        return _basic_getitem(x, parsed.entries, normalize_indices)
     x, entries = _apply_slices(x, parsed.entries)
     shape = _u.shape(x)
-    ix = _indexer(shape, entries, parsed.adjacent)
+    ix = _indexer(shape, entries, parsed.adjacent, normalize_indices)
     if _size_is_zero(ix.result_shape):
         return _filled(x, ix.result_shape, 0)
     empty_axes = [a for a in ix.collapsed if sd.definitely_equal(shape[a], 0)]
@@ -797,23 +804,20 @@ def _check_int_indices(name: str, indices: Any) -> None:
         raise TypeError(f"{name}: indices must be of integer type, got {_u.dtype(indices).name}")
 
 
-def _wrap_mod(i: Any, size: Any) -> Any:
+def _fit_indices(i: Any, size: int) -> Any:
+    """Indices in a type that holds `size` (narrow integer indices become int32)."""
+    if size > dtypes.iinfo(_u.dtype(i)).max:
+        return _u.convert(i, _index_dtype((size,)))
+    return i
+
+
+def _wrap_mod(i: Any, size: int) -> Any:
     """Indices taken modulo `size` (NumPy's mode="wrap")."""
+    i = _fit_indices(i, size)
     return _ufuncs.remainder(i, _u.scalar_like(size, i))
 
 
 _TAKE_MODES = ("fill", "clip", "wrap")
-
-
-def _clip_into(i: Any, size: Any) -> Any:
-    """Integer indices clamped into `[0, size - 1]`, in their own dtype (no wrapping)."""
-    dtype = _u.dtype(i)
-    if type(size) is int:
-        top = min(size - 1, int(dtypes.iinfo(dtype).max))
-        hi: Any = _u.scalar_like(top, i)
-    else:
-        hi = lax.sub(_slicing._dim_as(size, dtype), _u.scalar_like(1, i))
-    return lax.clamp(_u.scalar_like(0, i), i, hi)
 
 
 def take(
@@ -871,16 +875,17 @@ def take(
     if mode in ("wrap", "clip"):
         if sd.definitely_equal(size, 0) and not _size_is_zero(_u.shape(indices)):
             raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
-        if not sd.definitely_equal(size, 0):
-            indices = _wrap_mod(indices, size) if mode == "wrap" else _clip_into(indices, size)
-        mode = GatherScatterMode.PROMISE_IN_BOUNDS if mode == "wrap" else GatherScatterMode.CLIP
+        if mode == "wrap" and not sd.definitely_equal(size, 0):
+            indices = _wrap_mod(indices, size)
     return getitem(
         a,
         (_builtin_slice(None),) * axis + (indices,),
-        mode=mode,
+        mode={"fill": "fill", "clip": "clip", "wrap": "promise_in_bounds"}[mode],
         fill_value=fill_value,
         indices_are_sorted=indices_are_sorted,
         unique_indices=unique_indices,
+        # NumPy's "clip" clamps negative indices to 0 (as JAX's take does).
+        normalize_indices=mode != "clip",
     )
 
 
@@ -1087,6 +1092,7 @@ def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = Tr
     if 0 in (size, n, m):
         return a
     if mode is None or mode == "clip":
+        ind = _fit_indices(ind, size)
         ind = lax.clamp(_u.scalar_like(0, ind), ind, _u.scalar_like(size - 1, ind))
     elif mode == "wrap":
         ind = _wrap_mod(ind, size)
