@@ -398,6 +398,10 @@ def _describe_leaf(sig: Any) -> str:
     return str(sig)
 
 
+# Marks the mesh in a call-cache key (bare PartitionSpecs resolve over it).
+_MESH_KEY = "<mesh>"
+
+
 def _is_array_sig(sig: Any) -> bool:
     return isinstance(sig, tuple) and len(sig) == 3 and hasattr(sig[0], "str_short")
 
@@ -413,7 +417,9 @@ def _explain_miss(fun_name: str, seen: Sequence[_Signature], new: _Signature) ->
             return out
         if old.static != new.static:
             for (k, a), (_, b) in zip(old.static, new.static):
-                if a != b:
+                if a != b and k is _MESH_KEY:
+                    out.append(f"  * the mesh in context changed: was {a!r}, now {b!r}")
+                elif a != b:
                     out.append(f"  * static argument {k}: was {a!r}, now {b!r}")
         for name, a, b in zip(new.arg_names, old.leaves, new.leaves):
             if a == b:
@@ -647,7 +653,7 @@ class JitWrapped:
         """What a call's cache key needs beyond its arguments: the mesh bare specs refer to."""
         if not self._has_specs:
             return ()
-        return (get_concrete_mesh(),)
+        return ((_MESH_KEY, get_concrete_mesh()),)
 
     # -- calling -----------------------------------------------------------------
 

@@ -260,3 +260,25 @@ def test_transformations_of_sharded_programs(split):
 
     double.defvjp(lambda a: (2 * a, None), lambda _, g: (3 * g,))
     _close(jit(ad.grad(lambda a: jnp.sum(double(a))))(x), np.full_like(value, 3.0))
+
+
+def test_bare_specs_follow_the_mesh_in_context():
+    a = make_mesh((2, 4), ("x", "y"), axis_types=AxisType.Auto)
+    b = make_mesh((4, 2), ("x", "y"), axis_types=AxisType.Auto)
+    f = jit(lambda v: v + 1, in_shardings=P("x", "y"))
+    value = _value()
+    with set_mesh(a):
+        assert f(value).sharding == NamedSharding(a, P("x", "y"))
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logging.getLogger("polyjax").addHandler(handler)
+    try:
+        with set_mesh(b), explain_cache_misses(True):
+            out = f(value)
+    finally:
+        logging.getLogger("polyjax").removeHandler(handler)
+    assert out.sharding == NamedSharding(b, P("x", "y"))
+    _close(out, value + 1)
+    message = "\n".join(r.getMessage() for r in records)
+    assert "the mesh in context changed" in message, message
