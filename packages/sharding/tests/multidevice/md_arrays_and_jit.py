@@ -207,6 +207,10 @@ def test_with_sharding_constraint_and_reshard(mesh, split, partial):
         assert r.sharding == partial
     with pytest.raises(RuntimeError, match="mesh"):
         lax.with_sharding_constraint(value, split.spec)
+    # device_put with a sharding inside jit is a constraint too
+    g = jit(lambda a: array.device_put(a * 3, partial))
+    assert g(value).sharding == partial
+    assert "sdy.sharding_constraint" in g.lower(value).as_text()
 
 
 def test_constraint_under_grad_and_vmap(split):
