@@ -286,3 +286,21 @@ def test_bare_specs_follow_the_mesh_in_context():
     _close(out, value + 1)
     message = "\n".join(r.getMessage() for r in records)
     assert "the mesh in context changed" in message, message
+
+
+def test_jit_shardings_hold_under_transformations(split, partial):
+    value = _value()
+    x = array.device_put(value, split)
+    f = jit(lambda a: jnp.sin(a) * 2, out_shardings=partial)
+    primal, tangent = ad.jvp(f, (x,), (x,))
+    assert primal.sharding == partial and tangent.sharding == partial
+    _close(tangent, np.cos(value) * 2 * value)
+    g = ad.grad(lambda a: jnp.sum(f(a)))(x)
+    _close(g, np.cos(value) * 2)
+    _close(batching.vmap(f)(x), np.sin(value) * 2)
+    # inside an outer jit, the inner one's shardings constrain its outputs there
+    outer = jit(lambda a: f(a) + 1)
+    assert "sdy.sharding_constraint" in outer.lower(x).as_text()
+    out = outer(x)
+    assert out.sharding.is_equivalent_to(partial, 2), out.sharding
+    _close(out, np.sin(value) * 2 + 1)
