@@ -7,7 +7,6 @@ eager impl (`dispatch.apply_primitive`) and a StableHLO lowering rule.
 from __future__ import annotations
 
 import functools
-import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -243,17 +242,3 @@ TOY = SimpleNamespace(
 @pytest.fixture
 def toy():
     return TOY
-
-
-# ---------------------------------------------------------------------------
-# Checks on 8 host devices, in a worker process (see polyjax_interpreters.multidevice)
-
-
-@pytest.fixture(scope="session")
-def devices8():
-    """Runs `check_*` functions of test files in a process with 8 CPU devices."""
-    from polyjax_interpreters.multidevice import DeviceWorkers
-
-    workers = DeviceWorkers(8, paths=[os.path.dirname(os.path.abspath(__file__))])
-    yield workers
-    workers.close()

@@ -58,6 +58,7 @@ __all__ = [
     "put_value",
     "register_array_attribute",
     "register_array_method",
+    "register_traced_put",
 ]
 
 Device = Any
@@ -701,6 +702,17 @@ def _set_resharder(fn: Callable[[Any, ShapedArray, Any], Any]) -> None:
     _resharder = fn
 
 
+# Set by the array library: how `device_put(tracer, sharding)` constrains the layout.
+_traced_put: Callable[[Any, Any], Any] | None = None
+
+
+def register_traced_put(fn: Callable[[Any, Any], Any]) -> None:
+    """Sets ``fn(tracer, sharding)``, what `device_put` does to a traced value with a
+    sharding target (polyjax-numpy binds a sharding constraint)."""
+    global _traced_put
+    _traced_put = fn
+
+
 def _same_layout(src: Any, dst: Any, shape: tuple[int, ...]) -> bool:
     """Whether the i-th device of ``dst`` needs exactly the i-th shard of ``src``."""
     a, b = src._device_assignment, dst._device_assignment
@@ -799,8 +811,11 @@ def _put_leaf(x: Any, device: Any, donate: bool, may_alias: bool | None) -> Any:
             return x
         return _move(x, x.aval, _as_sharding(device), True, donate, may_alias)
     if isinstance(x, tracing.Tracer):
-        # Placement inside a traced function is not represented yet: values
-        # being traced pass through unchanged.
+        # Inside a traced function a sharding target is a layout constraint (the
+        # array library registers how to express one); a bare device is not
+        # represented, and the value passes through unchanged.
+        if _traced_put is not None and device is not None and not isinstance(device, _jax.Device):
+            return _traced_put(x, _as_sharding(device))
         return x
     if hasattr(type(x), "__jax_array__"):
         return _put_leaf(x.__jax_array__(), device, donate, may_alias)

@@ -250,7 +250,7 @@ def spmd_placement(
                 raise ValueError(
                     "Sharding passed to jit does not match the sharding on the respective "
                     f"arg. Got jit sharding: {s},\narg sharding: {own} for arg type: "
-                    f"{shaped_str(x)} (argument {names[i]} of {what})"
+                    f"{_shaped_str(x)} (argument {names[i]} of {what})"
                 )
             chosen = s
         elif own is not None and (committed or _is_multi(own)):
@@ -260,7 +260,7 @@ def spmd_placement(
         if set(chosen._device_assignment) != device_set:
             raise ValueError(
                 "Received incompatible devices for jitted computation. Got argument "
-                f"{names[i]} of {what} with shape {shaped_str(args[i])} and device ids "
+                f"{names[i]} of {what} with shape {_shaped_str(args[i])} and device ids "
                 f"{_ids(chosen)} on platform {devices[0].platform.upper()}, while the "
                 f"computation runs on device ids {[d.id for d in devices]}"
             )
@@ -329,7 +329,7 @@ def _own_sharding(x: Any) -> tuple[Any, bool] | None:
     return None
 
 
-def shaped_str(x: Any) -> str:
+def _shaped_str(x: Any) -> str:
     """``float32[8,8]``: the type of an argument, for messages."""
     aval = x if type(x) is ShapeDtypeStruct else get_aval(x)
     if type(aval) is ShapeDtypeStruct:

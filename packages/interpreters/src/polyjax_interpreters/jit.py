@@ -80,10 +80,20 @@ def _jit_impl(
     device: Any,
     backend: str | None,
     inline: bool,
+    in_shardings: tuple[Any, ...] = (),
+    out_shardings: tuple[Any, ...] = (),
 ) -> list[Array]:
     placement = None
     if device is None:
-        placement = dispatch.spmd_placement(args, None, name, body_shardings=body_shardings(jaxpr))
+        placement = dispatch.spmd_placement(
+            args,
+            None,
+            name,
+            in_shardings or None,
+            out_shardings if any(s is not None for s in out_shardings) else None,
+            [len(a.shape) for a in jaxpr.out_avals],
+            body_shardings(jaxpr),
+        )
     if placement is None:
         dev, committed = dispatch.arg_placement(args, None, name, device, backend)
     else:
@@ -92,12 +102,36 @@ def _jit_impl(
     return exe.call(args)
 
 
-def _jit_lowering(ctx: Any, *args: Any, jaxpr: ClosedJaxpr, name: str, inline: bool, **_: Any):
+def _jit_lowering(
+    ctx: Any,
+    *args: Any,
+    jaxpr: ClosedJaxpr,
+    name: str,
+    inline: bool,
+    in_shardings: tuple[Any, ...] = (),
+    out_shardings: tuple[Any, ...] = (),
+    **_: Any,
+):
+    # Inside a program over several devices, an inner jit's shardings constrain
+    # its inputs and outputs there.
+    spmd = bool(ctx.module_context.device_assignment)
+    if spmd and in_shardings:
+        args = tuple(
+            a if s is None else mlir.sharding_constraint(ctx, a, s, aval)
+            for a, s, aval in zip(args, in_shardings, ctx.avals_in)
+        )
     if inline:
-        return mlir.jaxpr_subcomp(
+        outs = mlir.jaxpr_subcomp(
             ctx.module_context, jaxpr.jaxpr, jaxpr.consts, args, ctx.dim_var_values
         )
-    return mlir.call_jaxpr(ctx, name, jaxpr, args)
+    else:
+        outs = mlir.call_jaxpr(ctx, name, jaxpr, args)
+    if spmd and out_shardings:
+        outs = [
+            o if s is None else mlir.sharding_constraint(ctx, o, s, aval)
+            for o, s, aval in zip(outs, out_shardings, ctx.avals_out)
+        ]
+    return outs
 
 
 mlir.register_lowering(jit_p, _jit_lowering)
@@ -122,6 +156,12 @@ def _jit_partial_eval(
                 params,
                 jaxpr=known_body,
                 donated_invars=tuple(d for d, u in zip(donated, unknowns) if not u),
+                **_sharding_params(
+                    params,
+                    [not u for u in unknowns],
+                    [not u for u in out_unks],
+                    extra_out=len(residuals),
+                ),
             ),
             effects=known_body.effects,
         )
@@ -133,6 +173,7 @@ def _jit_partial_eval(
             jaxpr=unknown_body,
             donated_invars=(False,) * len(residuals)
             + tuple(d for d, u in zip(donated, unknowns) if u),
+            **_sharding_params(params, list(unknowns), list(out_unks), extra_in=len(residuals)),
         ),
         effects=unknown_body.effects,
     )
@@ -156,6 +197,7 @@ def _jit_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:
             params,
             jaxpr=body,
             donated_invars=tuple(d for d, u in zip(params["donated_invars"], used_inputs) if u),
+            **_sharding_params(params, list(used_inputs), list(used_outputs)),
         ),
         effects=body.effects,
     )
@@ -174,6 +216,14 @@ def _jit_batching(
         # Nothing batched and no axis name the body could refer to: unchanged.
         return jit_p.bind(*args, jaxpr=jaxpr, **params), [None] * len(jaxpr.out_avals)
     body, out_dims = batching.batch_jaxpr(jaxpr, axis_data, dims, False)
+    # A batched value has one more dimension than its sharding describes: unconstrained.
+    ins = params.get("in_shardings") or (None,) * len(args)
+    outs = params.get("out_shardings") or (None,) * len(out_dims)
+    params = dict(
+        params,
+        in_shardings=tuple(None if d is not None else s for s, d in zip(ins, dims)),
+        out_shardings=tuple(None if d is not None else s for s, d in zip(outs, out_dims)),
+    )
     return jit_p.bind(*args, jaxpr=body, **params), out_dims
 
 
@@ -195,6 +245,7 @@ def _jit_jvp(
             jaxpr=body,
             name=f"jvp({params['name']})",
             donated_invars=(*params["donated_invars"], *(False,) * len(nz_tangents)),
+            **_jvp_sharding_params(params, nonzeros, out_nz),
         ),
     )
     n = len(jaxpr.out_avals)
@@ -221,6 +272,7 @@ def _jit_transpose(cts: list[Any], *args: Any, jaxpr: ClosedJaxpr, **params: Any
                 jaxpr=body,
                 name=f"transpose({params['name']})",
                 donated_invars=(False,) * (len(known) + len(nz_cts)),
+                **_transpose_sharding_params(params, linear, ct_nz, ct_in_nz),
             ),
         )
     )
@@ -233,6 +285,52 @@ def _jit_transpose(cts: list[Any], *args: Any, jaxpr: ClosedJaxpr, **params: Any
 
 ad.primitive_jvps[jit_p] = _jit_jvp
 ad.primitive_transposes[jit_p] = _jit_transpose
+
+
+def _sharding_params(
+    params: dict,
+    keep_in: list[bool],
+    keep_out: list[bool],
+    extra_in: int = 0,
+    extra_out: int = 0,
+) -> dict[str, tuple[Any, ...]]:
+    """The jit's shardings for a new equation keeping some inputs/outputs.
+
+    ``extra_in`` unconstrained inputs come first (residuals), ``extra_out``
+    unconstrained outputs last.
+    """
+    ins = params.get("in_shardings") or (None,) * len(keep_in)
+    outs = params.get("out_shardings") or (None,) * len(keep_out)
+    return dict(
+        in_shardings=(None,) * extra_in + tuple(s for s, k in zip(ins, keep_in) if k),
+        out_shardings=tuple(s for s, k in zip(outs, keep_out) if k) + (None,) * extra_out,
+    )
+
+
+def _jvp_sharding_params(params: dict, in_nz: list[bool], out_nz: list[bool]) -> dict:
+    """Tangents are laid out as their primals."""
+    ins = params.get("in_shardings") or (None,) * len(in_nz)
+    outs = params.get("out_shardings") or (None,) * len(out_nz)
+    return dict(
+        in_shardings=(*ins, *(s for s, nz in zip(ins, in_nz) if nz)),
+        out_shardings=(*outs, *(s for s, nz in zip(outs, out_nz) if nz)),
+    )
+
+
+def _transpose_sharding_params(
+    params: dict, linear: list[bool], ct_nz: list[bool], ct_in_nz: list[bool]
+) -> dict:
+    """Cotangents are laid out as the values they are cotangents of."""
+    ins = params.get("in_shardings") or (None,) * len(linear)
+    outs = params.get("out_shardings") or (None,) * len(ct_nz)
+    lin_ins = [s for s, lin in zip(ins, linear) if lin]
+    return dict(
+        in_shardings=(
+            *(s for s, lin in zip(ins, linear) if not lin),
+            *(s for s, nz in zip(outs, ct_nz) if nz),
+        ),
+        out_shardings=tuple(s for s, nz in zip(lin_ins, ct_in_nz) if nz),
+    )
 
 
 @weakref_lru_cache(maxsize=4096)
@@ -398,6 +496,10 @@ def _describe_leaf(sig: Any) -> str:
     return str(sig)
 
 
+# Marks the mesh in a call-cache key (bare PartitionSpecs resolve over it).
+_MESH_KEY = "<mesh>"
+
+
 def _is_array_sig(sig: Any) -> bool:
     return isinstance(sig, tuple) and len(sig) == 3 and hasattr(sig[0], "str_short")
 
@@ -413,7 +515,9 @@ def _explain_miss(fun_name: str, seen: Sequence[_Signature], new: _Signature) ->
             return out
         if old.static != new.static:
             for (k, a), (_, b) in zip(old.static, new.static):
-                if a != b:
+                if a != b and k is _MESH_KEY:
+                    out.append(f"  * the mesh in context changed: was {a!r}, now {b!r}")
+                elif a != b:
                     out.append(f"  * static argument {k}: was {a!r}, now {b!r}")
         for name, a, b in zip(new.arg_names, old.leaves, new.leaves):
             if a == b:
@@ -587,7 +691,7 @@ class JitWrapped:
         return TracedCall(self, leaves, in_tree, closed, out_tree, donated, debug, args, kwargs)
 
     def _params(self, traced: TracedCall) -> dict[str, Any]:
-        return dict(
+        params = dict(
             jaxpr=traced.jaxpr,
             name=self._name,
             donated_invars=traced.donated,
@@ -596,6 +700,11 @@ class JitWrapped:
             backend=self._backend,
             inline=self._inline,
         )
+        if self._in_shardings is not None or self._out_shardings is not None:
+            ins, outs = self._flat_shardings(traced)
+            params["in_shardings"] = ins
+            params["out_shardings"] = outs or (None,) * len(traced.jaxpr.out_avals)
+        return params
 
     def _device_from_shardings(self) -> Any:
         """The device that single-device shardings name (None if none, or several)."""
@@ -647,7 +756,7 @@ class JitWrapped:
         """What a call's cache key needs beyond its arguments: the mesh bare specs refer to."""
         if not self._has_specs:
             return ()
-        return (get_concrete_mesh(),)
+        return ((_MESH_KEY, get_concrete_mesh()),)
 
     # -- calling -----------------------------------------------------------------
 
@@ -732,6 +841,8 @@ class JitWrapped:
                     jaxpr=body,
                     donated_invars=(False,) * len(hoisted) + tuple(params["donated_invars"]),
                 )
+                if "in_shardings" in params:
+                    params["in_shardings"] = (None,) * len(hoisted) + params["in_shardings"]
             outs = jit_p.bind(*leaves, **params)
         return tree_unflatten(traced.out_tree, outs)
 

@@ -1,147 +1,137 @@
-"""Running test checks on several host devices, from a process that has one.
+"""Running tests on several host devices from a test session that has one.
 
-A process's CPU device count is fixed when its backend starts, and a test run
-(README's `pytest -n 2`) starts it with one device per worker. Checks that need
-8 devices therefore run in a child process started with
-``JAX_NUM_CPU_DEVICES=8``. Starting one costs seconds, so one child serves
-many checks: a test file defines plain ``check_*`` functions, and one
-parametrized test runs each by name in the child::
+jaxlib's CPU client fixes its number of devices when it starts, and in the
+main test session (README's ``pytest -n 2``) other tests start it with one
+device per xdist worker. Tests that need 8 devices therefore live in their own
+files, named ``md_*.py`` (pytest's default ``test_*.py`` pattern does not
+collect them), in a ``multidevice/`` directory, written as ordinary pytest
+tests (fixtures, parametrize, hypothesis). `run_file` runs one such file in a
+fresh pytest process whose backend has ``num_devices`` host devices
+(``JAX_NUM_CPU_DEVICES``, ``JAX_PLATFORMS=cpu``), and `Report.assert_passed`
+fails naming each inner test that failed, with its error. One process per
+file: a file is the unit that pays the ~2 s start-up.
 
-    CHECKS = check_names(globals())
+Use: one outer test per package, parametrized over `md_files(directory)`::
 
-    @pytest.mark.parametrize("check", CHECKS)
-    def test_on_8_devices(devices8, check):  # devices8: a DeviceWorkers fixture
-        devices8.run(__file__, check)
+    @pytest.mark.parametrize("path", md_files(HERE / "multidevice"), ids=lambda p: p.stem)
+    def test_on_8_host_devices(path, pytestconfig):
+        run_file(path, num_devices=8, pytestconfig=pytestconfig).assert_passed()
 
-The child imports the test file (by path; ``paths`` are put on its
-``sys.path`` first, e.g. for a ``conftest`` it imports) and calls the check. A
-failure comes back as the child's traceback, raised in the test, so each
-failing check is reported under its own name; a check that crashes the child
-fails alone, and the next check starts a new child.
+It needs only the standard library and pytest (in the test process).
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
 
-__all__ = ["DeviceWorker", "DeviceWorkers", "check_names"]
+__all__ = ["InnerResult", "Report", "md_files", "run_file"]
 
-_CHILD = r"""
-import importlib.util, json, os, sys, traceback
-sys.path[:0] = json.loads(os.environ["POLYJAX_CHECK_PATHS"])
-modules = {}
-print("READY", flush=True)
-for line in sys.stdin:
-    request = json.loads(line)
-    try:
-        module = modules.get(request["file"])
-        if module is None:
-            name = "checks_" + os.path.basename(request["file"])[:-3]
-            spec = importlib.util.spec_from_file_location(name, request["file"])
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-            modules[request["file"]] = module
-        getattr(module, request["check"])()
-        reply = {"ok": True}
-    except BaseException:
-        reply = {"ok": False, "error": traceback.format_exc()}
-    print("\x1eREPLY " + json.dumps(reply), flush=True)
-"""
-
-_REPLY = "\x1eREPLY "
+# What a failure message shows of each failing inner test's traceback.
+_MAX_LINES = 40
 
 
-class DeviceWorker:
-    """A child Python process with ``n`` host CPU devices, running checks on request.
+@dataclasses.dataclass(frozen=True)
+class InnerResult:
+    """One test of the inner run: its id, "passed"/"failed"/"error"/"skipped", and why."""
+
+    test_id: str
+    outcome: str
+    message: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Report:
+    """What the inner pytest process did."""
+
+    path: Path
+    returncode: int
+    results: list[InnerResult]
+    output: str
+
+    def assert_passed(self) -> None:
+        """Fails unless every inner test passed (skips count as failures: none are allowed)."""
+        bad = [r for r in self.results if r.outcome != "passed"]
+        if not self.results or bad or self.returncode != 0:
+            lines = [f"{self.path.name} on several devices: {len(bad)} of "]
+            lines[0] += f"{len(self.results)} inner tests did not pass (exit {self.returncode})"
+            for r in bad:
+                tail = r.message.splitlines()[-_MAX_LINES:]
+                lines += [f"--- {r.outcome.upper()}: {r.test_id}", *tail]
+            if not bad:
+                lines += ["--- inner pytest output:", *self.output.splitlines()[-_MAX_LINES:]]
+            raise AssertionError("\n".join(lines))
+
+
+def md_files(directory: Path) -> list[Path]:
+    """The multi-device test files of ``directory``, sorted."""
+    return sorted(Path(directory).glob("md_*.py"))
+
+
+def _results(junit_xml: Path) -> list[InnerResult]:
+    results = []
+    for case in ET.parse(junit_xml).getroot().iter("testcase"):
+        test_id = f"{case.get('classname', '')}::{case.get('name', '')}"
+        outcome, message = "passed", ""
+        for kind in ("failure", "error", "skipped"):
+            node = case.find(kind)
+            if node is not None:
+                outcome = "failed" if kind == "failure" else kind
+                message = "\n".join(filter(None, [node.get("message", ""), node.text or ""]))
+                break
+        results.append(InnerResult(test_id, outcome, message))
+    return results
+
+
+def run_file(
+    path: Path,
+    *,
+    num_devices: int = 8,
+    pytestconfig: Any = None,
+    timeout: float = 600,
+) -> Report:
+    """Runs the tests of ``path`` in a new pytest process with ``num_devices`` host devices.
 
     Args:
-      n: the number of CPU devices.
-      paths: directories to put first on the child's ``sys.path``.
+      path: an ``md_*.py`` file.
+      num_devices: how many CPU devices the inner backend has.
+      pytestconfig: the outer session's config, whose ``filterwarnings`` the
+        inner run inherits (so warnings that are errors stay errors).
+      timeout: seconds before the inner run is stopped.
+
+    Returns:
+      The `Report`.
     """
-
-    def __init__(self, n: int, paths: Sequence[str] = ()):
-        env = dict(
-            os.environ,
-            JAX_NUM_CPU_DEVICES=str(n),
-            JAX_PLATFORMS="cpu",
-            POLYJAX_CHECK_PATHS=json.dumps(list(paths)),
+    path = Path(path).resolve()
+    env = dict(os.environ)
+    env.update(JAX_NUM_CPU_DEVICES=str(num_devices), JAX_PLATFORMS="cpu")
+    env.pop("PYTEST_XDIST_WORKER", None)
+    with tempfile.TemporaryDirectory() as tmp:
+        junit = Path(tmp) / "report.xml"
+        cmd = [
+            sys.executable, "-m", "pytest", str(path),
+            "-c", os.devnull,
+            "--rootdir", str(path.parent),
+            "--confcutdir", str(path.parent),
+            "--import-mode=importlib",
+            "-p", "no:cacheprovider",
+            "-o", "python_files=md_*.py",
+            "-o", "junit_family=xunit1",
+            f"--junitxml={junit}",
+            "-q",
+        ]  # fmt: skip
+        if pytestconfig is not None:
+            warnings = pytestconfig.getini("filterwarnings")
+            if warnings:
+                cmd += ["-o", "filterwarnings=" + "\n".join(warnings)]
+        proc = subprocess.run(
+            cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=path.parent
         )
-        self.n = n
-        self._stderr = tempfile.TemporaryFile(mode="w+")
-        self._proc = subprocess.Popen(
-            [sys.executable, "-c", _CHILD],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            text=True,
-            env=env,
-        )
-        self._read_until("READY")
-
-    def alive(self) -> bool:
-        return self._proc.poll() is None
-
-    def _read_until(self, prefix: str) -> str:
-        for line in self._proc.stdout:
-            if line.startswith(prefix):
-                return line[len(prefix) :]
-        self._stderr.seek(0)
-        raise RuntimeError(
-            f"the {self.n}-device worker process died:\n" + self._stderr.read()[-5000:]
-        )
-
-    def run(self, file: str, check: str) -> None:
-        """Runs function ``check`` of test file ``file`` in the child.
-
-        Raises:
-          AssertionError: the check failed (the message holds its traceback).
-          RuntimeError: the child died.
-        """
-        self._proc.stdin.write(json.dumps({"file": file, "check": check}) + "\n")
-        self._proc.stdin.flush()
-        reply = json.loads(self._read_until(_REPLY))
-        if not reply["ok"]:
-            raise AssertionError(f"{check} failed on {self.n} devices:\n{reply['error']}")
-
-    def close(self) -> None:
-        if self.alive():
-            self._proc.stdin.close()
-            self._proc.wait(timeout=60)
-        self._stderr.close()
-
-
-class DeviceWorkers:
-    """Starts a :class:`DeviceWorker` on first use, and a new one after one died."""
-
-    def __init__(self, n: int, paths: Sequence[str] = ()):
-        self.n = n
-        self.paths = list(paths)
-        self._worker: DeviceWorker | None = None
-
-    def run(self, file: str, check: str) -> None:
-        """Runs function ``check`` of test file ``file`` on ``n`` devices."""
-        if self._worker is None or not self._worker.alive():
-            if self._worker is not None:
-                self._worker.close()
-            self._worker = DeviceWorker(self.n, self.paths)
-        self._worker.run(file, check)
-
-    def close(self) -> None:
-        if self._worker is not None:
-            self._worker.close()
-
-
-def check_names(namespace: dict) -> list[str]:
-    """The names of the ``check_*`` functions a module defines (not imports), sorted."""
-    module = namespace.get("__name__")
-    return sorted(
-        k
-        for k, v in namespace.items()
-        if k.startswith("check_") and callable(v) and getattr(v, "__module__", None) == module
-    )
+        results = _results(junit) if junit.exists() else []
+    return Report(path, proc.returncode, results, proc.stdout + proc.stderr)

@@ -207,6 +207,10 @@ def test_with_sharding_constraint_and_reshard(mesh, split, partial):
         assert r.sharding == partial
     with pytest.raises(RuntimeError, match="mesh"):
         lax.with_sharding_constraint(value, split.spec)
+    # device_put with a sharding inside jit is a constraint too
+    g = jit(lambda a: array.device_put(a * 3, partial))
+    assert g(value).sharding == partial
+    assert "sdy.sharding_constraint" in g.lower(value).as_text()
 
 
 def test_constraint_under_grad_and_vmap(split):
@@ -260,3 +264,43 @@ def test_transformations_of_sharded_programs(split):
 
     double.defvjp(lambda a: (2 * a, None), lambda _, g: (3 * g,))
     _close(jit(ad.grad(lambda a: jnp.sum(double(a))))(x), np.full_like(value, 3.0))
+
+
+def test_bare_specs_follow_the_mesh_in_context():
+    a = make_mesh((2, 4), ("x", "y"), axis_types=AxisType.Auto)
+    b = make_mesh((4, 2), ("x", "y"), axis_types=AxisType.Auto)
+    f = jit(lambda v: v + 1, in_shardings=P("x", "y"))
+    value = _value()
+    with set_mesh(a):
+        assert f(value).sharding == NamedSharding(a, P("x", "y"))
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logging.getLogger("polyjax").addHandler(handler)
+    try:
+        with set_mesh(b), explain_cache_misses(True):
+            out = f(value)
+    finally:
+        logging.getLogger("polyjax").removeHandler(handler)
+    assert out.sharding == NamedSharding(b, P("x", "y"))
+    _close(out, value + 1)
+    message = "\n".join(r.getMessage() for r in records)
+    assert "the mesh in context changed" in message, message
+
+
+def test_jit_shardings_hold_under_transformations(split, partial):
+    value = _value()
+    x = array.device_put(value, split)
+    f = jit(lambda a: jnp.sin(a) * 2, out_shardings=partial)
+    primal, tangent = ad.jvp(f, (x,), (x,))
+    assert primal.sharding == partial and tangent.sharding == partial
+    _close(tangent, np.cos(value) * 2 * value)
+    g = ad.grad(lambda a: jnp.sum(f(a)))(x)
+    _close(g, np.cos(value) * 2)
+    _close(batching.vmap(f)(x), np.sin(value) * 2)
+    # inside an outer jit, the inner one's shardings constrain its outputs there
+    outer = jit(lambda a: f(a) + 1)
+    assert "sdy.sharding_constraint" in outer.lower(x).as_text()
+    out = outer(x)
+    assert out.sharding.is_equivalent_to(partial, 2), out.sharding
+    _close(out, np.sin(value) * 2 + 1)

@@ -168,3 +168,11 @@ def _batch(
 ad.primitive_jvps[sharding_constraint_p] = _jvp
 ad.primitive_transposes[sharding_constraint_p] = _transpose
 batching.axis_primitive_batchers[sharding_constraint_p] = _batch
+
+
+def _traced_put(x: Any, sharding: Any) -> Any:
+    return sharding_constraint_p.bind(x, sharding=sharding, inserted=())
+
+
+# device_put(x, sharding) inside jit constrains x's layout, as in JAX.
+array.register_traced_put(_traced_put)

@@ -1,20 +1,21 @@
 """Arrays and jit over 8 host devices, with `GSPMDSharding` (no mesh: that is polyjax-sharding).
 
-Each `check_*` runs in the 8-device worker of conftest (`devices8`); the
-parametrized `test_on_8_devices` at the end runs one check per test, so a
-failure is reported under the check's name. Values are compared with NumPy on
-the gathered arrays, and each shard with the NumPy slice that
-`devices_indices_map` names.
+Run on 8 host devices by ../test_multidevice.py, in a pytest process of its
+own. Values are compared with NumPy on the gathered arrays, and each shard
+with the NumPy slice that `devices_indices_map` names.
 """
 
 from __future__ import annotations
 
 import logging
+import pathlib
+import sys
 
 import numpy as np
 import pytest
 
-from polyjax_interpreters.multidevice import check_names
+# The toy primitives of the interpreters tests (this directory's parent).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 # Tilings of a rank-2 array over 8 devices (the shapes of meshes (8,), (2, 4),
 # (4, 2), (2, 2, 2) with every mesh axis sharding one dimension or replicating).
@@ -30,10 +31,10 @@ TILINGS = {
 
 
 def _env():
-    """What the checks use, imported in the worker (8 devices, toy primitives)."""
+    """What the tests use: 8 devices, toy primitives, the runtime's modules."""
     from types import SimpleNamespace
 
-    from conftest import TOY  # noqa: PLC0415 (only importable in the worker)
+    from conftest import TOY
     from jaxlib import xla_client
 
     from polyjax_interpreters import array, backends, dispatch, sharding
@@ -88,7 +89,7 @@ def _check_shards(x, value):
 # GSPMDSharding
 
 
-def check_gspmd_sharding_interface():
+def test_gspmd_sharding_interface():
     env = _env()
     for name in TILINGS:
         s = _tiled(env, name)
@@ -116,7 +117,7 @@ def check_gspmd_sharding_interface():
 # Sharded arrays
 
 
-def check_device_put_from_host_and_printing():
+def test_device_put_from_host_and_printing():
     env = _env()
     value = _value()
     for name in TILINGS:
@@ -130,7 +131,7 @@ def check_device_put_from_host_and_printing():
         assert x.is_fully_addressable
 
 
-def check_resharding_device_to_device():
+def test_resharding_device_to_device():
     env = _env()
     value = _value()
     names = list(TILINGS)
@@ -151,7 +152,7 @@ def check_resharding_device_to_device():
         _check_shards(back, value)
 
 
-def check_reshard_does_not_go_through_the_host():
+def test_reshard_does_not_go_through_the_host():
     env = _env()
     x = env.array.device_put(_value(), _tiled(env, "2x4"))
     calls = []
@@ -167,13 +168,13 @@ def check_reshard_does_not_go_through_the_host():
     _check_shards(w, _value())
 
 
-def check_uneven_device_put_is_an_error():
+def test_uneven_device_put_is_an_error():
     env = _env()
     with pytest.raises(ValueError, match="divisible"):
         env.array.device_put(np.zeros((6, 8), np.float32), _tiled(env, "4x2"))
 
 
-def check_make_array_from_callback_and_friends():
+def test_make_array_from_callback_and_friends():
     env = _env()
     value = _value((8, 8))
     for name in TILINGS:
@@ -209,7 +210,7 @@ def check_make_array_from_callback_and_friends():
         env.array.make_array_from_process_local_data(s, value, (8, 4))
 
 
-def check_device_get_block_and_delete():
+def test_device_get_block_and_delete():
     env = _env()
     x = env.array.device_put(_value(), _tiled(env, "2x4"))
     assert env.array.block_until_ready(x) is x and x.is_ready()
@@ -225,7 +226,7 @@ def check_device_get_block_and_delete():
 # jit over 8 devices
 
 
-def check_jit_propagates_input_sharding():
+def test_jit_propagates_input_sharding():
     env = _env()
     value = _value()
     for name in TILINGS:
@@ -243,7 +244,7 @@ def check_jit_propagates_input_sharding():
         np.testing.assert_array_equal(np.asarray(eager), 2 * value)
 
 
-def check_jit_in_and_out_shardings():
+def test_jit_in_and_out_shardings():
     env = _env()
     value = _value()
     s24, s42, s81 = (_tiled(env, n) for n in ("2x4", "4x2", "8x1"))
@@ -267,7 +268,7 @@ def check_jit_in_and_out_shardings():
         env.jit(lambda a: a, in_shardings="x")(value)
 
 
-def check_jit_incompatible_devices():
+def test_jit_incompatible_devices():
     env = _env()
     value = _value()
     x = env.array.device_put(value, _tiled(env, "2x4"))
@@ -276,7 +277,7 @@ def check_jit_incompatible_devices():
         env.jit(lambda a, b: env.toy.add(a, b))(x, y)
 
 
-def check_lowering_shardy_and_gspmd():
+def test_lowering_shardy_and_gspmd():
     from polyjax_core import config
 
     env = _env()
@@ -299,7 +300,7 @@ def check_lowering_shardy_and_gspmd():
     _check_shards(gspmd, value * value)
 
 
-def check_aot_stages_show_shardings():
+def test_aot_stages_show_shardings():
     env = _env()
     value = _value()
     s24, s42 = _tiled(env, "2x4"), _tiled(env, "4x2")
@@ -312,7 +313,7 @@ def check_aot_stages_show_shardings():
     _check_shards(out, 2 * value)
 
 
-def check_cache_keys_on_shardings():
+def test_cache_keys_on_shardings():
     from polyjax_core import config
 
     env = _env()
@@ -339,7 +340,7 @@ def check_cache_keys_on_shardings():
     assert "the sharding changed" in message and "{devices=[4,2]" in message, message
 
 
-def check_donation_of_sharded_inputs():
+def test_donation_of_sharded_inputs():
     env = _env()
     value = _value()
     s = _tiled(env, "2x4")
@@ -352,7 +353,7 @@ def check_donation_of_sharded_inputs():
         f(x)
 
 
-def check_grad_of_sharded_jit():
+def test_grad_of_sharded_jit():
     from polyjax_interpreters import ad
 
     env = _env()
@@ -364,11 +365,3 @@ def check_grad_of_sharded_jit():
     g2 = env.jit(ad.grad(f))(x)
     assert g2.sharding.is_equivalent_to(x.sharding, 1)
     np.testing.assert_allclose(np.asarray(g2), np.cos(value), rtol=1e-5)
-
-
-CHECKS = check_names(globals())
-
-
-@pytest.mark.parametrize("check", CHECKS)
-def test_on_8_devices(devices8, check):
-    devices8.run(__file__, check)

@@ -1,7 +1,6 @@
 """Sharded programs over 8 host devices: constraints, and composition with transformations.
 
-Each `check_*` runs in an 8-device worker process (`polyjax_interpreters.multidevice`);
-`test_on_8_devices` runs one per test. Shardings here are `GSPMDSharding`s,
+Run on 8 host devices by ../test_multidevice.py. Shardings here are `GSPMDSharding`s,
 the runtime's own (tests of the `Mesh`/`NamedSharding` workflow are in
 polyjax-sharding's tests). Values are checked against NumPy on the gathered
 arrays, and against the same program on one device.
@@ -11,8 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from polyjax_interpreters.multidevice import DeviceWorkers, check_names
 
 
 def _env():
@@ -50,7 +47,7 @@ def _close(a, b, tol=1e-5):
 # with_sharding_constraint and reshard
 
 
-def check_constraint_sets_output_layout_and_devices():
+def test_constraint_sets_output_layout_and_devices():
     env = _env()
     jax, lax = env.jax, env.lax
     s = env.tiled(2, 4)
@@ -86,7 +83,7 @@ def check_constraint_sets_output_layout_and_devices():
         lax.with_sharding_constraint(x, "x")
 
 
-def check_constraint_under_grad():
+def test_constraint_under_grad():
     env = _env()
     jax, jnp, lax = env.jax, env.jnp, env.lax
     s = env.tiled(2, 4)
@@ -104,7 +101,7 @@ def check_constraint_under_grad():
     assert text.count("sdy.sharding_constraint") >= 2, text  # primal and cotangent
 
 
-def check_constraint_under_vmap_with_spmd_axis_name():
+def test_constraint_under_vmap_with_spmd_axis_name():
     env = _env()
     jax, lax = env.jax, env.lax
     # A rank-1 sharding over 4 devices of a synthesized mesh; vmap adds a dimension.
@@ -124,7 +121,7 @@ def check_constraint_under_vmap_with_spmd_axis_name():
         spmd.lower(x)
 
 
-def check_composition_with_transformations():
+def test_composition_with_transformations():
     env = _env()
     jax, jnp, lax = env.jax, env.jnp, env.lax
     s = env.tiled(2, 4)
@@ -167,7 +164,7 @@ def check_composition_with_transformations():
     _close(jax.jit(jax.grad(lambda a: jnp.sum(double(a))))(xs), np.full_like(x, 2.0))
 
 
-def check_elementwise_keeps_sharding_and_aot():
+def test_elementwise_keeps_sharding_and_aot():
     env = _env()
     jax, jnp = env.jax, env.jnp
     s = env.tiled(2, 4)
@@ -184,18 +181,3 @@ def check_elementwise_keeps_sharding_and_aot():
     # indexing and printing of a sharded array give the global value
     _close(xs[1], _x()[1])
     assert repr(xs) == repr(jax.device_put(_x()))
-
-
-CHECKS = check_names(globals())
-
-
-@pytest.fixture(scope="module")
-def devices8():
-    workers = DeviceWorkers(8)
-    yield workers
-    workers.close()
-
-
-@pytest.mark.parametrize("check", CHECKS)
-def test_on_8_devices(devices8, check):
-    devices8.run(__file__, check)
