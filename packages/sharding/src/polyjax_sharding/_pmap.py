@@ -9,8 +9,13 @@ back along ``out_axes``. The whole call is one `jit`, so a call on arrays
 that a previous call produced (sharded over the same devices) dispatches
 through jit's fast path without moving data.
 
-A `pmap` called inside another `pmap`'s function maps its axis with `vmap`
-(same values, same collectives by name) on the outer call's devices.
+A `pmap` called directly inside another `pmap`'s function runs on a 2-D mesh
+(outer x inner positions) when there are devices enough and Shardy is on: the
+outer call first traces its function abstractly to find the inner pmap's axis
+and size, then maps its own axis with `shard_map` over the first mesh axis
+(the second left to the partitioner) and the inner one with a nested
+`shard_map` over the second. Otherwise (or deeper) the inner axis is mapped
+with `vmap` on the outer call's devices (same values, same collectives).
 """
 
 from __future__ import annotations
@@ -23,13 +28,15 @@ from typing import Any
 
 import numpy as np
 
-from polyjax_core.abstract_values import get_aval
+from polyjax_core import axis_env
+from polyjax_core.abstract_values import ShapeDtypeStruct, get_aval, shaped_abstractify
+from polyjax_core.config import use_shardy_partitioner as shardy
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
 from polyjax_interpreters import backends
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.batching import vmap
-from polyjax_interpreters.jit import jit
+from polyjax_interpreters.jit import eval_shape, jit
 from polyjax_numpy.lax._shape_ops import expand_dims, squeeze
 from polyjax_sharding._mesh import Mesh
 from polyjax_sharding._shard_map import shard_map
@@ -39,11 +46,13 @@ __all__ = ["pmap"]
 _INTERNAL_AXIS = "_internal_pmap_axis_name"
 
 
-class _Depth(threading.local):
-    n: int = 0
+class _State(threading.local):
+    n: int = 0  # how many pmap bodies are being traced, one inside the other
+    probe: list | None = None  # (name, size) of the inner pmaps met while probing
+    enclosing: tuple | None = None  # (2-D mesh, inner name, inner size) of the outer call
 
 
-_depth = _Depth()
+_depth = _State()
 
 
 def _argnums(x: int | Iterable[int]) -> tuple[int, ...]:
@@ -171,6 +180,19 @@ def pmap(
             donate_argnums=dyn_donate,
         )
 
+    @functools.lru_cache(maxsize=64)
+    def compiled2(n: int, inner_name: Any, m: int, devs: tuple, n_args: int) -> Any:
+        mesh = Mesh(np.array(devs).reshape(n, m), (name, inner_name))
+        run = functools.partial(
+            _run, fun, mesh, name, in_axes, out_axes, static, manual=name,
+            enclosing=(mesh, inner_name, m),
+        )  # fmt: skip
+        return jit(
+            run,
+            static_argnums=tuple(i for i in static if i < n_args),
+            donate_argnums=tuple(i for i in donate if i not in static),
+        )
+
     # Calls with the same argument shapes (all arrays, outside other pmaps) go
     # straight to the jit that an earlier call chose: pmap adds one dict lookup.
     fast: dict[Any, Any] = {}
@@ -197,10 +219,22 @@ def pmap(
             if axis_size is None:
                 raise ValueError("pmap requires at least one argument with a mapped axis.")
             n = axis_size
-        if _depth.n:  # inside another pmap's function: vmap this axis
+        if _depth.n:  # inside another pmap's function
+            if _depth.probe is not None:
+                _depth.probe.append((name, n))
+            elif _depth.n == 1 and _depth.enclosing is not None:
+                mesh2, inner_name, inner_size = _depth.enclosing
+                if (inner_name, inner_size) == (name, n):
+                    return _run(fun, mesh2, name, in_axes, out_axes, static, *args, manual=name)
             return _nested(fun, name, in_axes, out_axes, static, args, n)
-        devs = tuple(_devices_for(n, devices, backend))
-        f = compiled(n, devs, len(args))
+        inner = _probe(fun, args, static, in_axes, name, n) if devices is None else None
+        available = backends.local_devices(backend=backend)
+        if inner is not None and n * inner[1] <= len(available) and shardy.value:
+            devs = tuple(available[: n * inner[1]])
+            f = compiled2(n, inner[0], inner[1], devs, len(args))
+        else:
+            devs = tuple(_devices_for(n, devices, backend))
+            f = compiled(n, devs, len(args))
         if key is not None and all(type(a) is Array for a in args) and len(fast) < 64:
             fast[key] = f
         return f(*args)
@@ -239,8 +273,43 @@ def _nested(fun, name, in_axes, out_axes, static, args, n) -> Any:
     return vmap(f, in_axes=in_ax, out_axes=out_axes, axis_name=name, axis_size=n)(*dyn)
 
 
-def _run(fun, mesh, name, in_axes, out_axes, static, *args) -> Any:
-    """The body of pmap's jit: move mapped axes to the front, shard_map, move them back."""
+def _probe(fun, args, static, in_axes, name, n) -> tuple[Any, int] | None:
+    """(name, size) of the one pmap that ``fun`` calls directly, found by an abstract trace."""
+    dyn_pos = [i for i in range(len(args)) if i not in static]
+    dyn = tuple(args[i] for i in dyn_pos)
+    leaves, tree = tree_flatten(dyn)
+    axes = _flat_axes(in_axes, dyn, "in_axes")
+    per = []
+    for x, a in zip(leaves, axes):
+        aval = shaped_abstractify(x)
+        shape = aval.shape if a is None else tuple(np.delete(np.array(aval.shape), a % aval.ndim))
+        per.append(ShapeDtypeStruct(tuple(int(d) for d in shape), aval.dtype))
+
+    def per_position(*flat: Any) -> Any:
+        full = list(args)
+        for i, v in zip(dyn_pos, tree_unflatten(tree, flat)):
+            full[i] = v
+        return fun(*full)
+
+    saved = (_depth.probe, _depth.n)
+    _depth.probe, _depth.n = [], 1
+    try:
+        with axis_env.extend_axis_env([(name, n)]):
+            eval_shape(per_position, *per)
+        found = set(_depth.probe)
+    except Exception:  # the real call reports it
+        found = set()
+    finally:
+        _depth.probe, _depth.n = saved
+    return found.pop() if len(found) == 1 else None
+
+
+def _run(fun, mesh, name, in_axes, out_axes, static, *args, manual=None, enclosing=None) -> Any:
+    """The body of pmap's jit: move mapped axes to the front, shard_map, move them back.
+
+    ``manual``: the one mesh axis made manual when the mesh has others (nested
+    pmaps); ``enclosing``: what a pmap called inside may run on.
+    """
     dyn_pos = [i for i in range(len(args)) if i not in static]
     dyn = tuple(args[i] for i in dyn_pos)
     leaves, tree = tree_flatten(dyn)
@@ -254,11 +323,14 @@ def _run(fun, mesh, name, in_axes, out_axes, static, *args) -> Any:
         full = list(args)
         for i, v in zip(dyn_pos, tree_unflatten(tree, blocks)):
             full[i] = v
+        saved = _depth.enclosing
         _depth.n += 1
+        _depth.enclosing = enclosing
         try:
             out = fun(*full)
         finally:
             _depth.n -= 1
+            _depth.enclosing = saved
         out_leaves, out_tree = tree_flatten(out)
         o_axes = _flat_axes(out_axes, out, "out_axes")
         out_box.append((out_tree, o_axes))
@@ -271,6 +343,7 @@ def _run(fun, mesh, name, in_axes, out_axes, static, *args) -> Any:
         in_specs=tuple(specs),
         out_specs=_LazySpecs(out_box, name),
         check_vma=False,
+        axis_names=frozenset() if manual is None else frozenset({manual}),
     )
     outs = mapped(*front)
     out_tree, o_axes = out_box[0]

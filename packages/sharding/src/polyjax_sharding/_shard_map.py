@@ -38,6 +38,7 @@ body in the ``jaxpr`` param. A hidden ``devices`` param (a replicated
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
@@ -257,6 +258,15 @@ def _lowering(
             "on a single device (e.g. by jit's device= or backend=)"
         )
     axis_ctx = _axis_context(mctx, mesh, manual_axes)
+    outer = mctx.axis_context
+    if isinstance(outer, SPMDAxisContext):
+        # Nested in another shard_map: its manual axes stay manual in here.
+        if outer.axis_names != axis_ctx.axis_names or outer.logical_ids != axis_ctx.logical_ids:
+            raise ValueError(
+                f"a shard_map over {mesh} is nested in a shard_map over another mesh (axes "
+                f"{outer.axis_names}); nested shard_maps must use the same mesh"
+            )
+        axis_ctx = dataclasses.replace(axis_ctx, manual_axes=outer.manual_axes | manual_axes)
     if not mctx.device_assignment or mesh.size == 1:
         return _lower_body(ctx, jaxpr, axis_ctx, list(args))
     if mctx.shardy:

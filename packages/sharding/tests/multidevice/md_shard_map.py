@@ -283,9 +283,20 @@ def test_pmap_matches_vmap_and_errors():
     assert z.sharding.device_set == y.sharding.device_set
     assert z.sharding.is_equivalent_to(y.sharding, 2)
     np.testing.assert_allclose(z, (x * 2 + 1) * 2 + 1, rtol=1e-6)
-    # nested pmap over two named axes
-    nested = jax.pmap(jax.pmap(lambda v: lax.psum(v, ("i", "j")), axis_name="j"), axis_name="i")
-    np.testing.assert_allclose(nested(np.arange(8.0).reshape(2, 4)), np.full((2, 4), 28.0))
+
+    # nested pmap: a mesh of two axes when the devices suffice, else vmap inside
+    def both(v):
+        return lax.psum(v, ("i", "j")) + 10 * lax.axis_index("i") + lax.axis_index("j")
+
+    nested = jax.pmap(jax.pmap(both, axis_name="j"), axis_name="i")
+    y = nested(np.arange(8.0).reshape(2, 4))
+    np.testing.assert_allclose(y, 28.0 + 10 * np.arange(2)[:, None] + np.arange(4))
+    assert y.sharding.spec == P("i", "j") and dict(y.sharding.mesh.shape) == {"i": 2, "j": 4}
+    means = jax.pmap(jax.pmap(lambda v: lax.pmean(v, "j"), axis_name="j"), axis_name="i")
+    z = means(np.arange(12.0).reshape(3, 4))  # 12 positions, 8 devices
+    np.testing.assert_allclose(
+        z, np.repeat(np.arange(12.0).reshape(3, 4).mean(1, keepdims=True), 4, 1)
+    )
     with pytest.raises(ValueError, match="requires 9 logical devices"):
         jax.pmap(lambda v: v)(np.zeros((9, 2)))
     with pytest.raises(ValueError, match=r"inconsistent sizes(.|\n)*argument a(.|\n)*argument b"):
