@@ -389,3 +389,16 @@ def test_inside_cond_and_while_loop():
         m = want.reshape(8, 4, 2).mean(1, keepdims=True)
         want = want + np.broadcast_to(m, (8, 4, 2)).reshape(8, 8)
     np.testing.assert_allclose(out, want, rtol=1e-5)
+
+
+def test_in_specs_inferred_from_arguments():
+    mesh = _mesh2()
+    x = np.arange(64.0, dtype=np.float32).reshape(8, 8)
+    xs = jax.device_put(x, jax.NamedSharding(mesh, P("x", "y")))
+    f = shard_map(lambda a: a * lax.axis_index("y"), mesh=mesh, out_specs=P("x", "y"))
+    np.testing.assert_allclose(f(xs), x * np.repeat(np.arange(4), 2)[None, :])
+    g = shard_map(lambda a: a.sum(keepdims=True), mesh=mesh, out_specs=P(), check_vma=False)
+    np.testing.assert_allclose(g(x), [[x.sum()]])  # a host array: replicated
+    committed = jax.device_put(x, jax.devices()[0])
+    with pytest.raises(ValueError, match="incompatible devices"):
+        shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(committed)
