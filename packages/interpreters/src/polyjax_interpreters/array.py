@@ -638,8 +638,6 @@ def _put_leaf(x: Any, device: Any, donate: bool, may_alias: bool | None) -> Any:
         # Placement inside a traced function is not represented yet: values
         # being traced pass through unchanged.
         return x
-    if hasattr(type(x), "__jax_array__"):
-        return _put_leaf(x.__jax_array__(), device, donate, may_alias)
     aval = get_aval(x)
     if device is None:
         return put_value(x, aval, _default_sharding(), False, may_alias=may_alias)
