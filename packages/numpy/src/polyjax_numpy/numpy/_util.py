@@ -25,10 +25,11 @@ from polyjax_core.tracing import Tracer
 from polyjax_interpreters.array import Array
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax import _shape_ops, _shape_rules
+from polyjax_numpy.lax._extended import ExtendedArray
 from polyjax_numpy.lax._shape_ops import canonicalize_axis
 
-ARRAY_TYPES = (Array, Tracer)
-_OPERAND_TYPES = (Array, Tracer, bool, int, float, complex, np.generic, np.ndarray)
+ARRAY_TYPES = (Array, Tracer, ExtendedArray)
+_OPERAND_TYPES = (Array, Tracer, ExtendedArray, bool, int, float, complex, np.generic, np.ndarray)
 _WEAK_PY_SCALARS = frozenset({int, float, complex})
 _BOOL = np.dtype(bool)
 
