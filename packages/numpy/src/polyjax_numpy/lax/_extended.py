@@ -21,7 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from polyjax_core.abstract_values import get_aval
 from polyjax_core.primitive import Primitive
+from polyjax_numpy.lax._shape_ops import broadcast_in_dim
+from polyjax_numpy.lax._slicing import GatherScatterMode
 
 __all__ = ["ExtendedArray", "install"]
 
@@ -90,10 +95,6 @@ def _slice(args, params, t, like):
 
 
 def _zero_index(args: list) -> Any:
-    import numpy as np
-
-    from polyjax_core.abstract_values import get_aval
-
     dtype = get_aval(args[-1]).dtype if len(args) > 1 else np.dtype(np.int32)
     return np.zeros((), dtype)
 
@@ -115,8 +116,6 @@ def _gather(args, params, t, like):
     out_rank = n_batch + len(params["slice_sizes"]) - len(dn.collapsed_slice_dims)
     out_rank -= len(dn.operand_batching_dims)
     dn = dn._replace(offset_dims=(*dn.offset_dims, *range(out_rank, out_rank + t)))
-    from polyjax_numpy.lax._slicing import GatherScatterMode
-
     # Out-of-bounds keys in "fill" mode get all-zero key data.
     fill = 0 if params.get("mode") is GatherScatterMode.FILL_OR_DROP else None
     return args, {
@@ -135,8 +134,6 @@ def _scatter(args, params, t, like):
 
 
 def _select_n(args, params, t, like):
-    from polyjax_numpy.lax._shape_ops import broadcast_in_dim
-
     which, cases = args[0], args[1:]
     if _rank(which):  # a scalar selector needs no physical axes
         which = broadcast_in_dim(which, tuple(cases[0].shape), tuple(range(_rank(which))))
@@ -161,8 +158,10 @@ _RULES: dict[str, Callable[..., tuple[list, dict]]] = {
 
 def _physical_bind(prim: Primitive, bind: Callable[..., Any], rule: Callable) -> Callable:
     def bind_extended(*args: Any, **params: Any) -> Any:
-        like = next((a for a in args if isinstance(a, ExtendedArray)), None)
-        if like is None:
+        for like in args:
+            if isinstance(like, ExtendedArray):
+                break
+        else:  # the common case: plain arrays, at the cost of one loop
             return bind(*args, **params)
         for a in args:
             if isinstance(a, ExtendedArray) and a.dtype != like.dtype:
