@@ -20,6 +20,7 @@ the body into a known and an unknown part), transpose and batching.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -36,7 +37,7 @@ from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_core.symbolic_dims import DimExpr
 from polyjax_core.tracing import Tracer
-from polyjax_core.tree_util import tree_flatten, tree_unflatten
+from polyjax_core.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_numpy.lax import _elementwise as _ew
@@ -145,6 +146,149 @@ def _closed_call(closed: ClosedJaxpr, *args: Any) -> list[Any]:
 
 def _impl(prim: Primitive) -> None:
     prim.def_impl(functools.partial(dispatch.apply_primitive, prim))
+
+
+# ---------------------------------------------------------------------------
+# Loop carry types, shared by scan and while_loop
+#
+# A loop body must return its carry with the carry's types. One exception, as in
+# JAX: a weakly typed initial carry (a Python scalar, say) whose body output has
+# another type is first promoted with that output type (`0` carried through
+# `c + 0.5` becomes a float32), converted to a strong array, and the body traced
+# once more; only then does a remaining mismatch raise.
+
+
+def _promote_weak_carries(
+    vals: Sequence[Any], in_avals: Sequence[Any], out_avals: Sequence[Any]
+) -> tuple[list[Any], list[Any]] | None:
+    """The initial carries and their avals after JAX's weak-carry promotion, or None
+    when no weakly typed carry meets a body output of another type."""
+    new_vals, new_avals, changed = list(vals), list(in_avals), False
+    for k, (a, b) in enumerate(zip(in_avals, out_avals)):
+        if not a.weak_type or (a.dtype == b.dtype and b.weak_type):
+            continue
+        try:
+            dtype = dtypes.result_type(a, b)
+        except (TypeError, ValueError):  # no promotion: the type check reports it
+            continue
+        new_vals[k] = _ew._convert_element_type(vals[k], dtype, weak_type=False)
+        new_avals[k] = a.update(dtype=dtype, weak_type=False)
+        changed = True
+    return (new_vals, new_avals) if changed else None
+
+
+def _first_param_name(fun: Callable[..., Any]) -> str:
+    """The name of ``fun``'s first parameter, by which errors call the carry."""
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        return "carry"
+    return params[0] if params else "carry"
+
+
+def _leaf_paths(tree: Any) -> list[str]:
+    """The key path (``[0]['a']``) of each leaf of the pytree structure ``tree``."""
+    try:
+        placeholder = tree_unflatten(tree, [object()] * tree.num_leaves)
+        return [keystr(p) for p, _ in tree_flatten_with_path(placeholder)[0]]
+    except Exception:  # a node whose unflatten rejects placeholders
+        return [f"[{k}]" for k in range(tree.num_leaves)]
+
+
+def _long_type(a: Any) -> str:
+    return a.str_short(short_dtypes=False)
+
+
+def _type_differences(a: Any, b: Any) -> str:
+    reasons = []
+    if a.dtype != b.dtype:
+        reasons.append("the dtypes do not match")
+    if a.shape != b.shape:
+        reasons.append("the shapes do not match")
+    return ", and ".join(reasons)
+
+
+def _check_carry_structure(what: str, name: str, in_tree: Any, out_tree: Any) -> None:
+    if in_tree != out_tree:
+        raise TypeError(
+            f"{what} body function carry input and carry output must have the same pytree "
+            f"structure, but they differ:\n\nThe input carry {name} is {in_tree} but the "
+            f"carry output is {out_tree}.\n\nRevise the function so that the carry output "
+            "has the same pytree structure as the carry input."
+        )
+
+
+def _check_carry_types(
+    what: str, name: str, tree: Any, in_avals: Sequence[Any], out_avals: Sequence[Any]
+) -> None:
+    """Raises JAX's TypeError listing every carry whose output type (dtype and shape;
+    weak types aside) differs from its input type."""
+    bad = [
+        (path, a, b)
+        for path, a, b in zip(_leaf_paths(tree), in_avals, out_avals)
+        if not _same_type(a, b)
+    ]
+    if not bad:
+        return
+
+    def describe(path: str, a: Any, b: Any) -> str:
+        who = f"carry component {name}{path}" if path else f"carry {name}"
+        return (
+            f"the input {who} has type {_long_type(a)} but the corresponding output carry "
+            f"component has type {_long_type(b)}, so {_type_differences(a, b)}"
+        )
+
+    raise TypeError(
+        f"{what} body function carry input and carry output must have equal types, but they "
+        f"differ:\n\n{_listed([describe(*x) for x in bad])}\n\nRevise the function so that "
+        "all output types match the corresponding input types."
+    )
+
+
+def _listed(items: Sequence[str]) -> str:
+    """One sentence, or a bulleted list of clauses."""
+    if len(items) == 1:
+        return items[0][0].upper() + items[0][1:] + "."
+    return ";\n".join(f"  * {x}" for x in items) + "."
+
+
+def _where(fun: Callable[..., Any]) -> str:
+    """``name at file:line`` for a user function, as error messages show it."""
+    name = getattr(fun, "__name__", None) or repr(fun)
+    code = getattr(inspect.unwrap(fun), "__code__", None)
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}" if code is not None else name
+
+
+def _check_branch_types(
+    what: str, names: Sequence[str], funs: Sequence[Callable[..., Any]], trees, avals
+) -> None:
+    """Raises JAX's TypeError when a branch's output structure or types (dtype and
+    shape; weak types aside) differ from branch 0's. ``names[i]`` names branch i."""
+    for i in range(1, len(funs)):
+        head = f"{names[0]} is {_where(funs[0])}\n{names[i]} is {_where(funs[i])}\n\n"
+        if trees[i] != trees[0]:
+            raise TypeError(
+                f"{what} branch outputs must have the same pytree structure, but they differ:"
+                f"\n\n{head}{names[0]} output is {trees[0]} but {names[i]} output is "
+                f"{trees[i]}.\n\nRevise {names[0]} and/or {names[i]} so that they have the "
+                "same pytree structure."
+            )
+        paths = _leaf_paths(trees[0])
+        bad = [
+            (path, a, b) for path, a, b in zip(paths, avals[0], avals[i]) if not _same_type(a, b)
+        ]
+        if bad:
+            clauses = [
+                f"the output of {names[0]}{f' at path {p}' if p else ''} has type "
+                f"{_long_type(a)} but the corresponding output of {names[i]} has type "
+                f"{_long_type(b)}, so {_type_differences(a, b)}"
+                for p, a, b in bad
+            ]
+            raise TypeError(
+                f"{what} branches must have equal output types but they differ.\n\n{head}"
+                f"{_listed(clauses)}\n\nRevise {names[0]} and/or {names[i]} so that all "
+                "output types match."
+            )
 
 
 # ---------------------------------------------------------------------------
@@ -311,33 +455,36 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     if p_aval.dtype != np.bool_:
         pred = _ew.ne(pred, _ew._convert_element_type(0, p_aval.dtype))
     index = _ew.convert_element_type(pred, np.int32)
-    return _cond(index, [false_fun, true_fun], operands)
+    return _cond(index, [false_fun, true_fun], operands, "cond", (1, 0))
 
 
-def _cond(index: Any, branches: list[Callable[..., Any]], operands: Sequence[Any]) -> Any:
+def _cond(
+    index: Any,
+    branches: list[Callable[..., Any]],
+    operands: Sequence[Any],
+    what: str = "switch",
+    order: Sequence[int] | None = None,
+) -> Any:
+    """Binds `cond_p`. ``what`` and ``order`` (the branches in the order the user
+    wrote them) shape the error messages only."""
     ops, in_tree = tree_flatten(tuple(operands))
     avals = [_aval_of(x) for x in ops]
     traced = [_trace_fun(f, in_tree, avals) for f in branches]
+    order = list(range(len(branches))) if order is None else list(order)
+    names = ["true_fun", "false_fun"] if what == "cond" else [f"branch {order[0]}"]
+    names += [f"branch{k}" for k in order[len(names) :]]
+    _check_branch_types(
+        what,
+        names,
+        [branches[k] for k in order],
+        [traced[k][2] for k in order],
+        [traced[k][0].out_avals for k in order],
+    )
     out_trees = [t[2] for t in traced]
-    for t in out_trees[1:]:
-        if t != out_trees[0]:
-            raise TypeError(
-                "branch 0 and another branch outputs must have same type structure, got "
-                f"{out_trees[0]} and {t}."
-            )
     outs0 = traced[0][0].out_avals
-    weak = [all(t[0].out_avals[k].weak_type for t in traced) for k in range(len(outs0))]
-    for i, (jx, _, _) in enumerate(traced[1:], 1):
-        if not all(_same_type(a, b) for a, b in zip(outs0, jx.out_avals)):
-            raise TypeError(
-                "branches 0 and "
-                f"{i} outputs must have identical types, got {_type_str(outs0)} and "
-                f"{_type_str(jx.out_avals)}."
-            )
-    if any(a.weak_type != w for t in traced for a, w in zip(t[0].out_avals, weak)):
-        # Weak and strong outputs mix: every branch returns the strong type.
-        conv = [ShapedArray(a.shape, a.dtype, w) for a, w in zip(outs0, weak)]
-        traced = [_trace_fun(f, in_tree, avals, conv) for f in branches]
+    if any(a.weak_type != b.weak_type for t in traced for a, b in zip(t[0].out_avals, outs0)):
+        # Weak and strong outputs mix: as in JAX, branch 0's weak types win.
+        traced = [_trace_fun(f, in_tree, avals, outs0) for f in branches]
     # Every branch takes every branch's closed-over values, then the operands.
     all_consts = [c for _, cs, _ in traced for c in cs]
     const_avals = [[_aval_of(c) for c in cs] for _, cs, _ in traced]
@@ -611,33 +758,19 @@ def scan(
         return tuple(out)
 
     carry_avals = [_aval_of(x) for x in init_flat]
-    for _ in range(2):
-        jaxpr, consts, out_tree = _trace_fun(body, in_tree, [*carry_avals, *x_avals])
-        if carry_trees[-1] != init_tree:
-            raise TypeError(
-                "scan body function carry input and carry output must have the same pytree "
-                f"structure, but they differ: the input carry is {init_tree} and the output "
-                f"carry is {carry_trees[-1]}."
-            )
-        outs = jaxpr.out_avals[: len(init_flat)]
-        for a, b in zip(carry_avals, outs):
-            if not _same_type(a, b):
-                raise TypeError(
-                    "scan body function carry input and carry output must have equal types: "
-                    f"the input carry component has type {a.str_short()} but the corresponding "
-                    f"output carry component has type {b.str_short()}."
-                )
-        if all(a.weak_type == b.weak_type for a, b in zip(carry_avals, outs)):
-            break
-        # A weakly typed initial carry meets a strong one: start from the strong type.
-        carry_avals = [
-            ShapedArray(a.shape, a.dtype, a.weak_type and b.weak_type)
-            for a, b in zip(carry_avals, outs)
-        ]
-        init_flat = [
-            _ew._convert_element_type(x, a.dtype, weak_type=a.weak_type)
-            for x, a in zip(init_flat, carry_avals)
-        ]
+    name = _first_param_name(f)
+
+    def trace(carry_avals: list[Any]) -> tuple[ClosedJaxpr, list[Any], Any]:
+        traced = _trace_fun(body, in_tree, [*carry_avals, *x_avals])
+        _check_carry_structure("scan", name, init_tree, carry_trees[-1])
+        return traced
+
+    jaxpr, consts, out_tree = trace(carry_avals)
+    promoted = _promote_weak_carries(init_flat, carry_avals, jaxpr.out_avals[: len(init_flat)])
+    if promoted is not None:
+        init_flat, carry_avals = promoted
+        jaxpr, consts, out_tree = trace(carry_avals)
+    _check_carry_types("scan", name, init_tree, carry_avals, jaxpr.out_avals[: len(init_flat)])
     n_in = len(consts) + len(init_flat) + len(xs_flat)
     outs = scan_p.bind(
         *consts,
@@ -1170,42 +1303,31 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
     init_flat, tree = tree_flatten(init_val)
     in_tree = tree_flatten((init_val,))[1]
     avals = [_aval_of(x) for x in init_flat]
+    name = _first_param_name(body_fun)
     box: list[Any] = []
-    for _ in range(2):
+
+    def body(v: Any) -> Any:
+        o = body_fun(v)
+        box.append(tree_flatten(o)[1])
+        return o
+
+    def trace(avals: list[Any]) -> tuple[ClosedJaxpr, list[Any], ClosedJaxpr, list[Any]]:
         cj, cconsts, _ = _trace_fun(cond_fun, in_tree, avals)
         out = cj.out_avals
         if len(out) != 1 or out[0].shape != () or out[0].dtype != np.bool_:
             raise TypeError(
                 f"cond_fun must return a boolean scalar, but got output type(s) {_type_str(out)}."
             )
-
-        def body(v: Any, box: list[Any] = box) -> Any:
-            o = body_fun(v)
-            box.append(tree_flatten(o)[1])
-            return o
-
         bj, bconsts, _ = _trace_fun(body, in_tree, avals)
-        if box[-1] != tree:
-            raise TypeError(
-                "body_fun output and input must have identical types, but the structures "
-                f"differ: {tree} and {box[-1]}."
-            )
-        outs = bj.out_avals
-        for a, b in zip(avals, outs):
-            if not _same_type(a, b):
-                raise TypeError(
-                    "body_fun output and input must have identical types, got input "
-                    f"{a.str_short()} and output {b.str_short()}."
-                )
-        if all(a.weak_type == b.weak_type for a, b in zip(avals, outs)):
-            break
-        avals = [
-            ShapedArray(a.shape, a.dtype, a.weak_type and b.weak_type) for a, b in zip(avals, outs)
-        ]
-        init_flat = [
-            _ew._convert_element_type(x, a.dtype, weak_type=a.weak_type)
-            for x, a in zip(init_flat, avals)
-        ]
+        _check_carry_structure("while_loop", name, tree, box[-1])
+        return cj, cconsts, bj, bconsts
+
+    cj, cconsts, bj, bconsts = trace(avals)
+    promoted = _promote_weak_carries(init_flat, avals, bj.out_avals)
+    if promoted is not None:
+        init_flat, avals = promoted
+        cj, cconsts, bj, bconsts = trace(avals)
+    _check_carry_types("while_loop", name, tree, avals, bj.out_avals)
     outs = while_p.bind(
         *cconsts,
         *bconsts,
@@ -1533,6 +1655,28 @@ def _concrete_int(x: Any) -> int | None:
     return int(a)
 
 
+def _fori_index_type(lower: Any, upper: Any) -> tuple[np.dtype, bool]:
+    """The dtype and weak type of a traced `fori_loop` index.
+
+    As in JAX, the bounds must have one type, except that a Python int (weakly
+    typed) bound goes with any signed integer bound.
+
+    Raises:
+      TypeError: the bounds' types differ otherwise.
+    """
+    (dl, wl), (du, wu) = (
+        (dtypes.dtype(b, canonicalize=True), dtypes.is_weakly_typed(b)) for b in (lower, upper)
+    )
+    if dl == du:
+        return dl, wl and wu
+    for (d, w), (other, other_w) in (((dl, wl), (du, wu)), ((du, wu), (dl, wl))):
+        if w and not other_w and d.kind == "i" and other.kind == "i":
+            return other, False
+    raise TypeError(
+        f"lower and upper arguments to fori_loop must have equal types, got {dl.name} and {du.name}"
+    )
+
+
 def fori_loop(
     lower: Any,
     upper: Any,
@@ -1556,24 +1700,19 @@ def fori_loop(
     Returns:
       The final value.
     """
+    dtype, weak = _fori_index_type(lower, upper)
     lo, hi = _concrete_int(lower), _concrete_int(upper)
-    dtype = np.result_type(
-        *(
-            np.asarray(b).dtype
-            if not isinstance(b, int | Tracer)
-            else (_aval_of(b).dtype if isinstance(b, Tracer) else np.int32)
-            for b in (lower, upper)
-        )
-    )
     if lo is not None and hi is not None:
+        # Concrete bounds count like Python ints: the index is a weak int32, as in JAX.
+        one = _ew._convert_element_type(1, np.int32, weak_type=True)
 
-        def step(carry: Any, _: Any) -> Any:
-            i, x = carry
-            return (_ew.add(i, np.asarray(1, dtype)), body_fun(i, x)), None
+        def step(loop_carry: Any, _: Any) -> Any:
+            i, x = loop_carry
+            return (_ew.add(i, one), body_fun(i, x)), None
 
         (_, out), _ = scan(
             step,
-            (np.asarray(lo, dtype), init_val),
+            (_ew._convert_element_type(lo, np.int32, weak_type=True), init_val),
             None,
             length=max(hi - lo, 0),
             unroll=1 if unroll is None else unroll,
@@ -1581,12 +1720,13 @@ def fori_loop(
         return out
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are static.")
-    lower = _ew.convert_element_type(lower, dtype)
-    upper = _ew.convert_element_type(upper, dtype)
+    lower = _ew._convert_element_type(lower, dtype, weak_type=weak)
+    upper = _ew._convert_element_type(upper, dtype, weak_type=weak)
+    one = _ew._convert_element_type(1, dtype, weak_type=weak)
 
-    def body(c: Any) -> Any:
-        i, u, x = c
-        return _ew.add(i, np.asarray(1, dtype)), u, body_fun(i, x)
+    def body(loop_carry: Any) -> Any:
+        i, u, x = loop_carry
+        return _ew.add(i, one), u, body_fun(i, x)
 
     _, _, out = while_loop(lambda c: _ew.lt(c[0], c[1]), body, (lower, upper, init_val))
     return out
