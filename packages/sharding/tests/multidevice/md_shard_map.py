@@ -402,3 +402,13 @@ def test_in_specs_inferred_from_arguments():
     committed = jax.device_put(x, jax.devices()[0])
     with pytest.raises(ValueError, match="incompatible devices"):
         shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(committed)
+
+
+def test_vmap_axis_name_used_inside_the_body():
+    mesh = jax.make_mesh((8,), ("x",))
+    xs = np.arange(3 * 16, dtype=np.float32).reshape(3, 16)
+    f = shard_map(lambda a: lax.psum(a, "b") + lax.psum(a, "x"), mesh=mesh, in_specs=P("x"),
+                  out_specs=P("x"), check_vma=False)  # fmt: skip
+    want = xs.sum(0, keepdims=True) + np.tile(xs.reshape(3, 8, 2).sum(1), (1, 8))
+    np.testing.assert_allclose(jax.vmap(f, axis_name="b")(xs), want)
+    np.testing.assert_allclose(jax.jit(jax.vmap(f, axis_name="b"))(xs), want)
