@@ -59,6 +59,7 @@ from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.mesh_context import get_concrete_mesh
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
+from polyjax_core.tracing import Tracer
 from polyjax_core.tree_util import tree_flatten, tree_flatten_with_path, tree_unflatten
 from polyjax_core.wrapped_fun import debug_info
 from polyjax_interpreters import ad, batching, dispatch, mlir
@@ -729,8 +730,9 @@ def shard_map(
         for a in manual:
             if a not in m.shape:
                 raise ValueError(f"shard_map axis_names {a!r} is not an axis of the mesh {m}")
-        return _call(f, m, manual, in_specs, out_specs, bool(check_vma), args)
+        return _call(f, m, manual, in_specs, out_specs, bool(check_vma), args, cache)
 
+    cache: dict[Any, Any] = {}
     return mapped
 
 
@@ -747,6 +749,7 @@ def _call(
     out_specs: Any,
     check_vma: bool,
     args: tuple,
+    cache: dict | None = None,
 ) -> Any:
     leaves, in_tree = tree_flatten(args)
     if in_specs is _INFER:
@@ -758,6 +761,16 @@ def _call(
     for spec, aval, path in zip(specs, avals, paths):
         _check_spec(spec, mesh, manual, "in_specs")
         _check_divisible(f, spec, aval, mesh, path)
+    # Calls outside any transformation reuse their trace (and so the executable).
+    key = None
+    if cache is not None and not any(isinstance(x, Tracer) for x in leaves):
+        key = (in_tree, tuple(avals), tuple(specs), mesh, manual, config.trace_context())
+        hit = cache.get(key)
+        if hit is not None:
+            closed, out_tree, o_specs = hit
+            return tree_unflatten(
+                out_tree, _bind_call(leaves, closed, specs, mesh, o_specs, manual, check_vma)
+            )
     local = [_local_aval(a, s, mesh) for a, s in zip(avals, specs)]
     out_box: list[Any] = []
 
@@ -794,7 +807,17 @@ def _call(
             manual,
             _fun_name(f),
         )
-    outs = _bind(
+    if key is not None and not any(isinstance(c, Tracer) for c in closed.consts):
+        if len(cache) >= 64:
+            cache.pop(next(iter(cache)))
+        cache[key] = (closed, out_tree, o_specs)
+    return tree_unflatten(
+        out_tree, _bind_call(leaves, closed, specs, mesh, o_specs, manual, check_vma)
+    )
+
+
+def _bind_call(leaves, closed, specs, mesh, o_specs, manual, check_vma) -> list[Any]:
+    return _bind(
         leaves,
         closed,
         tuple(specs),
@@ -803,7 +826,6 @@ def _call(
         manual_axes=manual,
         check_vma=check_vma,
     )
-    return tree_unflatten(out_tree, outs)
 
 
 def _check_divisible(f: Any, spec: PartitionSpec, aval: Any, mesh: Mesh, path: str) -> None:
