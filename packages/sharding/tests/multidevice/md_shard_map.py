@@ -2,17 +2,37 @@
 the per-device blocks, derivatives against one device and finite differences, errors."""
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-import polyjax as jax
-import polyjax.numpy as jnp
-from polyjax import lax
-from polyjax.test_util import check_grads
+import polyjax_numpy.numpy as jnp
 from polyjax_core import config
+from polyjax_core.make_jaxpr import make_jaxpr
+from polyjax_interpreters import ad, array, backends, remat
+from polyjax_interpreters.batching import vmap
+from polyjax_interpreters.jit import jit
+from polyjax_interpreters.test_util import check_grads
+from polyjax_numpy import lax
+from polyjax_sharding import Mesh, NamedSharding, make_mesh, pmap, set_mesh, shard_map
 from polyjax_sharding import PartitionSpec as P
-from polyjax_sharding import shard_map
+
+# The transformations by their facade names (this package's tests cannot import polyjax).
+pj = SimpleNamespace(
+    jit=jit,
+    vmap=vmap,
+    grad=ad.grad,
+    checkpoint=remat.checkpoint,
+    make_jaxpr=make_jaxpr,
+    make_mesh=make_mesh,
+    set_mesh=set_mesh,
+    pmap=pmap,
+    device_put=array.device_put,
+    devices=backends.devices,
+    NamedSharding=NamedSharding,
+    Mesh=Mesh,
+)
 
 
 def _axis_choices(names):
@@ -64,7 +84,7 @@ def test_collectives_match_numpy_model(mesh):
                 jnp.reshape(jnp.float32(lax.axis_size(chosen)), (1,)),
             )
 
-        outs = jax.jit(
+        outs = pj.jit(
             shard_map(f, mesh=mesh, in_specs=everything, out_specs=everything, check_vma=False)
         )(x)
         groups = _groups(sizes, names, chosen)
@@ -99,16 +119,16 @@ def test_gspmd_lowering_and_eager_agree(mesh):
         return lax.psum(a, names[0]) * lax.axis_index(names[-1])
 
     g = shard_map(f, mesh=mesh, in_specs=P(names), out_specs=P(names), check_vma=False)
-    shardy = np.asarray(jax.jit(g)(x))
+    shardy = np.asarray(pj.jit(g)(x))
     eager = np.asarray(g(x))
     with config.use_shardy_partitioner(False):
-        gspmd = np.asarray(jax.jit(g)(x))
+        gspmd = np.asarray(pj.jit(g)(x))
     np.testing.assert_allclose(shardy, eager)
     np.testing.assert_allclose(shardy, gspmd)
 
 
 def _mesh2(devices=None):
-    return jax.make_mesh((2, 4), ("x", "y"))
+    return pj.make_mesh((2, 4), ("x", "y"))
 
 
 def test_grads_match_one_device_and_finite_differences():
@@ -127,10 +147,8 @@ def test_grads_match_one_device_and_finite_differences():
         return jnp.sum(s * blocks) / 8
 
     np.testing.assert_allclose(sm(x), one_device(x), rtol=1e-5)
-    np.testing.assert_allclose(jax.grad(sm)(x), jax.grad(one_device)(x), rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(
-        jax.jit(jax.grad(sm))(x), jax.grad(one_device)(x), rtol=1e-4, atol=1e-5
-    )
+    np.testing.assert_allclose(pj.grad(sm)(x), pj.grad(one_device)(x), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(pj.jit(pj.grad(sm))(x), pj.grad(one_device)(x), rtol=1e-4, atol=1e-5)
     check_grads(sm, (x.astype(np.float64),), order=1, modes=("rev",), atol=2e-2, rtol=2e-2)
 
 
@@ -182,7 +200,7 @@ def test_bad_specs():
         shard_map(lambda a: a, in_specs=P(), out_specs=P())(x)
 
 
-def test_mesh_from_context_decorator_and_experimental_names():
+def test_mesh_from_context_and_decorator():
     mesh = _mesh2()
     x = np.arange(16.0, dtype=np.float32).reshape(8, 2)
 
@@ -190,12 +208,8 @@ def test_mesh_from_context_decorator_and_experimental_names():
     def total(a):
         return lax.psum(jnp.sum(a, 0), "x")
 
-    with jax.set_mesh(mesh):
+    with pj.set_mesh(mesh):
         np.testing.assert_allclose(total(x), x.sum(0))
-    from polyjax.experimental.shard_map import shard_map as old
-
-    f = old(lambda a: lax.psum(a, "x"), mesh, P("x"), P(), check_rep=True)
-    np.testing.assert_allclose(f(x), x.reshape(2, 4, 2).sum(0))
 
 
 def test_vmap_of_shard_map_and_spmd_axis_name():
@@ -203,13 +217,13 @@ def test_vmap_of_shard_map_and_spmd_axis_name():
     xs = np.random.default_rng(3).standard_normal((4, 8, 8)).astype(np.float32)
     f = shard_map(lambda a: lax.psum(a, "y"), mesh=mesh, in_specs=P(None, "y"), out_specs=P())
     want = np.stack([np.asarray(f(x)) for x in xs])
-    np.testing.assert_allclose(jax.vmap(f)(xs), want, rtol=1e-5)
-    got = jax.vmap(f, spmd_axis_name="x")(xs)
+    np.testing.assert_allclose(pj.vmap(f)(xs), want, rtol=1e-5)
+    got = pj.vmap(f, spmd_axis_name="x")(xs)
     np.testing.assert_allclose(got, want, rtol=1e-5)
     assert got.sharding.spec == P("x")
     # a collective over the vmapped axis inside the per-device function
     g = shard_map(
-        jax.vmap(lambda r: lax.psum(r, "b") + lax.psum(r, "y"), axis_name="b"),
+        pj.vmap(lambda r: lax.psum(r, "b") + lax.psum(r, "y"), axis_name="b"),
         mesh=mesh, in_specs=P(None, "y"), out_specs=P(None, "y"),
     )  # fmt: skip
     x = xs[0]
@@ -248,7 +262,7 @@ def test_control_flow_inside_and_around():
     )  # fmt: skip
 
     def loop(a):
-        c, _ = lax.scan(lambda c, _: (jax.checkpoint(inner)(c), None), a, None, length=2)
+        c, _ = lax.scan(lambda c, _: (pj.checkpoint(inner)(c), None), a, None, length=2)
         return jnp.sum(c)
 
     def loop_on_one_device(a):
@@ -259,9 +273,9 @@ def test_control_flow_inside_and_around():
         return jnp.sum(lax.scan(step, a, None, length=2)[0])
 
     np.testing.assert_allclose(loop(x), loop_on_one_device(x), rtol=1e-5)
-    want = jax.grad(loop_on_one_device)(x)
-    np.testing.assert_allclose(jax.grad(loop)(x), want, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(jax.jit(jax.grad(loop))(x), want, rtol=1e-4, atol=1e-5)
+    want = pj.grad(loop_on_one_device)(x)
+    np.testing.assert_allclose(pj.grad(loop)(x), want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(pj.jit(pj.grad(loop))(x), want, rtol=1e-4, atol=1e-5)
     check_grads(loop, (x.astype(np.float64),), order=1, modes=("rev",), atol=3e-2, rtol=3e-2)
 
 
@@ -271,13 +285,13 @@ def test_pmap_matches_vmap_and_errors():
     def f(v, w):
         return jnp.sin(v) * lax.pmean(v, "i") + w, lax.psum(jnp.sum(v), "i")
 
-    p = jax.pmap(f, axis_name="i", in_axes=(0, None), out_axes=(0, None))
+    p = pj.pmap(f, axis_name="i", in_axes=(0, None), out_axes=(0, None))
     got = p(x, 2.0)
-    want = jax.vmap(f, axis_name="i", in_axes=(0, None), out_axes=(0, None))(x, 2.0)
+    want = pj.vmap(f, axis_name="i", in_axes=(0, None), out_axes=(0, None))(x, 2.0)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-5)
     # results feed the next call without moving data
-    q = jax.pmap(lambda v: v * 2 + 1)
+    q = pj.pmap(lambda v: v * 2 + 1)
     y = q(x)
     z = q(y)
     assert z.sharding.device_set == y.sharding.device_set
@@ -288,24 +302,24 @@ def test_pmap_matches_vmap_and_errors():
     def both(v):
         return lax.psum(v, ("i", "j")) + 10 * lax.axis_index("i") + lax.axis_index("j")
 
-    nested = jax.pmap(jax.pmap(both, axis_name="j"), axis_name="i")
+    nested = pj.pmap(pj.pmap(both, axis_name="j"), axis_name="i")
     y = nested(np.arange(8.0).reshape(2, 4))
     np.testing.assert_allclose(y, 28.0 + 10 * np.arange(2)[:, None] + np.arange(4))
     assert y.sharding.spec == P("i", "j") and dict(y.sharding.mesh.shape) == {"i": 2, "j": 4}
-    means = jax.pmap(jax.pmap(lambda v: lax.pmean(v, "j"), axis_name="j"), axis_name="i")
+    means = pj.pmap(pj.pmap(lambda v: lax.pmean(v, "j"), axis_name="j"), axis_name="i")
     z = means(np.arange(12.0).reshape(3, 4))  # 12 positions, 8 devices
     np.testing.assert_allclose(
         z, np.repeat(np.arange(12.0).reshape(3, 4).mean(1, keepdims=True), 4, 1)
     )
     with pytest.raises(ValueError, match="requires 9 logical devices"):
-        jax.pmap(lambda v: v)(np.zeros((9, 2)))
+        pj.pmap(lambda v: v)(np.zeros((9, 2)))
     with pytest.raises(ValueError, match=r"inconsistent sizes(.|\n)*argument a(.|\n)*argument b"):
-        jax.pmap(lambda a, b: a)(np.zeros((4, 2)), np.zeros((3, 2)))
+        pj.pmap(lambda a, b: a)(np.zeros((4, 2)), np.zeros((3, 2)))
 
 
 def test_docs_examples():
     # A data-parallel training step: each device's gradient, averaged with pmean.
-    mesh = jax.make_mesh((8,), ("batch",))
+    mesh = pj.make_mesh((8,), ("batch",))
     rng = np.random.default_rng(6)
     xs = rng.standard_normal((64, 3)).astype(np.float32)
     ys = xs @ np.array([1.0, -2.0, 0.5], np.float32)
@@ -314,16 +328,16 @@ def test_docs_examples():
     def loss(w, x, y):
         return jnp.mean((x @ w - y) ** 2)
 
-    @jax.jit
+    @pj.jit
     def step(w, x, y):
         def per_device(w, x, y):
-            return w - 0.1 * lax.pmean(jax.grad(loss)(w, x, y), "batch")
+            return w - 0.1 * lax.pmean(pj.grad(loss)(w, x, y), "batch")
 
         return shard_map(
             per_device, mesh=mesh, in_specs=(P(), P("batch"), P("batch")), out_specs=P()
         )(w, x, y)
 
-    np.testing.assert_allclose(step(w, xs, ys), w - 0.1 * jax.grad(loss)(w, xs, ys), rtol=1e-5)
+    np.testing.assert_allclose(step(w, xs, ys), w - 0.1 * pj.grad(loss)(w, xs, ys), rtol=1e-5)
 
     # A ring all-reduce with ppermute: n - 1 steps, each passing a block to the right.
     def ring_sum(a):
@@ -340,7 +354,7 @@ def test_docs_examples():
 
 
 def test_pcast_to_varying():
-    mesh = jax.make_mesh((8,), ("x",))
+    mesh = pj.make_mesh((8,), ("x",))
     x = np.arange(3.0, dtype=np.float32)
     with pytest.raises(ValueError, match="replication which can't be statically inferred"):
         shard_map(lambda a: lax.pcast(a, "x", to="varying"), mesh=mesh, in_specs=P(),
@@ -349,7 +363,7 @@ def test_pcast_to_varying():
                   out_specs=P("x"))  # fmt: skip
     np.testing.assert_allclose(f(x), np.tile(x, 8))
     # its derivative: each device's copy gets its cotangent; the replicated input sums them
-    np.testing.assert_allclose(jax.grad(lambda a: f(a).sum())(x), np.full(3, 8.0))
+    np.testing.assert_allclose(pj.grad(lambda a: f(a).sum())(x), np.full(3, 8.0))
     with pytest.raises(ValueError, match="Allowed `to` values"):
         lax.pcast(x, "x", to="invariant")
 
@@ -361,13 +375,13 @@ def test_partial_manual_axes():
         lambda a: lax.psum(a, "x") * 2, mesh=mesh, in_specs=P("x"), out_specs=P(), axis_names={"x"}
     )
     want = (x[:4] + x[4:]) * 2
-    text = jax.jit(f).lower(x).as_text()
+    text = pj.jit(f).lower(x).as_text()
     assert 'manual_axes={"x"}' in text
     np.testing.assert_allclose(f(x), want)
-    sharded = jax.device_put(x, jax.NamedSharding(mesh, P("x", "y")))
-    y = jax.jit(f)(sharded)  # "y" stays with the partitioner
+    sharded = pj.device_put(x, pj.NamedSharding(mesh, P("x", "y")))
+    y = pj.jit(f)(sharded)  # "y" stays with the partitioner
     np.testing.assert_allclose(y, want)
-    grad = jax.grad(lambda a: jnp.sum(jnp.sin(f(a))))(x)
+    grad = pj.grad(lambda a: jnp.sum(jnp.sin(f(a))))(x)
     np.testing.assert_allclose(grad, np.tile(2 * np.cos(want), (2, 1)), rtol=1e-5)
     with pytest.raises(ValueError, match="not one of the manual axes"):
         shard_map(lambda a: a, mesh=mesh, in_specs=P("y"), out_specs=P("y"), axis_names={"x"})(x)
@@ -378,7 +392,7 @@ def test_inside_cond_and_while_loop():
     x = np.arange(64.0, dtype=np.float32).reshape(8, 8)
     total = shard_map(lambda b: lax.psum(b, ("x", "y")), mesh=mesh, in_specs=P("x", "y"),
                       out_specs=P())  # fmt: skip
-    h = jax.jit(lambda a, p: lax.cond(p, total, lambda v: v[:4, :2], a))
+    h = pj.jit(lambda a, p: lax.cond(p, total, lambda v: v[:4, :2], a))
     np.testing.assert_allclose(h(x, True), x.reshape(2, 4, 4, 2).sum((0, 2)))
     np.testing.assert_allclose(h(x, False), x[:4, :2])
     step = shard_map(lambda b: b + lax.pmean(b, "y"), mesh=mesh, in_specs=P(None, "y"),
@@ -394,21 +408,21 @@ def test_inside_cond_and_while_loop():
 def test_in_specs_inferred_from_arguments():
     mesh = _mesh2()
     x = np.arange(64.0, dtype=np.float32).reshape(8, 8)
-    xs = jax.device_put(x, jax.NamedSharding(mesh, P("x", "y")))
+    xs = pj.device_put(x, pj.NamedSharding(mesh, P("x", "y")))
     f = shard_map(lambda a: a * lax.axis_index("y"), mesh=mesh, out_specs=P("x", "y"))
     np.testing.assert_allclose(f(xs), x * np.repeat(np.arange(4), 2)[None, :])
     g = shard_map(lambda a: a.sum(keepdims=True), mesh=mesh, out_specs=P(), check_vma=False)
     np.testing.assert_allclose(g(x), [[x.sum()]])  # a host array: replicated
-    committed = jax.device_put(x, jax.devices()[0])
+    committed = pj.device_put(x, pj.devices()[0])
     with pytest.raises(ValueError, match="incompatible devices"):
         shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(committed)
 
 
 def test_vmap_axis_name_used_inside_the_body():
-    mesh = jax.make_mesh((8,), ("x",))
+    mesh = pj.make_mesh((8,), ("x",))
     xs = np.arange(3 * 16, dtype=np.float32).reshape(3, 16)
     f = shard_map(lambda a: lax.psum(a, "b") + lax.psum(a, "x"), mesh=mesh, in_specs=P("x"),
                   out_specs=P("x"), check_vma=False)  # fmt: skip
     want = xs.sum(0, keepdims=True) + np.tile(xs.reshape(3, 8, 2).sum(1), (1, 8))
-    np.testing.assert_allclose(jax.vmap(f, axis_name="b")(xs), want)
-    np.testing.assert_allclose(jax.jit(jax.vmap(f, axis_name="b"))(xs), want)
+    np.testing.assert_allclose(pj.vmap(f, axis_name="b")(xs), want)
+    np.testing.assert_allclose(pj.jit(pj.vmap(f, axis_name="b"))(xs), want)
