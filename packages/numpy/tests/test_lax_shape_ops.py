@@ -85,7 +85,9 @@ JAXPRS = [
 def test_printed_jaxpr(case):
     fun, arg, eqn = case
     out = eqn.split(":")[0]
-    expected = f"{{ lambda ; a:{get_aval(arg).str_short()}. let {eqn} in ({out},) }}"
+    expected = (
+        f"{{ lambda ; a:{get_aval(arg).str_short(short_dtypes=True)}. let {eqn} in ({out},) }}"
+    )
     assert _jaxpr(fun, arg) == expected
 
 

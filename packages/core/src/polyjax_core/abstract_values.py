@@ -5,8 +5,8 @@ a dtype, and whether the dtype is *weak*. A weak type comes from a Python
 scalar (`x * 2.0`): it takes part in type promotion only as far as it must, so
 `f16 * 2.0` stays `f16` (see `polyjax_core.dtypes`).
 
-    ShapedArray((3, 4), float32)          printed by str_short() as  f32[3,4]
-    ShapedArray((), int32, weak_type=True)                            i32[]
+    ShapedArray((3, 4), float32)            str(): float32[3,4]   in a jaxpr: f32[3,4]
+    ShapedArray((), int32, weak_type=True)  str(): ~int32[]       in a jaxpr: i32[]
 
 Shapes may hold symbolic dimensions (`polyjax_core.symbolic_dims.DimExpr`) next
 to ints: `f32[b,2*b]`.
@@ -43,7 +43,7 @@ class AbstractValue:
 
     __slots__ = ()
 
-    def str_short(self, short_dtypes: bool = True) -> str:
+    def str_short(self, short_dtypes: bool = False) -> str:
         return str(self)
 
 
@@ -80,8 +80,8 @@ class ShapedArray(AbstractValue):
 
     Example:
       >>> a = ShapedArray((3, 4), np.float32)
-      >>> a.str_short()
-      'f32[3,4]'
+      >>> str(a), a.str_short(short_dtypes=True)
+      ('float32[3,4]', 'f32[3,4]')
       >>> a.update(shape=(2,))
       ShapedArray(float32[2])
     """
@@ -128,8 +128,8 @@ class ShapedArray(AbstractValue):
     def _shape_str(self) -> str:
         return ",".join(str(d) for d in self.shape)
 
-    def str_short(self, short_dtypes: bool = True) -> str:
-        """`f32[3,4]` (or `float32[3,4]` with `short_dtypes=False`)."""
+    def str_short(self, short_dtypes: bool = False) -> str:
+        """`float32[3,4]` (or `f32[3,4]`, as jaxprs print it, with `short_dtypes=True`)."""
         name = short_dtype_name(self.dtype) if short_dtypes else str(self.dtype.name)
         return f"{name}[{self._shape_str()}]"
 
@@ -137,7 +137,9 @@ class ShapedArray(AbstractValue):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short(short_dtypes=False)}{weak})"
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        # JAX's form: `float32[3]`, with a `~` in front of a weak type.
+        return ("~" if self.weak_type else "") + self.str_short(short_dtypes=False)
 
 
 class ShapeDtypeStruct:

@@ -79,7 +79,7 @@ class Literal:
         self.aval = aval
 
     def __repr__(self) -> str:
-        return f"{self.val}:{self.aval.str_short()}"
+        return f"{self.val}:{self.aval.str_short(short_dtypes=True)}"
 
 
 Atom = Var | Literal
@@ -290,7 +290,7 @@ def _alphabetic(n: int) -> str:
 
 
 def _binder(v: Var, names: _Names) -> str:
-    return f"{names(v)}:{v.aval.str_short()}"
+    return f"{names(v)}:{v.aval.str_short(short_dtypes=True)}"
 
 
 def _atom(x: Atom, names: _Names) -> str:
@@ -339,6 +339,11 @@ def _eqn_doc(eqn: JaxprEqn, names: _Names, source_info: bool) -> pp.Doc:
     return doc
 
 
+def _eqns_doc(eqns: list[pp.Doc]) -> pp.Doc:
+    # One equation per line when broken; on one line JAX separates them with "; ".
+    return pp.concat(pp.brk("; " if i else " ") + e for i, e in enumerate(eqns))
+
+
 def _jaxpr_doc(jaxpr: Jaxpr, names: _Names, source_info: bool) -> pp.Doc:
     consts = " ".join(_binder(v, names) for v in jaxpr.constvars)
     ins = " ".join(_binder(v, names) for v in jaxpr.invars)
@@ -348,7 +353,7 @@ def _jaxpr_doc(jaxpr: Jaxpr, names: _Names, source_info: bool) -> pp.Doc:
     return pp.group(
         pp.text(f"{{ lambda {consts}; {ins}. let")
         # JAX prints an empty body as "let  in".
-        + (pp.nest(4, pp.concat(pp.brk() + e for e in eqns)) if eqns else pp.text(" "))
+        + (pp.nest(4, _eqns_doc(eqns)) if eqns else pp.text(" "))
         + pp.nest(2, pp.brk() + pp.text(f"in {outs_str}"))
         + pp.text(" }")
     )

@@ -89,7 +89,8 @@ def _check(jaxpr: Jaxpr) -> None:
             return
         if x not in defined:
             raise _Failure(
-                f"Variable of type {x.aval.str_short()} is used before it is defined.", eqn
+                f"Variable of type {x.aval.str_short(short_dtypes=True)} is used before it is defined.",
+                eqn,
             )
 
     for v in jaxpr.constvars + jaxpr.invars:
@@ -133,7 +134,7 @@ def _check_eqn_types(eqn: JaxprEqn) -> None:
     except Exception as e:  # the rule rejects these inputs: report it as a type error
         raise _Failure(
             f"Abstract evaluation of '{prim}' rejects the input types "
-            f"({', '.join(a.str_short() for a in in_avals)}): {type(e).__name__}: {e}",
+            f"({', '.join(a.str_short(short_dtypes=True) for a in in_avals)}): {type(e).__name__}: {e}",
             eqn,
         ) from None
     out_avals = list(out) if prim.multiple_results else [out]
@@ -146,7 +147,7 @@ def _check_eqn_types(eqn: JaxprEqn) -> None:
     for var, aval in zip(eqn.outvars, out_avals):
         if not typematch(var.aval, aval):
             raise _Failure(
-                f"'{prim}' applied to ({', '.join(a.str_short() for a in in_avals)}) produces "
-                f"{aval.str_short()}, but the equation declares {var.aval.str_short()}.",
+                f"'{prim}' applied to ({', '.join(a.str_short(short_dtypes=True) for a in in_avals)}) produces "
+                f"{aval.str_short(short_dtypes=True)}, but the equation declares {var.aval.str_short(short_dtypes=True)}.",
                 eqn,
             )
