@@ -52,9 +52,11 @@ if TYPE_CHECKING:
         test_util,
         tree,
         tree_util,
+        typing,
     )
     from polyjax_core.abstract_values import ShapeDtypeStruct
     from polyjax_core.abstract_values import get_aval as typeof
+    from polyjax_core.basearray import Array
     from polyjax_core.config import (
         check_tracer_leaks,
         config,
@@ -73,6 +75,7 @@ if TYPE_CHECKING:
         threefry_partitionable,
         transfer_guard,
     )
+    from polyjax_core.dtypes import float0
     from polyjax_core.make_jaxpr import make_jaxpr
     from polyjax_interpreters.ad import (
         grad,
@@ -86,8 +89,9 @@ if TYPE_CHECKING:
         value_and_grad,
         vjp,
     )
-    from polyjax_interpreters.array import Array, block_until_ready, device_get, device_put
+    from polyjax_interpreters.array import block_until_ready, device_get, device_put
     from polyjax_interpreters.backends import (
+        Device,
         default_backend,
         device_count,
         devices,
@@ -103,6 +107,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Array",
+    "Device",
     "ShapeDtypeStruct",
     "__version__",
     "ad_checkpoint",
@@ -133,6 +138,7 @@ __all__ = [
     "errors",
     "eval_shape",
     "explain_cache_misses",
+    "float0",
     "grad",
     "hessian",
     "jacfwd",
@@ -165,6 +171,7 @@ __all__ = [
     "tree",
     "tree_util",
     "typeof",
+    "typing",
     "value_and_grad",
     "vjp",
     "vmap",
@@ -203,14 +210,16 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "default_backend": (f"{_RT}.backends", "default_backend"),
     "process_index": (f"{_RT}.backends", "process_index"),
     "process_count": (f"{_RT}.backends", "process_count"),
-    # Arrays and moving them.
-    "Array": (f"{_RT}.array", "Array"),
+    # Arrays and moving them. `Array` is core's abstract type (tracers are instances).
+    "Array": (f"{_CORE}.basearray", "Array"),
+    "Device": (f"{_RT}.backends", "Device"),
     "device_put": (f"{_RT}.array", "device_put"),
     "device_get": (f"{_RT}.array", "device_get"),
     "block_until_ready": (f"{_RT}.array", "block_until_ready"),
     # Types.
     "ShapeDtypeStruct": (f"{_CORE}.abstract_values", "ShapeDtypeStruct"),
     "typeof": (f"{_CORE}.abstract_values", "get_aval"),
+    "float0": (f"{_CORE}.dtypes", "float0"),
     # Configuration: the option registry, and JAX's top-level context managers.
     "config": (f"{_CORE}.config", "config"),
     "check_tracer_leaks": (f"{_CORE}.config", "check_tracer_leaks"),
@@ -249,6 +258,7 @@ _SUBMODULES = frozenset(
         "test_util",
         "tree",
         "tree_util",
+        "typing",
     }
 )
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from polyjax_core import dtypes
-from polyjax_interpreters.array import Array
+from polyjax_core.basearray import Array
 from polyjax_numpy.numpy import _util as _u
 
 
@@ -117,7 +117,7 @@ flexible = np.flexible
 object_ = np.object_
 
 dtype = np.dtype
-ndarray = Array  # the type of arrays (tracers are not instances: test with `jnp.ndim` & co)
+ndarray = Array  # core's abstract array type: device arrays, key arrays and tracers
 ComplexWarning = np.exceptions.ComplexWarning
 iinfo = dtypes.iinfo
 finfo = dtypes.finfo

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from polyjax_core import config, dtypes
+from polyjax_core import basearray, config, dtypes
 from polyjax_core.tree_util import register_pytree_node
 from polyjax_numpy.lax import _bits, _random_bits, _shape_ops
 from polyjax_numpy.lax import _elementwise as lax
@@ -318,6 +318,7 @@ def _is_concrete(x: Any) -> bool:
     return isinstance(x, np.ndarray) or type(x).__name__ == "Array"
 
 
+basearray.Array.register(PRNGKeyArray)  # key arrays are arrays, as in JAX
 register_pytree_node(
     PRNGKeyArray,
     lambda k: ((k._base_array,), k._impl),
