@@ -101,6 +101,16 @@ class ShapedArray(AbstractValue):
     def size(self) -> Any:
         return sd.shape_size(self.shape)
 
+    @property
+    def sharding(self) -> None:
+        """The sharding the type carries: None, since polyjax avals carry none yet.
+
+        JAX's avals carry a sharding (with no mesh set, a replicated one over an
+        empty abstract mesh); until polyjax's avals do, reading it is None
+        rather than an `AttributeError`.
+        """
+        return None
+
     def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
         """A copy with some of shape, dtype and weak_type replaced."""
         return ShapedArray(
