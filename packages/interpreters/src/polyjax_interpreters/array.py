@@ -158,6 +158,12 @@ class Array:
             return next(iter(devices))
         return sharding
 
+    def to_device(self, device: Device | Sharding, *, stream: Any = None) -> Array:
+        """The array placed on ``device`` (the Array API's name for `device_put`)."""
+        if stream is not None:
+            raise NotImplementedError("to_device(stream=...) is not supported.")
+        return device_put(self, device)
+
     @property
     def is_fully_addressable(self) -> bool:
         return self._impl._sharding.is_fully_addressable
