@@ -14,6 +14,9 @@ top-level configuration context managers called with no argument.
 from __future__ import annotations
 
 import importlib
+import inspect
+import json
+import pathlib
 
 import numpy as np
 import pytest
@@ -345,3 +348,96 @@ def test_bool_context_managers_without_argument_mean_true(name):
 def test_value_context_managers_need_their_value(name):
     with pytest.raises(TypeError, match=f"Context manager for {name} config option requires"):
         getattr(polyjax, name)()
+
+
+# ---------------------------------------------------------------------------
+# Call forms: every parameter JAX lets a caller pass by keyword is accepted by
+# keyword. `data/jax_keyword_parameters.json` holds, per JAX function, those
+# parameter names (JAX 0.10.2's signatures).
+
+_POSITIONAL_ONLY = "positional-only in polyjax (JAX also takes it by keyword)"
+_DEPRECATED = "deprecated in JAX"
+_FEATURE = "parameter not implemented yet"
+_EVERYWHERE = {"out_sharding": _SHARDING}
+KEYWORDS_NOT_YET: dict[str, dict[str, str]] = {
+    **{
+        f"jax.numpy.{f}": dict.fromkeys(("x1", "x2"), _POSITIONAL_ONLY)
+        for f in ("fmax", "fmin", "gcd", "lcm")
+    },
+    "jax.numpy.i0": {"x": _POSITIONAL_ONLY},
+    "jax.numpy.trunc": {"x": _POSITIONAL_ONLY},
+    "jax.numpy.issubdtype": dict.fromkeys(("arg1", "arg2"), _POSITIONAL_ONLY),
+    "jax.dtypes.itemsize_bits": {"dtype": _POSITIONAL_ONLY},
+    "jax.checkpoint": {"concrete": _DEPRECATED},
+    "jax.remat": {"concrete": _DEPRECATED},
+    "jax.vjp": {"reduce_axes": _DEPRECATED},
+    "jax.local_devices": {"host_id": _DEPRECATED},
+    "jax.ShapeDtypeStruct": {"manual_axis_type": _SHARDING, "is_ref": _REFS},
+    "jax.lax.all_gather": {"to": _SHARDING},
+    "jax.jit": {"compiler_options": _FEATURE},
+    "jax.vmap": {"sum_match": _FEATURE},
+    "jax.lax.conv_transpose": {"use_consistent_padding": _FEATURE},
+    **{
+        f"jax.lax.{f}": {"allow_negative_indices": _FEATURE}
+        for f in (
+            "dynamic_index_in_dim",
+            "dynamic_update_index_in_dim",
+            "dynamic_update_slice",
+            "dynamic_update_slice_in_dim",
+        )
+    },
+    "jax.lax.mul": {"out_dtype": _FEATURE},
+    "jax.lax.top_k": {"axis": _FEATURE},
+    "jax.nn.dot_product_attention": {"return_residual": _FEATURE},
+    "jax.nn.standardize": {"algorithm": _FEATURE},
+    **{f"jax.numpy.{f}": {"dtype": _FEATURE} for f in ("argsort", "corrcoef", "cov")},
+    **{f"jax.numpy.{f}": {"mean": _FEATURE} for f in ("std", "var", "nanstd", "nanvar")},
+    "jax.numpy.ravel_multi_index": {"dtype": _FEATURE},
+    "jax.numpy.reshape": {"copy": _FEATURE},
+    "jax.numpy.take_along_axis": {"wrap_negative_indices": _FEATURE},
+    "jax.numpy.trim_zeros": {"axis": _FEATURE},
+    "jax.random.key": {"dtype": _FEATURE},
+    "jax.random.wrap_key_data": {"dtype": _FEATURE},
+}
+
+
+def _jax_keyword_parameters() -> dict[str, list[str]]:
+    path = pathlib.Path(__file__).parent / "data" / "jax_keyword_parameters.json"
+    return {k: v.split() for k, v in json.loads(path.read_text()).items()}
+
+
+def _ours(qualname: str):
+    module, _, attr = qualname.rpartition(".")
+    try:
+        return getattr(_module(module), attr, None)
+    except ImportError:
+        return None
+
+
+@pytest.mark.parametrize(
+    "module", sorted({q.rpartition(".")[0] for q in _jax_keyword_parameters()})
+)
+def test_jax_keyword_parameters_are_accepted(module):
+    # Functions polyjax lacks are the business of the name sweeps and coverage tables.
+    problems = []
+    for qualname, names in _jax_keyword_parameters().items():
+        if qualname.rpartition(".")[0] != module or (fun := _ours(qualname)) is None:
+            continue
+        try:
+            params = inspect.signature(fun).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        if any(p.kind is p.VAR_KEYWORD for p in params):
+            continue
+        ours = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        allowed = {**_EVERYWHERE, **KEYWORDS_NOT_YET.get(qualname, {})}
+        missing = [n for n in names if n not in ours and n not in allowed]
+        if missing:
+            problems.append(f"{qualname}: {missing}")
+    assert not problems, "\n".join(problems)
+
+
+def test_keywords_not_yet_lists_only_jax_parameters():
+    jax_params = _jax_keyword_parameters()
+    for qualname, names in KEYWORDS_NOT_YET.items():
+        assert set(names) <= set(jax_params[qualname]), qualname
