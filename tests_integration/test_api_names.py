@@ -441,3 +441,92 @@ def test_keywords_not_yet_lists_only_jax_parameters():
     jax_params = _jax_keyword_parameters()
     for qualname, names in KEYWORDS_NOT_YET.items():
         assert set(names) <= set(jax_params[qualname]), qualname
+
+
+# ---------------------------------------------------------------------------
+# Printed forms (issue 11 point 4): JAX 0.10.2's text, character for character.
+
+PRINTED_JAXPRS = [
+    (
+        lambda x: polyjax.lax.scan(lambda c, a: (c + a, c), np.float32(0), x),
+        np.ones(3, np.float32),
+        """{ lambda ; a:f32[3]. let
+    b:f32[] c:f32[3] = scan[
+      jaxpr={ lambda ; d:f32[] e:f32[]. let f:f32[] = add d e in (f, d) }
+      length=3
+      num_carry=1
+      num_consts=0
+      reverse=False
+      unroll=1
+    ] 0.0:f32[] a
+  in (b, c) }""",
+    ),
+    (
+        lambda x: polyjax.jit(lambda y: y + 1.0)(x) * 2.0,
+        np.float32(1),
+        """{ lambda ; a:f32[]. let
+    b:f32[] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; a:f32[]. let b:f32[] = add a 1.0:f32[] in (b,) }
+    ] a
+    c:f32[] = mul b 2.0:f32[]
+  in (c,) }""",
+    ),
+    (
+        lambda x: polyjax.jit(lambda y: y)(x),
+        np.float32(1),
+        """{ lambda ; a:f32[]. let
+    b:f32[] = jit[name=<lambda> jaxpr={ lambda ; a:f32[]. let  in (a,) }] a
+  in (b,) }""",
+    ),
+    (
+        lambda x: jnp.tanh(jnp.exp(x)),
+        1.0,
+        "{ lambda ; a:f32[]. let b:f32[] = exp a; c:f32[] = tanh b in (c,) }",
+    ),
+    (
+        lambda x: jnp.ones((2, 3)) + x,
+        np.ones(3, np.float32),
+        """{ lambda ; a:f32[3]. let
+    b:f32[2,3] = broadcast_in_dim 1.0:f32[]
+    c:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] a
+    d:f32[2,3] = add b c
+  in (d,) }""",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", range(len(PRINTED_JAXPRS)))
+def test_jaxprs_print_as_in_jax(case):
+    fun, arg, text = PRINTED_JAXPRS[case]
+    assert str(polyjax.make_jaxpr(fun)(arg)) == text
+
+
+def test_tracers_and_avals_print_as_in_jax():
+    seen = []
+    record = lambda x: seen.append(repr(x)) or x  # noqa: E731
+    polyjax.make_jaxpr(record)(1.0)
+    polyjax.jit(record)(jnp.ones(2))
+    polyjax.jvp(record, (1.0,), (2.0,))
+    polyjax.jvp(record, (jnp.ones(2),), (jnp.ones(2),))
+    polyjax.linearize(record, 1.0)
+    polyjax.vjp(record, 1.0)
+    polyjax.vmap(record)(jnp.ones((2, 3)))
+    polyjax.vmap(record, in_axes=1)(jnp.ones((2, 3)))
+    polyjax.grad(polyjax.grad(record))(1.0)
+    polyjax.vmap(polyjax.vmap(record))(jnp.ones((2, 3)))
+    assert seen == [
+        "JitTracer(~float32[])",
+        "JitTracer(float32[2])",
+        "JVPTracer(primal=1.0, tangent=2.0)",
+        "JVPTracer(primal=[1. 1.], tangent=[1. 1.])",
+        "GradTracer(primal=1.0, typeof(tangent)=f32[])",
+        "GradTracer(primal=1.0, typeof(tangent)=f32[])",
+        "VmapTracer(aval=float32[3], batched=float32[2,3])",
+        "VmapTracer(aval=float32[2], batched=float32[2,3])",
+        "GradTracer(primal=GradTracer(primal=1.0, typeof(tangent)=f32[]), typeof(tangent)=f32[])",
+        "VmapTracer(aval=float32[], batched=float32[3])",
+    ]
+    assert str(polyjax.typeof(jnp.ones(3))) == "float32[3]"
+    assert repr(polyjax.typeof(jnp.ones(3))) == "ShapedArray(float32[3])"
+    assert str(polyjax.typeof(1.0)) == "~float32[]"

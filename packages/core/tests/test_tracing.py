@@ -492,3 +492,34 @@ def test_symbolic_shapes_trace_and_print(toy):
         "  in (c, d) }"
     )
     check_jaxpr(closed)
+
+
+def test_params_print_sorted_by_name_unless_the_primitive_orders_them(toy):
+    p = Primitive("toy_params")
+    p.def_impl(lambda x, **params: x)
+    p.def_abstract_eval(lambda x, **params: x)
+    closed = make_jaxpr(lambda x: p.bind(x, zeta=1, alpha=2, mid=3))(f32(1.0))
+    assert (
+        str(closed)
+        == "{ lambda ; a:f32[]. let b:f32[] = toy_params[alpha=2 mid=3 zeta=1] a in (b,) }"
+    )
+    p.print_params = lambda params: {"zeta": params["zeta"], "mid": params["mid"]}
+    closed = make_jaxpr(lambda x: p.bind(x, zeta=1, alpha=2, mid=3))(f32(1.0))
+    assert "toy_params[zeta=1 mid=3] a" in str(closed)
+
+
+def test_a_callee_jaxpr_is_named_after_the_call(toy):
+    from polyjax_core.jaxpr import CalleeJaxpr
+
+    inner = make_jaxpr(lambda y: toy.sin.bind(y))(f32(1.0))
+    p = Primitive("toy_callee")
+    p.def_impl(lambda x, *, jaxpr: x)
+    p.def_abstract_eval(lambda x, *, jaxpr: x)
+    p.print_params = lambda params: {"jaxpr": CalleeJaxpr(params["jaxpr"])}
+    closed = make_jaxpr(lambda x: toy.sin.bind(p.bind(toy.sin.bind(x), jaxpr=inner)))(f32(1.0))
+    # Inputs and outputs take the call's names (b, c); the rest continue (d), as in JAX.
+    assert str(closed.jaxpr.pretty_print(width=1000)) == (
+        "{ lambda ; a:f32[]. let b:f32[] = sin a; "
+        "c:f32[] = toy_callee[jaxpr={ lambda ; b:f32[]. let c:f32[] = sin b in (c,) }] b; "
+        "d:f32[] = sin c in (d,) }"
+    )

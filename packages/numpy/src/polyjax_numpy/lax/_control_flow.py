@@ -567,6 +567,14 @@ batching.axis_primitive_batchers[cond_p] = _cond_batching
 
 scan_p = Primitive("scan")
 scan_p.multiple_results = True
+# JAX leaves out `linear` and `_split_transpose` at their defaults.
+scan_p.print_params = lambda params: dict(
+    sorted(
+        (k, v)
+        for k, v in params.items()
+        if not (k == "linear" and not any(v)) and not (k == "_split_transpose" and not v)
+    )
+)
 _impl(scan_p)
 
 

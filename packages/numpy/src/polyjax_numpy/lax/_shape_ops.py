@@ -256,6 +256,13 @@ def _broadcast_in_dim_abstract_eval(
 
 
 broadcast_in_dim_p.def_abstract_eval(_broadcast_in_dim_abstract_eval)
+# JAX shows the broadcast dimensions only (when there are any; the shape is the
+# output's type), and the sharding only when there is one.
+broadcast_in_dim_p.print_params = lambda params: {
+    k: v
+    for k, v in params.items()
+    if (k == "broadcast_dimensions" and v) or (k == "sharding" and v is not None)
+}
 _impl(broadcast_in_dim_p)
 
 
