@@ -360,14 +360,8 @@ _DEPRECATED = "deprecated in JAX"
 _FEATURE = "parameter not implemented yet"
 _EVERYWHERE = {"out_sharding": _SHARDING}
 KEYWORDS_NOT_YET: dict[str, dict[str, str]] = {
-    **{
-        f"jax.numpy.{f}": dict.fromkeys(("x1", "x2"), _POSITIONAL_ONLY)
-        for f in ("fmax", "fmin", "gcd", "lcm")
-    },
     "jax.numpy.i0": {"x": _POSITIONAL_ONLY},
     "jax.numpy.trunc": {"x": _POSITIONAL_ONLY},
-    "jax.numpy.issubdtype": dict.fromkeys(("arg1", "arg2"), _POSITIONAL_ONLY),
-    "jax.dtypes.itemsize_bits": {"dtype": _POSITIONAL_ONLY},
     "jax.checkpoint": {"concrete": _DEPRECATED},
     "jax.remat": {"concrete": _DEPRECATED},
     "jax.vjp": {"reduce_axes": _DEPRECATED},

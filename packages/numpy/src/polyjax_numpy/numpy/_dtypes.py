@@ -121,7 +121,20 @@ ndarray = Array  # core's abstract array type: device arrays, key arrays and tra
 ComplexWarning = np.exceptions.ComplexWarning
 iinfo = dtypes.iinfo
 finfo = dtypes.finfo
-issubdtype = dtypes.issubdtype
+
+
+def issubdtype(arg1: Any, arg2: Any) -> bool:
+    """Whether dtype `arg1` is `arg2` or below it in the type hierarchy (NumPy's
+    `issubdtype`, placing bfloat16, float8, int4 ... under `floating`, `signedinteger` ...).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.issubdtype(jnp.bfloat16, jnp.floating)
+      True
+    """
+    return dtypes.issubdtype(arg1, arg2)
+
+
 can_cast = np.can_cast
 
 
