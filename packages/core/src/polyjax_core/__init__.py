@@ -11,7 +11,9 @@ to declare primitives and trace Python functions into jaxprs:
   printer, `check_jaxpr`, `eval_jaxpr`, `jaxpr_as_fun`, `dce_jaxpr`, and
   `make_jaxpr`;
 - wrapped functions and caches, effects, the named-axis environment, source
-  information and the errors tracing raises.
+  information and the errors tracing raises;
+- the abstract array type (`basearray.Array`, which tracers belong to) and the
+  `typing` annotations.
 
 Example:
   >>> import numpy as np
@@ -27,6 +29,7 @@ names start with `_` are private.
 """
 
 from polyjax_core import (
+    basearray,
     caching,
     config,
     dtypes,
@@ -34,6 +37,7 @@ from polyjax_core import (
     source_info,
     symbolic_dims,
     tree_util,
+    typing,
 )
 from polyjax_core.abstract_values import (
     AbstractValue,
@@ -130,6 +134,7 @@ __all__ = [
     "__version__",
     "axis_frame",
     "axis_size",
+    "basearray",
     "bound_axis_names",
     "caching",
     "check_jaxpr",
@@ -164,6 +169,7 @@ __all__ = [
     "trace_to_jaxpr",
     "tree_util",
     "typematch",
+    "typing",
     "wrap_init",
 ]
 
