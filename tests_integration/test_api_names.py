@@ -221,7 +221,9 @@ TRACER_CONCRETIZATION = set(
     "addressable_shards committed global_shards is_fully_addressable is_fully_replicated".split()
 )
 TRACER_CONCRETIZATION_ON_CALL = {"item", "addressable_data"}
-TRACER_ATTRIBUTE_ERROR = {"copy_to_host_async", "device", "sharding", "to_device"}
+TRACER_ATTRIBUTE_ERROR = {"copy_to_host_async", "device", "sharding"}
+# JAX's tracers have `to_device` (it fails when called); polyjax's do not yet.
+TRACER_NOT_YET = {"to_device": _TRANSFORMS}
 NOT_AN_ATTRIBUTE = {"flat"}  # JAX raises NotImplementedError, pointing to flatten()
 
 
@@ -270,7 +272,7 @@ def test_jax_array_attributes_on_tracers_behave_as_in_jax(transform):
     for name, got in results.items():
         if name in TRACER_CONCRETIZATION | TRACER_CONCRETIZATION_ON_CALL:
             assert got == "concretization", name
-        elif name in TRACER_ATTRIBUTE_ERROR:
+        elif name in TRACER_ATTRIBUTE_ERROR or name in TRACER_NOT_YET:
             assert got == "attribute", name
         elif name in NOT_AN_ATTRIBUTE:
             assert got == "not implemented", name
