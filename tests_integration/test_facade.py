@@ -31,6 +31,7 @@ SUBMODULES = [
     "stages",
     "tree",
     "tree_util",
+    "typing",
 ]
 
 

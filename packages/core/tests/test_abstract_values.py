@@ -31,15 +31,21 @@ from polyjax_core.symbolic_dims import symbolic_dim
     ],
 )
 def test_str_short(dtype, short):
-    assert ShapedArray((3, 4), dtype).str_short() == f"{short}[3,4]"
-    assert ShapedArray((), dtype).str_short() == f"{short}[]"
+    assert ShapedArray((3, 4), dtype).str_short(short_dtypes=True) == f"{short}[3,4]"
+    assert ShapedArray((), dtype).str_short(short_dtypes=True) == f"{short}[]"
     assert short_dtype_name(np.dtype(dtype)) == short
+    # JAX's default is the long name, as str() prints it.
+    name = np.dtype(dtype).name
+    assert ShapedArray((3, 4), dtype).str_short() == f"{name}[3,4]"
+    assert str(ShapedArray((3, 4), dtype)) == f"{name}[3,4]"
+    assert str(ShapedArray((), dtype, weak_type=True)) == f"~{name}[]"
 
 
 def test_repr_equality_and_hash():
     a = ShapedArray((2, 3), np.float32)
     assert repr(a) == "ShapedArray(float32[2,3])"
     assert repr(a.update(weak_type=True)) == "ShapedArray(float32[2,3], weak_type=True)"
+    assert str(a) == "float32[2,3]" and str(a.update(weak_type=True)) == "~float32[2,3]"
     assert a == ShapedArray([2, 3], "float32") and hash(a) == hash(ShapedArray((2, 3), np.float32))
     assert a != a.update(weak_type=True)
     assert a != a.update(dtype=np.int32)
@@ -64,7 +70,7 @@ def test_bad_shapes_are_rejected(bad):
 def test_symbolic_shapes():
     b = symbolic_dim("b")
     a = ShapedArray((b, 2 * b), np.float32)
-    assert a.str_short() == "f32[b,2*b]"
+    assert a.str_short(short_dtypes=True) == "f32[b,2*b]" and str(a) == "float32[b,2*b]"
     assert a.size == 2 * b * b
     assert a == ShapedArray((b, b + b), np.float32)
 

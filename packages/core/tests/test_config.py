@@ -425,3 +425,28 @@ def test_new_traced_option_joins_trace_context():
     after = cfg.trace_context()
     assert len(after) == len(before) + 1
     assert after[cfg.trace_context_names().index(state.name)] == 7
+
+
+def _is_bool_state(state: cfg.State) -> bool:
+    return isinstance(state.global_value, bool) and state._validate is cfg._validate_bool
+
+
+@pytest.mark.parametrize("name", sorted(config.states))
+def test_every_option_as_a_context_manager_without_argument(name):
+    # JAX's rule: a boolean option called with no argument means True; the others
+    # need the new value and say so.
+    state = config.states[name]
+    if _is_bool_state(state):
+        with state():
+            assert state.value is True
+        with state(new_val=False):
+            assert state.value is False
+    else:
+        short = name.removeprefix("jax_")
+        with pytest.raises(TypeError, match=f"Context manager for {short} config option requires"):
+            state()
+
+
+def test_bool_options_include_jaxs_top_level_flags():
+    bools = {n for n, s in config.states.items() if _is_bool_state(s)}
+    assert {"jax_log_compiles", "jax_enable_x64", "jax_debug_nans", "jax_enable_checks"} <= bools

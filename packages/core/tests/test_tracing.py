@@ -41,6 +41,32 @@ def test_long_jaxpr_prints_one_equation_per_line(toy):
     )
 
 
+def _one_line_from_multi_line(text: str) -> str:
+    """JAX's rule: a jaxpr that fits prints its equations on one line, separated by `; `."""
+    head, *eqns, tail = text.split("\n")
+    return f"{head} {'; '.join(e.strip() for e in eqns)} {tail.strip()}"
+
+
+@pytest.mark.parametrize("n_eqns", [1, 2, 3, 5])
+def test_one_line_form_is_the_multi_line_form_joined_with_semicolons(toy, n_eqns):
+    def f(x, y):
+        for _ in range(n_eqns):
+            x = x * y
+        return x
+
+    closed = make_jaxpr(f)(f32(1.0), f32(2.0))
+    one_line, multi_line = closed.pretty_print(width=10_000), closed.pretty_print(width=1)
+    assert "\n" not in one_line and multi_line.count("\n") == n_eqns + 1
+    assert one_line == _one_line_from_multi_line(multi_line)
+    # str() uses JAX's width of 80 columns.
+    assert str(closed) == str(closed.jaxpr) == (one_line if len(one_line) <= 80 else multi_line)
+    if n_eqns == 2:  # the issue's example, as JAX prints it
+        assert (
+            one_line
+            == "{ lambda ; a:f32[] b:f32[]. let c:f32[] = mul a b; d:f32[] = mul c b in (d,) }"
+        )
+
+
 def test_closures_over_constants(toy):
     table = np.arange(3, dtype=f32)
 
@@ -83,7 +109,11 @@ def test_pytrees_in_and_out(toy):
     params = {"w": np.ones(2, f32), "b": f32(3.0)}
     closed, shapes = make_jaxpr(f, return_shape=True)(params, np.zeros(2, f32))
     # dict children are flattened in sorted key order: b, w, then x.
-    assert [str(v.aval.str_short()) for v in closed.jaxpr.invars] == ["f32[]", "f32[2]", "f32[2]"]
+    assert [v.aval.str_short(short_dtypes=True) for v in closed.jaxpr.invars] == [
+        "f32[]",
+        "f32[2]",
+        "f32[2]",
+    ]
     assert len(closed.jaxpr.outvars) == 3
     assert shapes == {
         "y": ShapeDtypeStruct((2,), f32),
@@ -462,3 +492,34 @@ def test_symbolic_shapes_trace_and_print(toy):
         "  in (c, d) }"
     )
     check_jaxpr(closed)
+
+
+def test_params_print_sorted_by_name_unless_the_primitive_orders_them(toy):
+    p = Primitive("toy_params")
+    p.def_impl(lambda x, **params: x)
+    p.def_abstract_eval(lambda x, **params: x)
+    closed = make_jaxpr(lambda x: p.bind(x, zeta=1, alpha=2, mid=3))(f32(1.0))
+    assert (
+        str(closed)
+        == "{ lambda ; a:f32[]. let b:f32[] = toy_params[alpha=2 mid=3 zeta=1] a in (b,) }"
+    )
+    p.print_params = lambda params: {"zeta": params["zeta"], "mid": params["mid"]}
+    closed = make_jaxpr(lambda x: p.bind(x, zeta=1, alpha=2, mid=3))(f32(1.0))
+    assert "toy_params[zeta=1 mid=3] a" in str(closed)
+
+
+def test_a_callee_jaxpr_is_named_after_the_call(toy):
+    from polyjax_core.jaxpr import CalleeJaxpr
+
+    inner = make_jaxpr(lambda y: toy.sin.bind(y))(f32(1.0))
+    p = Primitive("toy_callee")
+    p.def_impl(lambda x, *, jaxpr: x)
+    p.def_abstract_eval(lambda x, *, jaxpr: x)
+    p.print_params = lambda params: {"jaxpr": CalleeJaxpr(params["jaxpr"])}
+    closed = make_jaxpr(lambda x: toy.sin.bind(p.bind(toy.sin.bind(x), jaxpr=inner)))(f32(1.0))
+    # Inputs and outputs take the call's names (b, c); the rest continue (d), as in JAX.
+    assert str(closed.jaxpr.pretty_print(width=1000)) == (
+        "{ lambda ; a:f32[]. let b:f32[] = sin a; "
+        "c:f32[] = toy_callee[jaxpr={ lambda ; b:f32[]. let c:f32[] = sin b in (c,) }] b; "
+        "d:f32[] = sin c in (d,) }"
+    )

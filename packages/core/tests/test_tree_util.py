@@ -712,3 +712,108 @@ def test_treedefs_from_both_backends_as_dict_keys(backend):
     there = _in_backend(_other_backend(backend), tu.tree_structure, [3, (4,)])
     assert cache[there] == "here"
     assert isinstance(there, PyTreeDef)
+
+
+# --------------------------------------------------------------------------- one level, broadcast
+
+
+def test_key_classes_take_their_field_by_keyword_and_repr_round_trips():
+    keys = [DictKey(key="a"), SequenceKey(idx=1), GetAttrKey(name="x"), FlattenedIndexKey(key=2)]
+    for k in keys:
+        assert eval(repr(k)) == k  # the repr is the keyword call, as in JAX
+    assert DictKey(key="a") == DictKey("a") and SequenceKey(idx=3).idx == 3
+
+
+Point = collections.namedtuple("Point", "x y")
+
+
+@pytest.mark.parametrize(
+    "tree, children, aux",
+    [
+        ({"b": 1, "a": (2, 3)}, [(2, 3), 1], ("a", "b")),
+        ((1, [2]), (1, [2]), None),
+        ([1, 2], [1, 2], None),
+        (None, (), None),
+        (Point(1, 2), Point(1, 2), Point),
+        (Partial(max, 1, key=2), ((1,), {"key": 2}), max),
+    ],
+)
+def test_flatten_one_level(tree, children, aux):
+    got_children, got_aux = tu.flatten_one_level(tree)
+    assert list(got_children) == list(children) and got_aux == aux
+    pairs, aux_k = tu.flatten_one_level_with_keys(tree)
+    assert [c for _, c in pairs] == list(got_children) and aux_k == got_aux
+    # The keys are those that tree_flatten_with_path puts first on each path.
+    first_keys = [p[0] for p, _ in tu.tree_flatten_with_path(tree)[0]]
+    assert all(k in first_keys for k, _ in pairs)
+
+
+@pytest.mark.parametrize("leaf", [1, 1.5, "s", object()])
+def test_flatten_one_level_of_a_leaf_raises(leaf):
+    with pytest.raises(ValueError, match="can't tree-flatten type"):
+        tu.flatten_one_level(leaf)
+    with pytest.raises(ValueError, match="can't tree-flatten type"):
+        tu.flatten_one_level_with_keys(leaf)
+
+
+def test_is_tree_node_and_default_registry():
+    for typ in (tuple, list, dict, type(None), Point, collections.OrderedDict, Partial):
+        assert tu.is_tree_node(typ) and tu.default_registry.is_node(typ)
+    for typ in (int, float, str, object):
+        assert not tu.is_tree_node(typ)
+    assert tu.default_registry.flatten_one_level([1, 2]) == ([1, 2], None)
+
+
+@pytest.mark.parametrize(
+    "prefix, full, expected",
+    [
+        (1, (1, 2), (1, 1)),
+        ({"a": 1, "b": (2, 3)}, {"a": [4, 5], "b": (6, (7, 8))}, {"a": [1, 1], "b": (2, (3, 3))}),
+        (1, None, None),
+        ([1, 2], [3, 4], [1, 2]),
+    ],
+)
+def test_tree_broadcast(prefix, full, expected):
+    assert tu.tree_broadcast(prefix, full) == expected
+
+
+def test_tree_broadcast_is_leaf_and_errors():
+    is_tuple = lambda x: isinstance(x, tuple)  # noqa: E731
+    assert tu.tree_broadcast(1, [1, (2, 3)], is_leaf=is_tuple) == [1, (1, 1)]
+    for prefix, full in [
+        ([1, 2], (3, 4)),
+        ([1, 2], [3, 4, 5]),
+        (None, 1),
+        ([1, (2, 3)], [(4, 5), 6]),
+    ]:
+        with pytest.raises(ValueError):
+            tu.tree_broadcast(prefix, full)
+
+
+@given(st.integers(0, 20))
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+def test_tree_reduce_associative_is_balanced_and_agrees_with_tree_reduce(n):
+    leaves = list(range(n))
+    if n == 0:
+        with pytest.raises(TypeError, match="identity"):
+            tu.tree_reduce_associative(operator.add, leaves)
+        assert tu.tree_reduce_associative(operator.add, leaves, identity=0) == 0
+        return
+    assert tu.tree_reduce_associative(operator.add, leaves) == sum(leaves)
+    # Nesting depth is logarithmic: count parentheses of a string "sum".
+    text = tu.tree_reduce_associative(lambda a, b: f"({a}+{b})", [str(i) for i in leaves])
+    depth = max_depth = 0
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        max_depth = max(max_depth, depth)
+    assert max_depth == (n - 1).bit_length()
+
+
+def test_tree_reduce_associative_matches_jax_grouping():
+    fmt = lambda a, b: f"({a}+{b})"  # noqa: E731 -- JAX's grouping for 5 and 7 leaves
+    assert tu.tree_reduce_associative(fmt, [1, 2, 3, 4, 5]) == "((1+2)+(3+(4+5)))"
+    assert tu.tree_reduce_associative(fmt, [1, 2, 3, 4, 5, 6, 7]) == "((1+(2+3))+((4+5)+(6+7)))"
+    pair = tu.tree_reduce_associative(
+        lambda a, b: (a, b), [1, (2, 3)], is_leaf=lambda x: isinstance(x, tuple)
+    )
+    assert pair == (1, (2, 3))

@@ -139,7 +139,7 @@ def test_tangent_aval():
     assert ad.tangent_aval(ShapedArray((2,), f32)) == ShapedArray((2,), f32)
     assert ad.tangent_aval(ShapedArray((2,), np.int32)) == ShapedArray((2,), dtypes.float0)
     assert ad.tangent_aval(ShapedArray((), np.bool_)).dtype == dtypes.float0
-    assert repr(ad.Zero(ShapedArray((3,), f32))) == "Zero(f32[3])"
+    assert repr(ad.Zero(ShapedArray((3,), f32))) == "Zero(float32[3])"
 
 
 # ---------------------------------------------------------------------------

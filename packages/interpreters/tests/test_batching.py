@@ -394,8 +394,8 @@ def test_vmap_of_jit_and_jit_of_vmap():
     (eqn,) = jaxpr.eqns
     assert eqn.primitive.name == "jit"
     assert [str(a) for a in eqn.params["jaxpr"].in_avals] == [
-        "ShapedArray(float32[4,3])",
-        "ShapedArray(float32[3])",
+        "float32[4,3]",
+        "float32[3]",
     ]
     out = jit(vmap(f, in_axes=(1, None)))(x.T, y)
     np.testing.assert_allclose(out, np.sin(x + y), rtol=1e-6)

@@ -484,3 +484,32 @@ def test_scan_symbolic_length_traces_and_lowers():
     assert v.jaxpr.outvars[0].aval.shape == (4,)
     text = jit(f).lower(ShapeDtypeStruct((3,), f32), ShapeDtypeStruct((n, 3), f32)).as_text()
     assert "stablehlo.while" in text and 'jax.global_constant = "n"' in text
+
+
+# ---------------------------------------------------------------------------
+# JAX's older keyword form: cond(pred, f, g, operand=x), switch(i, fs, operand=x).
+
+
+@pytest.mark.parametrize("pred", [True, False])
+def test_cond_and_switch_accept_the_operand_keyword(pred):
+    f, g = (lambda x: x + 1.0), (lambda x: x * 3.0)
+    want = f(2.0) if pred else g(2.0)
+    assert float(lax.cond(pred, f, g, operand=2.0)) == want
+    assert float(jit(lambda p: lax.cond(p, f, g, operand=2.0))(pred)) == want
+    assert float(lax.switch(int(pred), [g, f], operand=2.0)) == want
+    for call in (
+        lambda: lax.cond(pred, f, g, 1.0, operand=2.0),
+        lambda: lax.switch(0, [g, f], 1.0, operand=2.0),
+    ):
+        with pytest.raises(TypeError, match="no positional operands can be passed"):
+            call()
+
+
+def test_lowered_compiler_ir_dialects():
+    lowered = jit(lambda x: x * 2.0).lower(np.float32(1.0))
+    assert "stablehlo.multiply" in str(lowered.compiler_ir())
+    assert str(lowered.compiler_ir("stablehlo")) == str(lowered.compiler_ir())
+    hlo = lowered.compiler_ir(dialect="hlo").as_hlo_text()
+    assert hlo.startswith("HloModule") and "multiply(" in hlo
+    with pytest.raises(ValueError, match="unknown dialect: mhlo2"):
+        lowered.compiler_ir(dialect="mhlo2")

@@ -622,3 +622,31 @@ def test_creation_jit_matches_eager():
     for a, b in zip(jit(f)(x), f(x)):
         assert isinstance(a, Array) and a.dtype == b.dtype
         _check(a, np.asarray(b))
+
+
+# ---------------------------------------------------------------------------
+# The *_like functions take a ShapeDtypeStruct for the prototype, as JAX does.
+
+LIKES = [
+    (jnp.zeros_like, 0),
+    (jnp.ones_like, 1),
+    (jnp.empty_like, 0),
+    (lambda a, **kw: jnp.full_like(a, 7, **kw), 7),
+]
+
+
+@pytest.mark.parametrize("like, fill", LIKES)
+def test_like_functions_of_a_shape_dtype_struct(like, fill):
+    spec = ShapeDtypeStruct((2, 3), np.int16)
+    out = like(spec)
+    assert isinstance(out, Array) and out.dtype == np.int16 and not out.weak_type
+    np.testing.assert_array_equal(out, np.full((2, 3), fill, np.int16))
+    assert like(spec, dtype=np.float32).dtype == np.float32
+    assert like(spec, shape=(4,)).shape == (4,)
+    weak = ShapeDtypeStruct((2,), np.float32, weak_type=True)
+    assert not like(weak).weak_type  # JAX gives a strong type for a struct
+
+
+def test_full_like_of_a_struct_broadcasts_an_array_fill():
+    out = jnp.full_like(ShapeDtypeStruct((2, 3), np.float32), np.arange(3.0))
+    np.testing.assert_array_equal(out, np.broadcast_to(np.arange(3.0, dtype=np.float32), (2, 3)))

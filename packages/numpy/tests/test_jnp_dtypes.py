@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import polyjax_numpy.numpy as jnp
-from polyjax_core import config, make_jaxpr
+from polyjax_core import basearray, config, make_jaxpr
 from polyjax_core.abstract_values import ShapeDtypeStruct
 from polyjax_core.dtypes import TypePromotionError
 from polyjax_interpreters.array import Array
@@ -133,7 +133,7 @@ def test_abstract_categories_are_numpys():
         "complexfloating character flexible object_"
     ).split():
         assert getattr(jnp, name) is getattr(np, name)
-    assert jnp.dtype is np.dtype and jnp.ndarray is Array
+    assert jnp.dtype is np.dtype and jnp.ndarray is basearray.Array
     assert jnp.ComplexWarning is np.exceptions.ComplexWarning
 
 

@@ -64,7 +64,7 @@ JAXPRS = [
     # Real arrays: .real and .conj() are the array itself, .imag zeros of its dtype.
     (lambda x: (x.real, x.conj()), (_sds(f32),), "{ lambda ; a:f32[3]. let in (a, a) }"),
     (lambda x: x.imag, (_sds(i32),),
-     "b:i32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,) sharding=None] 0:i32[]"),
+     "b:i32[3] = broadcast_in_dim 0:i32[]"),
 ]  # fmt: skip
 
 

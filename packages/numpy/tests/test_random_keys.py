@@ -301,3 +301,33 @@ def test_uniform_grad_wrt_bounds():
     unit = random.uniform(k, ())
     g = grad(lambda hi: random.uniform(k, (), minval=0.0, maxval=hi))(2.0)
     np.testing.assert_allclose(g, unit, rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# zeros_like & co of key arrays give key arrays, as in JAX.
+
+
+@pytest.mark.parametrize(
+    "like, fill",
+    [
+        (jnp.zeros_like, 0),
+        (jnp.ones_like, 1),
+        (jnp.empty_like, 0),
+        (lambda k: jnp.full_like(k, 5), 5),
+    ],
+)
+def test_like_functions_of_key_arrays(like, fill):
+    keys = random.split(random.key(0), 3)
+    for out in (like(keys), jit(like)(keys)):
+        assert out.dtype == keys.dtype and out.shape == (3,)
+        np.testing.assert_array_equal(random.key_data(out), np.full((3, 2), fill, np.uint32))
+
+
+def test_full_like_of_keys_with_a_key_fill_and_shape():
+    keys = random.split(random.key(0), 3)
+    out = jnp.full_like(keys, random.key(3), shape=(2, 2))
+    assert out.shape == (2, 2) and out.dtype == keys.dtype
+    want = np.broadcast_to(np.asarray(random.key_data(random.key(3))), (2, 2, 2))
+    np.testing.assert_array_equal(random.key_data(out), want)
+    with pytest.raises(TypeError, match="key array"):
+        jnp.zeros_like(keys, dtype=np.float32)

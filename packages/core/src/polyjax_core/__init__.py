@@ -14,6 +14,8 @@ to declare primitives and trace Python functions into jaxprs:
   information and the errors tracing raises;
 - the device-free half of sharding: `AbstractMesh`, `AxisType`,
   `PartitionSpec`, and the mesh in context (`mesh_context`).
+- the abstract array type (`basearray.Array`, which tracers belong to) and the
+  `typing` annotations.
 
 Example:
   >>> import numpy as np
@@ -29,6 +31,7 @@ names start with `_` are private.
 """
 
 from polyjax_core import (
+    basearray,
     caching,
     config,
     dtypes,
@@ -37,6 +40,7 @@ from polyjax_core import (
     source_info,
     symbolic_dims,
     tree_util,
+    typing,
 )
 from polyjax_core.abstract_values import (
     AbstractValue,
@@ -146,6 +150,7 @@ __all__ = [
     "__version__",
     "axis_frame",
     "axis_size",
+    "basearray",
     "bound_axis_names",
     "caching",
     "check_jaxpr",
@@ -186,6 +191,7 @@ __all__ = [
     "tree_util",
     "typematch",
     "use_abstract_mesh",
+    "typing",
     "wrap_init",
 ]
 

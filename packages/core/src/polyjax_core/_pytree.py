@@ -145,6 +145,26 @@ class _Registry:
         self.lookup[t] = kind
         return kind
 
+    def is_node(self, t: type) -> bool:
+        """Whether objects of type ``t`` are pytree containers (not leaves)."""
+        kind = self.lookup.get(t, _MISSING)
+        return (self.classify(t) if kind is _MISSING else kind) is not None
+
+    def flatten_one_level(self, x: Any) -> tuple[Any, Any]:
+        """``(children, aux_data)`` of the container ``x``; ValueError for a leaf."""
+        return _take_apart_one_level(self._node_kind(x), x, keyed=False)
+
+    def flatten_one_level_with_keys(self, x: Any) -> tuple[Any, Any]:
+        """``([(key, child), ...], aux_data)`` of the container ``x``; ValueError for a leaf."""
+        return _take_apart_one_level(self._node_kind(x), x, keyed=True)
+
+    def _node_kind(self, x: Any) -> _NodeKind:
+        kind = self.lookup.get(type(x), _MISSING)
+        kind = self.classify(type(x)) if kind is _MISSING else kind
+        if kind is None:
+            raise ValueError(f"can't tree-flatten type: {type(x)}")
+        return kind  # type: ignore[return-value]
+
 
 default_registry = _Registry()
 _lookup_get = default_registry.lookup.get
@@ -203,6 +223,19 @@ def _take_apart(kind: _NodeKind, x: Any) -> tuple[Any, Any]:
             tuple(getattr(x, f) for f in kind.meta_fields),
         )
     return _custom_children(kind, x)
+
+
+def _take_apart_one_level(kind: _NodeKind, x: Any, keyed: bool) -> tuple[Any, Any]:
+    """One level of flattening as the public API shows it: a dict's aux data is its
+    keys as a tuple, a namedtuple's is its class (the engine keeps those in the kind)."""
+    if kind.tag == _NONE:
+        return (), None
+    children, data = _keyed_children(kind, x) if keyed else _take_apart(kind, x)
+    if kind.tag == _DICT:
+        data = tuple(data)
+    elif kind.tag == _NAMEDTUPLE:
+        data = kind.type
+    return children, data
 
 
 # --------------------------------------------------------------------------- flatten

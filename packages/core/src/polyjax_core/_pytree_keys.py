@@ -62,6 +62,9 @@ class SequenceKey(_KeyEntry):
     __match_args__ = ("idx",)
     _field = "idx"
 
+    def __init__(self, idx: int) -> None:
+        super().__init__(idx)
+
     @property
     def idx(self) -> int:
         """The index of the child in its sequence."""
@@ -82,6 +85,9 @@ class DictKey(_KeyEntry):
     __slots__ = ()
     __match_args__ = ("key",)
     _field = "key"
+
+    def __init__(self, key: Hashable) -> None:
+        super().__init__(key)
 
     @property
     def key(self) -> Hashable:
@@ -104,6 +110,9 @@ class GetAttrKey(_KeyEntry):
     __match_args__ = ("name",)
     _field = "name"
 
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+
     @property
     def name(self) -> str:
         """The attribute name of the child."""
@@ -124,6 +133,9 @@ class FlattenedIndexKey(_KeyEntry):
     __slots__ = ()
     __match_args__ = ("key",)
     _field = "key"
+
+    def __init__(self, key: int) -> None:
+        super().__init__(key)
 
     @property
     def key(self) -> int:

@@ -5,8 +5,8 @@ a dtype, and whether the dtype is *weak*. A weak type comes from a Python
 scalar (`x * 2.0`): it takes part in type promotion only as far as it must, so
 `f16 * 2.0` stays `f16` (see `polyjax_core.dtypes`).
 
-    ShapedArray((3, 4), float32)          printed by str_short() as  f32[3,4]
-    ShapedArray((), int32, weak_type=True)                            i32[]
+    ShapedArray((3, 4), float32)            str(): float32[3,4]   in a jaxpr: f32[3,4]
+    ShapedArray((), int32, weak_type=True)  str(): ~int32[]       in a jaxpr: i32[]
 
 Shapes may hold symbolic dimensions (`polyjax_core.symbolic_dims.DimExpr`) next
 to ints: `f32[b,2*b]`.
@@ -46,7 +46,7 @@ class AbstractValue:
 
     __slots__ = ()
 
-    def str_short(self, short_dtypes: bool = True) -> str:
+    def str_short(self, short_dtypes: bool = False) -> str:
         return str(self)
 
 
@@ -83,8 +83,8 @@ class ShapedArray(AbstractValue):
 
     Example:
       >>> a = ShapedArray((3, 4), np.float32)
-      >>> a.str_short()
-      'f32[3,4]'
+      >>> str(a), a.str_short(short_dtypes=True)
+      ('float32[3,4]', 'f32[3,4]')
       >>> a.update(shape=(2,))
       ShapedArray(float32[2])
     """
@@ -103,6 +103,16 @@ class ShapedArray(AbstractValue):
     @property
     def size(self) -> Any:
         return sd.shape_size(self.shape)
+
+    @property
+    def sharding(self) -> None:
+        """The sharding the type carries: None, since polyjax avals carry none yet.
+
+        JAX's avals carry a sharding (with no mesh set, a replicated one over an
+        empty abstract mesh); until polyjax's avals do, reading it is None
+        rather than an `AttributeError`.
+        """
+        return None
 
     def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
         """A copy with some of shape, dtype and weak_type replaced."""
@@ -131,8 +141,8 @@ class ShapedArray(AbstractValue):
     def _shape_str(self) -> str:
         return ",".join(str(d) for d in self.shape)
 
-    def str_short(self, short_dtypes: bool = True) -> str:
-        """`f32[3,4]` (or `float32[3,4]` with `short_dtypes=False`)."""
+    def str_short(self, short_dtypes: bool = False) -> str:
+        """`float32[3,4]` (or `f32[3,4]`, as jaxprs print it, with `short_dtypes=True`)."""
         name = short_dtype_name(self.dtype) if short_dtypes else str(self.dtype.name)
         return f"{name}[{self._shape_str()}]"
 
@@ -140,7 +150,9 @@ class ShapedArray(AbstractValue):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short(short_dtypes=False)}{weak})"
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        # JAX's form: `float32[3]`, with a `~` in front of a weak type.
+        return ("~" if self.weak_type else "") + self.str_short(short_dtypes=False)
 
 
 class ShapeDtypeStruct:

@@ -223,19 +223,29 @@ class State(Generic[T]):
         """The global value, ignoring any thread-local override."""
         return self._global_value
 
-    def __call__(self, new_value: Any) -> _Override:
+    def __call__(self, new_val: Any = _UNSET) -> _Override:
         """Returns a context manager overriding this option in the current thread.
 
         Args:
-          new_value: the value to use inside the ``with`` block; validated now.
+          new_val: the value to use inside the ``with`` block; validated now. A
+            boolean option may be called with no argument, meaning True (JAX's
+            ``with jax.log_compiles():``); other options require it.
 
         Returns:
           A context manager (also usable as a function decorator).
 
         Raises:
-          TypeError, ValueError: if ``new_value`` is not a legal value for the option.
+          TypeError, ValueError: if ``new_val`` is not a legal value for the option,
+            or is missing for an option that is not boolean.
         """
-        return _Override(self, self._validate(self, new_value))
+        if new_val is _UNSET:
+            if self._validate is not _validate_bool:
+                raise TypeError(
+                    f"Context manager for {self.name.removeprefix('jax_')} config option "
+                    "requires an argument representing the new value for the config option."
+                )
+            new_val = True
+        return _Override(self, self._validate(self, new_val))
 
     def _set_global(self, new_value: Any) -> None:
         self._global_value = self._validate(self, new_value)

@@ -442,12 +442,12 @@ def scalar_type_of(x: Any) -> type:
     return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[kind]
 
 
-def itemsize_bits(dtype_like: DTypeLike) -> int:
+def itemsize_bits(dtype: DTypeLike) -> int:
     """The number of bits per element, correct for sub-byte types (``int4`` -> 4).
 
     ``bool`` counts as 8 bits, its storage size.
     """
-    dt = np.dtype(dtype_like)
+    dt = np.dtype(dtype)
     kind = _KIND.get(dt)
     if kind == "b":
         return 8

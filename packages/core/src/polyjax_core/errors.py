@@ -9,6 +9,7 @@ same places in Python's exception hierarchy, so that code catching
         TracerBoolConversionError      ... by `bool(x)`, `if x:`, `x and y`
       TracerArrayConversionError       ... by `numpy.asarray(x)`
       UnexpectedTracerError            a tracer outlived the transformation that made it
+      KeyReuseError                    a PRNG key was used twice (JAX's optional checker)
     JAXIndexError(IndexError)
       TracerIntegerConversionError     ... by `int(x)`, `range(x)`, `lst[x]`
       NonConcreteBooleanIndexError     a traced boolean mask indexes an array
@@ -33,6 +34,7 @@ __all__ = [
     "JAXIndexError",
     "JAXTypeError",
     "JaxprTypeError",
+    "KeyReuseError",
     "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",
     "TracerBoolConversionError",
@@ -51,6 +53,15 @@ class JAXIndexError(IndexError):
 
 class JaxprTypeError(TypeError):
     """A jaxpr is not well typed (raised by `check_jaxpr`)."""
+
+
+class KeyReuseError(JAXTypeError):
+    """A PRNG key was consumed more than once.
+
+    JAX raises it from its optional key-reuse checker (``jax_debug_key_reuse``).
+    polyjax has no such checker, so nothing raises it yet; the class is here so
+    that code catching it keeps working.
+    """
 
 
 def _tracer_origin(tracer: Tracer) -> str:

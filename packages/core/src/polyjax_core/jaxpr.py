@@ -35,6 +35,7 @@ from polyjax_core.abstract_values import AbstractValue
 from polyjax_core.effects import no_effects
 
 __all__ = [
+    "CalleeJaxpr",
     "ClosedJaxpr",
     "DropVar",
     "Jaxpr",
@@ -79,7 +80,7 @@ class Literal:
         self.aval = aval
 
     def __repr__(self) -> str:
-        return f"{self.val}:{self.aval.str_short()}"
+        return f"{self.val}:{self.aval.str_short(short_dtypes=True)}"
 
 
 Atom = Var | Literal
@@ -270,14 +271,20 @@ def subjaxprs(jaxpr: Jaxpr) -> Iterator[Jaxpr]:
 class _Names:
     def __init__(self) -> None:
         self._names: dict[Var, str] = {}
+        self._count = 0
 
     def __call__(self, v: Var) -> str:
         if isinstance(v, DropVar):
             return "_"
         name = self._names.get(v)
         if name is None:
-            name = self._names[v] = _alphabetic(len(self._names))
+            name = self._names[v] = _alphabetic(self._count)
+            self._count += 1
         return name
+
+    def alias(self, v: Var, name: str) -> None:
+        """Prints `v` as `name` (an existing name), without using up a fresh one."""
+        self._names.setdefault(v, name)
 
 
 def _alphabetic(n: int) -> str:
@@ -290,7 +297,7 @@ def _alphabetic(n: int) -> str:
 
 
 def _binder(v: Var, names: _Names) -> str:
-    return f"{names(v)}:{v.aval.str_short()}"
+    return f"{names(v)}:{v.aval.str_short(short_dtypes=True)}"
 
 
 def _atom(x: Atom, names: _Names) -> str:
@@ -299,7 +306,30 @@ def _atom(x: Atom, names: _Names) -> str:
     return names(x)
 
 
-def _param_doc(value: Any, names: _Names) -> pp.Doc:
+class CalleeJaxpr:
+    """Wraps a sub-jaxpr param called with its equation's operands (``jit``'s jaxpr).
+
+    JAX prints such a jaxpr with its inputs named as the equation's operands
+    and its outputs as the equation's results; its other variables continue
+    the enclosing jaxpr's names. A `print_params` hook returns this wrapper for
+    the param to print that way; other sub-jaxprs just continue the names.
+    """
+
+    __slots__ = ("jaxpr",)
+
+    def __init__(self, jaxpr: Jaxpr | ClosedJaxpr):
+        self.jaxpr = jaxpr
+
+
+def _param_doc(value: Any, names: _Names, eqn: JaxprEqn | None = None) -> pp.Doc:
+    if isinstance(value, CalleeJaxpr):
+        inner = value.jaxpr.jaxpr if isinstance(value.jaxpr, ClosedJaxpr) else value.jaxpr
+        if eqn is not None:
+            pairs = [*zip(inner.invars, eqn.invars), *zip(inner.outvars, eqn.outvars)]
+            for v, outer in pairs:
+                if isinstance(v, Var) and isinstance(outer, Var) and not isinstance(v, DropVar):
+                    names.alias(v, names(outer))
+        return _jaxpr_doc(inner, names, False)
     if isinstance(value, Jaxpr):
         return _jaxpr_doc(value, names, False)
     if isinstance(value, ClosedJaxpr):
@@ -320,11 +350,14 @@ def _param_doc(value: Any, names: _Names) -> pp.Doc:
 def _eqn_doc(eqn: JaxprEqn, names: _Names, source_info: bool) -> pp.Doc:
     lhs = " ".join(_binder(v, names) for v in eqn.outvars)
     rhs = pp.text(eqn.primitive.name)
-    shown = eqn.params
-    if shown and eqn.primitive.print_params is not None:
-        shown = eqn.primitive.print_params(shown)
+    # JAX prints parameters sorted by name, unless the primitive says what to show
+    # and in which order (`jit`: its name, then its jaxpr).
+    if eqn.params and eqn.primitive.print_params is not None:
+        shown = list(eqn.primitive.print_params(eqn.params).items())
+    else:
+        shown = sorted(eqn.params.items())
     if shown:
-        kvs = [pp.text(f"{k}=") + _param_doc(v, names) for k, v in shown.items()]
+        kvs = [pp.text(f"{k}=") + _param_doc(v, names, eqn) for k, v in shown]
         rhs += pp.group(
             pp.text("[")
             + pp.nest(2, pp.brk("") + pp.join(pp.brk(), kvs))
@@ -339,6 +372,11 @@ def _eqn_doc(eqn: JaxprEqn, names: _Names, source_info: bool) -> pp.Doc:
     return doc
 
 
+def _eqns_doc(eqns: list[pp.Doc]) -> pp.Doc:
+    # One equation per line when broken; on one line JAX separates them with "; ".
+    return pp.concat(pp.brk("; " if i else " ") + e for i, e in enumerate(eqns))
+
+
 def _jaxpr_doc(jaxpr: Jaxpr, names: _Names, source_info: bool) -> pp.Doc:
     consts = " ".join(_binder(v, names) for v in jaxpr.constvars)
     ins = " ".join(_binder(v, names) for v in jaxpr.invars)
@@ -348,7 +386,7 @@ def _jaxpr_doc(jaxpr: Jaxpr, names: _Names, source_info: bool) -> pp.Doc:
     return pp.group(
         pp.text(f"{{ lambda {consts}; {ins}. let")
         # JAX prints an empty body as "let  in".
-        + (pp.nest(4, pp.concat(pp.brk() + e for e in eqns)) if eqns else pp.text(" "))
+        + (pp.nest(4, _eqns_doc(eqns)) if eqns else pp.text(" "))
         + pp.nest(2, pp.brk() + pp.text(f"in {outs_str}"))
         + pp.text(" }")
     )

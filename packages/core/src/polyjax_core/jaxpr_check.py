@@ -33,6 +33,15 @@ from polyjax_core.jaxpr import (
 __all__ = ["check_jaxpr", "typematch"]
 
 
+def _short(aval: Any) -> str:
+    # The jaxpr's own notation (`f32[3]`), since the message prints the jaxpr too.
+    return aval.str_short(short_dtypes=True)
+
+
+def _shorts(avals: Any) -> str:
+    return ", ".join(_short(a) for a in avals)
+
+
 def typematch(a: Any, b: Any) -> bool:
     """Whether two avals have the same type, ignoring weak types."""
     return a.shape == b.shape and a.dtype == b.dtype
@@ -89,7 +98,8 @@ def _check(jaxpr: Jaxpr) -> None:
             return
         if x not in defined:
             raise _Failure(
-                f"Variable of type {x.aval.str_short()} is used before it is defined.", eqn
+                f"Variable of type {_short(x.aval)} is used before it is defined.",
+                eqn,
             )
 
     for v in jaxpr.constvars + jaxpr.invars:
@@ -133,7 +143,7 @@ def _check_eqn_types(eqn: JaxprEqn) -> None:
     except Exception as e:  # the rule rejects these inputs: report it as a type error
         raise _Failure(
             f"Abstract evaluation of '{prim}' rejects the input types "
-            f"({', '.join(a.str_short() for a in in_avals)}): {type(e).__name__}: {e}",
+            f"({_shorts(in_avals)}): {type(e).__name__}: {e}",
             eqn,
         ) from None
     out_avals = list(out) if prim.multiple_results else [out]
@@ -146,7 +156,7 @@ def _check_eqn_types(eqn: JaxprEqn) -> None:
     for var, aval in zip(eqn.outvars, out_avals):
         if not typematch(var.aval, aval):
             raise _Failure(
-                f"'{prim}' applied to ({', '.join(a.str_short() for a in in_avals)}) produces "
-                f"{aval.str_short()}, but the equation declares {var.aval.str_short()}.",
+                f"'{prim}' applied to ({_shorts(in_avals)}) produces "
+                f"{_short(aval)}, but the equation declares {_short(var.aval)}.",
                 eqn,
             )

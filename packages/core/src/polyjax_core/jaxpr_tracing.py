@@ -47,6 +47,10 @@ class JaxprTracer(Tracer):
     def _source_info(self) -> Any:
         return self._src
 
+    def __repr__(self) -> str:
+        # JAX's name for the tracers of `jit` and `make_jaxpr`: `JitTracer(~float32[])`.
+        return f"JitTracer({self._aval})"
+
 
 # Scalars of these types are written inline as literals rather than hoisted.
 _LITERAL_TYPES = (bool, int, float, complex, np.generic)

@@ -37,8 +37,8 @@ class Primitive:
     """
 
     multiple_results = False
-    # Which params a printed jaxpr shows: `print_params(params) -> dict`. None shows them all;
-    # `jit` shows only its name and jaxpr, as JAX prints it.
+    # Which params a printed jaxpr shows, in order: `print_params(params) -> dict`. None
+    # shows them all, sorted by name (JAX's default); `jit` shows its name, then its jaxpr.
     print_params: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     def __init__(self, name: str):

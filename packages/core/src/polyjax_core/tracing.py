@@ -29,6 +29,7 @@ known to core: the array library registers them with `register_tracer_method`
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -215,6 +216,8 @@ class Tracer:
     ndim = property(lambda self: self.aval.ndim)
     size = property(lambda self: self.aval.size)
     weak_type = property(lambda self: self.aval.weak_type)
+    itemsize = property(lambda self: self.aval.dtype.itemsize)
+    nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
 
     def _short_repr(self) -> str:
         return f"traced array with shape {self.aval.str_short(short_dtypes=False)}"
@@ -274,9 +277,34 @@ class Tracer:
 
     def __getattr__(self, name: str) -> Any:
         getter = _tracer_attributes.get(name)
-        if getter is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        return getter(self)
+        if getter is not None:
+            return getter(self)
+        if name in _CONCRETE_ATTRIBUTES:
+            raise ConcretizationTypeError(self, _not_available(name, "attribute", self))
+        if name in _CONCRETE_METHODS:
+            return functools.partial(_concrete_method_called, self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+# Parts of JAX's `Array` that only a concrete array has. On a tracer, reading one
+# of these attributes, or calling one of these methods, is a concretization error
+# (as in JAX), not a missing attribute.
+_CONCRETE_ATTRIBUTES = frozenset(
+    {"addressable_shards", "committed", "global_shards", "is_fully_addressable",
+     "is_fully_replicated", "traceback"}
+)  # fmt: skip
+_CONCRETE_METHODS = frozenset(
+    {"addressable_data", "delete", "devices", "is_deleted", "item", "on_device_size_in_bytes",
+     "tobytes", "tolist", "unsafe_buffer_pointer"}
+)  # fmt: skip
+
+
+def _not_available(name: str, kind: str, tracer: Tracer) -> str:
+    return f"The {name!r} {kind} is not available on {tracer._short_repr()}."
+
+
+def _concrete_method_called(tracer: Tracer, name: str, *args: Any, **kwargs: Any) -> Any:
+    raise ConcretizationTypeError(tracer, _not_available(f"{name}()", "method", tracer))
 
 
 def _binary(name: str) -> Callable[..., Any]:

@@ -79,6 +79,10 @@ __all__ = [
     "PyTreeDef",
     "SequenceKey",
     "all_leaves",
+    "default_registry",
+    "flatten_one_level",
+    "flatten_one_level_with_keys",
+    "is_tree_node",
     "keystr",
     "register_dataclass",
     "register_pytree_node",
@@ -87,6 +91,7 @@ __all__ = [
     "register_pytree_with_keys_class",
     "register_static",
     "tree_all",
+    "tree_broadcast",
     "tree_flatten",
     "tree_flatten_with_path",
     "tree_leaves",
@@ -94,6 +99,7 @@ __all__ = [
     "tree_map",
     "tree_map_with_path",
     "tree_reduce",
+    "tree_reduce_associative",
     "tree_structure",
     "tree_transpose",
     "tree_unflatten",
@@ -428,6 +434,75 @@ def tree_reduce(
     return functools.reduce(function, leaves, initializer)
 
 
+def tree_reduce_associative(
+    operation: Callable[[T, T], T],
+    tree: Any,
+    *,
+    identity: Any = _pytree._MISSING,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> T:
+    """Combines the leaves of a pytree with an associative ``operation``, as a balanced tree.
+
+    The leaves are split in two halves, each reduced recursively, so the nesting
+    depth is logarithmic in the number of leaves (``((a+b)+(c+(d+e)))``); the
+    result equals `tree_reduce`'s whenever ``operation`` is associative.
+
+    Args:
+      operation: an associative function of two values.
+      tree: the pytree whose leaves are combined.
+      identity: the result for a tree with no leaves.
+      is_leaf: optional predicate marking subtrees to treat as leaves.
+
+    Returns:
+      The combined value.
+
+    Raises:
+      TypeError: if the tree has no leaves and no ``identity`` is given.
+
+    Example:
+        >>> tree_reduce_associative(lambda a, b: f"({a}+{b})", [1, 2, 3, 4, 5])
+        '((1+2)+(3+(4+5)))'
+    """
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _pytree._MISSING:
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+
+    def reduce(xs: list[Any]) -> Any:
+        if len(xs) == 1:
+            return xs[0]
+        half = len(xs) // 2
+        return operation(reduce(xs[:half]), reduce(xs[half:]))
+
+    return reduce(leaves)
+
+
+def tree_broadcast(
+    prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> Any:
+    """Repeats each leaf of ``prefix_tree`` over the matching subtree of ``full_tree``.
+
+    Args:
+      prefix_tree: a pytree whose structure is a prefix of ``full_tree``'s.
+      full_tree: the pytree whose structure the result takes.
+      is_leaf: optional predicate marking subtrees of ``prefix_tree`` to treat as leaves.
+
+    Returns:
+      A pytree with ``full_tree``'s structure whose leaves are those of ``prefix_tree``.
+
+    Raises:
+      ValueError: if ``prefix_tree``'s structure is not a prefix of ``full_tree``'s.
+
+    Example:
+        >>> tree_broadcast({'a': 1, 'b': 2}, {'a': [4, 5], 'b': (6, (7, 8))})
+        {'a': [1, 1], 'b': (2, (2, 2))}
+    """
+    leaves, treedef = tree_flatten(prefix_tree, is_leaf)
+    subtrees = treedef.flatten_up_to(full_tree)
+    return treedef.unflatten([tree_map(lambda _, x=x: x, sub) for x, sub in zip(leaves, subtrees)])
+
+
 def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
     """True when every leaf of the pytree is truthy (and for a tree with no leaves).
 
@@ -489,6 +564,45 @@ def tree_transpose(
 
 
 # --------------------------------------------------------------------------- treedefs
+
+
+def is_tree_node(typ: type) -> bool:
+    """Whether ``typ`` is a pytree container type (built in, a namedtuple, or registered).
+
+    Example:
+        >>> is_tree_node(dict), is_tree_node(type(None)), is_tree_node(int)
+        (True, True, False)
+    """
+    return _REGISTRY.is_node(typ)
+
+
+def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
+    """Takes apart the top container of ``tree``: its children and its static aux data.
+
+    A dict's aux data is its sorted keys, a namedtuple's its class, a custom
+    node's whatever its flatten function returned.
+
+    Raises:
+      ValueError: if ``tree`` is a leaf.
+
+    Example:
+        >>> flatten_one_level({'b': 1, 'a': (2, 3)})
+        ([(2, 3), 1], ('a', 'b'))
+    """
+    return _REGISTRY.flatten_one_level(tree)
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[Any, Any]], Hashable]:
+    """Like `flatten_one_level`, with each child paired with its key entry.
+
+    Raises:
+      ValueError: if ``tree`` is a leaf.
+
+    Example:
+        >>> flatten_one_level_with_keys({'b': 1, 'a': 2})
+        ([(DictKey(key='a'), 2), (DictKey(key='b'), 1)], ('a', 'b'))
+    """
+    return _REGISTRY.flatten_one_level_with_keys(tree)
 
 
 def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:

@@ -427,6 +427,14 @@ class JVPTracer(Tracer):
         p = self.primal
         return p._source_info() if isinstance(p, Tracer) else None
 
+    def __repr__(self) -> str:
+        # JAX's forms: under jvp both values; under grad/vjp/linearize (the tangent
+        # is being recorded) the tangent's type only.
+        t = self.tangent
+        if type(t) is JaxprTracer and isinstance(t._trace, _LinearizeTrace):
+            return f"GradTracer(primal={self.primal}, typeof(tangent)={t.aval.str_short(True)})"
+        return f"JVPTracer(primal={self.primal}, tangent={t})"
+
 
 class JVPTrace(Trace):
     """Forward-mode differentiation: primitives apply their jvp rules under the parent."""

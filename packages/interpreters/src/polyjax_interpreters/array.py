@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from jaxlib import _jax, xla_client
 
-from polyjax_core import config, dtypes, tracing
+from polyjax_core import basearray, config, dtypes, tracing
 from polyjax_core.abstract_values import ShapedArray, get_aval, register_aval_handler
 from polyjax_core.tree_util import tree_flatten, tree_leaves, tree_unflatten
 from polyjax_interpreters import backends
@@ -162,6 +162,12 @@ class Array:
         if len(devices) == 1:
             return next(iter(devices))
         return sharding
+
+    def to_device(self, device: Device | Sharding, *, stream: Any = None) -> Array:
+        """The array placed on ``device`` (the Array API's name for `device_put`)."""
+        if stream is not None:
+            raise NotImplementedError("to_device(stream=...) is not supported.")
+        return device_put(self, device)
 
     @property
     def is_fully_addressable(self) -> bool:
@@ -447,6 +453,8 @@ class Shard:
 
 _new = object.__new__
 register_aval_handler(Array, lambda x: x.aval)
+# The public `polyjax.Array` is core's abstract type, which tracers belong to as well.
+basearray.Array.register(Array)
 
 # DLPack device types (dlpack.h).
 _DL_CPU, _DL_CUDA, _DL_ROCM = 1, 2, 10

@@ -34,10 +34,13 @@ import threading
 import warnings
 from typing import Any
 
+from jaxlib._jax import Device
+
 from polyjax_core import config
 from polyjax_interpreters import _plugins
 
 __all__ = [
+    "Device",
     "backends",
     "default_backend",
     "default_device",

@@ -269,7 +269,8 @@ class BatchTracer(Tracer):
         return val._source_info() if isinstance(val, Tracer) else None
 
     def __repr__(self) -> str:
-        return f"BatchTracer(val={self.val!r}, batch_dim={self.batch_dim})"
+        # JAX's form: the per-example type, then the type of the stacked value.
+        return f"VmapTracer(aval={self.aval}, batched={get_aval(self.val)})"
 
 
 class BatchTrace(Trace):

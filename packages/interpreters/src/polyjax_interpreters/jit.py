@@ -36,7 +36,7 @@ from polyjax_core import config, tracing
 from polyjax_core import source_info as si
 from polyjax_core.abstract_values import ShapeDtypeStruct, shaped_abstractify
 from polyjax_core.caching import weakref_lru_cache
-from polyjax_core.jaxpr import ClosedJaxpr, Var
+from polyjax_core.jaxpr import CalleeJaxpr, ClosedJaxpr, Var
 from polyjax_core.jaxpr_eval import jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
@@ -62,7 +62,7 @@ logger = logging.getLogger("polyjax")
 jit_p = Primitive("jit")
 jit_p.multiple_results = True
 # JAX prints only the name and the jaxpr of a jit equation.
-jit_p.print_params = lambda params: {"name": params["name"], "jaxpr": params["jaxpr"]}
+jit_p.print_params = lambda params: {"name": params["name"], "jaxpr": CalleeJaxpr(params["jaxpr"])}
 
 
 @jit_p.def_effectful_abstract_eval

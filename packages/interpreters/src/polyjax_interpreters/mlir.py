@@ -41,7 +41,7 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
-from jaxlib import xla_client
+from jaxlib import _jax, xla_client
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import chlo, func, sdy
@@ -1288,3 +1288,10 @@ def module_to_bytecode(module: ir.Module) -> bytes:
     out = io.BytesIO()
     module.operation.write_bytecode(file=out)
     return out.getvalue()
+
+
+def module_to_xla_computation(module: ir.Module) -> Any:
+    """The module converted to XLA's HLO (a jaxlib ``XlaComputation``)."""
+    return _jax.mlir.mlir_module_to_xla_computation(
+        module_to_bytecode(module), use_tuple_args=False, return_tuple=False
+    )

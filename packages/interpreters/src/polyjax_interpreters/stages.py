@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from polyjax_core.abstract_values import ShapeDtypeStruct, shaped_abstractify
 from polyjax_core.jaxpr import ClosedJaxpr
 from polyjax_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
-from polyjax_interpreters import dispatch
+from polyjax_interpreters import dispatch, mlir
 
 __all__ = ["ArgInfo", "Compiled", "Lowered", "Traced", "TracedCall"]
 
@@ -172,10 +172,18 @@ class Lowered(_Stage):
         raise ValueError(f"unknown dialect {dialect!r}: expected 'stablehlo' or 'hlo'")
 
     def compiler_ir(self, dialect: str | None = None) -> Any:
-        """The ``ir.Module`` (StableHLO)."""
-        if dialect not in (None, "stablehlo"):
-            raise ValueError(f"unknown dialect {dialect!r}: expected 'stablehlo'")
-        return self._lowered.module
+        """The lowered program: the StableHLO ``ir.Module`` (``dialect`` None or
+        ``"stablehlo"``), or XLA's ``XlaComputation`` (``dialect="hlo"``), whose
+        ``as_hlo_text()`` is the HLO that XLA receives.
+
+        Raises:
+          ValueError: for any other dialect.
+        """
+        if dialect in (None, "stablehlo"):
+            return self._lowered.module
+        if dialect == "hlo":
+            return mlir.module_to_xla_computation(self._lowered.module)
+        raise ValueError(f"unknown dialect: {dialect}")
 
     def compile(self) -> Compiled:
         """Compiles with XLA."""

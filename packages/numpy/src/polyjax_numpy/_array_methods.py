@@ -141,6 +141,8 @@ _METHODS: dict[str, Callable[..., Any]] = {
     "astype": _astype_method,
     "reshape": _reshape_method,
     "transpose": _transpose_method,
+    "view": _manipulation.view,
+    "byteswap": _manipulation.byteswap,
     "squeeze": _manipulation.squeeze,
     "ravel": _manipulation.ravel,
     "flatten": _manipulation.ravel,
@@ -168,6 +170,7 @@ _PROPERTIES: dict[str, Callable[[Any], Any]] = {
     "mT": _manipulation.matrix_transpose,
     "real": _manipulation.real,
     "imag": _manipulation.imag,
+    "flat": _manipulation.flat,
 }
 
 

@@ -53,9 +53,11 @@ if TYPE_CHECKING:
         test_util,
         tree,
         tree_util,
+        typing,
     )
     from polyjax_core.abstract_values import ShapeDtypeStruct
     from polyjax_core.abstract_values import get_aval as typeof
+    from polyjax_core.basearray import Array
     from polyjax_core.config import (
         check_tracer_leaks,
         config,
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
         threefry_partitionable,
         transfer_guard,
     )
+    from polyjax_core.dtypes import float0
     from polyjax_core.make_jaxpr import make_jaxpr
     from polyjax_core.partition_spec import PartitionSpec as P
     from polyjax_interpreters.ad import (
@@ -89,7 +92,6 @@ if TYPE_CHECKING:
         vjp,
     )
     from polyjax_interpreters.array import (
-        Array,
         block_until_ready,
         device_get,
         device_put,
@@ -98,6 +100,7 @@ if TYPE_CHECKING:
         make_array_from_single_device_arrays,
     )
     from polyjax_interpreters.backends import (
+        Device,
         default_backend,
         device_count,
         devices,
@@ -114,6 +117,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Array",
+    "Device",
     "NamedSharding",
     "P",
     "ShapeDtypeStruct",
@@ -147,6 +151,7 @@ __all__ = [
     "errors",
     "eval_shape",
     "explain_cache_misses",
+    "float0",
     "grad",
     "hessian",
     "jacfwd",
@@ -186,6 +191,7 @@ __all__ = [
     "tree",
     "tree_util",
     "typeof",
+    "typing",
     "value_and_grad",
     "vjp",
     "vmap",
@@ -225,8 +231,9 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "default_backend": (f"{_RT}.backends", "default_backend"),
     "process_index": (f"{_RT}.backends", "process_index"),
     "process_count": (f"{_RT}.backends", "process_count"),
-    # Arrays and moving them.
-    "Array": (f"{_RT}.array", "Array"),
+    # Arrays and moving them. `Array` is core's abstract type (tracers are instances).
+    "Array": (f"{_CORE}.basearray", "Array"),
+    "Device": (f"{_RT}.backends", "Device"),
     "device_put": (f"{_RT}.array", "device_put"),
     "device_get": (f"{_RT}.array", "device_get"),
     "block_until_ready": (f"{_RT}.array", "block_until_ready"),
@@ -246,6 +253,7 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     # Types.
     "ShapeDtypeStruct": (f"{_CORE}.abstract_values", "ShapeDtypeStruct"),
     "typeof": (f"{_CORE}.abstract_values", "get_aval"),
+    "float0": (f"{_CORE}.dtypes", "float0"),
     # Configuration: the option registry, and JAX's top-level context managers.
     "config": (f"{_CORE}.config", "config"),
     "check_tracer_leaks": (f"{_CORE}.config", "check_tracer_leaks"),
@@ -286,6 +294,7 @@ _SUBMODULES = frozenset(
         "test_util",
         "tree",
         "tree_util",
+        "typing",
     }
 )
 

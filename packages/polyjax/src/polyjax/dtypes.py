@@ -12,6 +12,7 @@ Example:
 """
 
 from polyjax_core.dtypes import (
+    TypePromotionError,
     bfloat16,
     canonicalize_dtype,
     extended,
@@ -27,6 +28,7 @@ from polyjax_core.dtypes import (
 )
 
 __all__ = [
+    "TypePromotionError",
     "bfloat16",
     "canonicalize_dtype",
     "extended",

@@ -16,19 +16,25 @@ from typing import Any
 from polyjax_core.errors import (
     ConcretizationTypeError,
     JAXIndexError,
+    JaxprTypeError,
     JAXTypeError,
+    KeyReuseError,
     NonConcreteBooleanIndexError,
     TracerArrayConversionError,
     TracerBoolConversionError,
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
+from polyjax_core.symbolic_dims import InconclusiveDimensionOperation
 
 __all__ = [
     "ConcretizationTypeError",
+    "InconclusiveDimensionOperation",
     "JAXIndexError",
     "JAXTypeError",
     "JaxRuntimeError",  # noqa: F822  (loaded on first use, in __getattr__)
+    "JaxprTypeError",
+    "KeyReuseError",
     "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",
     "TracerBoolConversionError",

@@ -94,8 +94,12 @@ bitcast_convert_type_p = Primitive("bitcast_convert_type")
 
 def _bitcast_rule(operand: ShapedArray, *, new_dtype: np.dtype) -> ShapedArray:
     old = operand.dtype
-    if old == np.dtype(bool) or new_dtype == np.dtype(bool):
-        raise TypeError("bitcast_convert_type does not support bool")
+    if old != new_dtype and any(d == np.dtype(bool) or d.kind == "c" for d in (old, new_dtype)):
+        raise TypeError(
+            "lax.bitcast_convert_type does not support bool or complex values unless the "
+            f"operand and destination types match. Got operand dtype={old}, "
+            f"new_dtype={new_dtype!r}. Consider using the arr.view() method instead."
+        )
     a, b = old.itemsize, new_dtype.itemsize
     shape = tuple(operand.shape)
     if a > b:

@@ -395,7 +395,27 @@ cond_p.multiple_results = True
 _impl(cond_p)
 
 
-def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+_NO_OPERAND: Any = object()
+
+
+def _with_operand_keyword(operands: tuple, operand: Any) -> tuple:
+    """The operands of `cond`/`switch`, given positionally or by JAX's older `operand=x`."""
+    if operand is _NO_OPERAND:
+        return operands
+    if operands:
+        raise TypeError(
+            "if 'operand' keyword is passed then no positional operands can be passed, "
+            f"got operand={operand} and positional operands {operands}"
+        )
+    return (operand,)
+
+
+def switch(
+    index: Any,
+    branches: Sequence[Callable[..., Any]],
+    *operands: Any,
+    operand: Any = _NO_OPERAND,
+) -> Any:
     """Applies ``branches[index](*operands)``; the index is clamped into range.
 
     Args:
@@ -403,6 +423,8 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
       branches: functions of ``operands`` returning pytrees of one structure
         and of identical types.
       *operands: pytrees of arrays passed to the chosen branch.
+      operand: the older keyword form of a single operand; not allowed together
+        with positional operands.
 
     Returns:
       The chosen branch's result.
@@ -414,6 +436,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
       >>> switch(1, [lambda x: x + 1, lambda x: x * 2], 3.0)
       Array(6., dtype=float32, weak_type=True)
     """
+    operands = _with_operand_keyword(operands, operand)
     branches = list(branches)
     if not branches:
         raise ValueError("Empty branch sequence")
@@ -429,7 +452,13 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     return _cond(index, branches, operands)
 
 
-def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands) -> Any:
+def cond(
+    pred: Any,
+    true_fun: Callable[..., Any],
+    false_fun: Callable[..., Any],
+    *operands: Any,
+    operand: Any = _NO_OPERAND,
+) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, staged out.
 
     Args:
@@ -438,6 +467,8 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
       false_fun: the function applied otherwise; its output must have the same
         structure and types as ``true_fun``'s.
       *operands: pytrees of arrays passed to the branch.
+      operand: the older keyword form of a single operand (``cond(p, f, g, operand=x)``);
+        not allowed together with positional operands.
 
     Returns:
       The chosen branch's result.
@@ -445,6 +476,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     Example:
       >>> cond(x > 0, lambda x: x, lambda x: -x, x)
     """
+    operands = _with_operand_keyword(operands, operand)
     if not (callable(true_fun) and callable(false_fun)):
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     p_aval = _aval_of(pred)
@@ -682,6 +714,14 @@ batching.axis_primitive_batchers[cond_p] = _cond_batching
 
 scan_p = Primitive("scan")
 scan_p.multiple_results = True
+# JAX leaves out `linear` and `_split_transpose` at their defaults.
+scan_p.print_params = lambda params: dict(
+    sorted(
+        (k, v)
+        for k, v in params.items()
+        if not (k == "linear" and not any(v)) and not (k == "_split_transpose" and not v)
+    )
+)
 _impl(scan_p)
 
 

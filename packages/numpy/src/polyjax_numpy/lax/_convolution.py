@@ -414,9 +414,8 @@ def _conv_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, **params: Any) -> Sh
 
 
 def _conv_print_params(params: dict[str, Any]) -> dict[str, Any]:
-    shown = {k: v for k, v in params.items() if v is not None}
-    shown["padding"] = tuple(tuple(p) for p in params["padding"])
-    return shown
+    shown = {**params, "padding": tuple(tuple(p) for p in params["padding"])}
+    return dict(sorted(shown.items()))  # all of them, sorted, as JAX prints them
 
 
 conv_general_dilated_p.def_abstract_eval(_conv_abstract_eval)

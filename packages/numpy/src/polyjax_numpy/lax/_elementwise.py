@@ -16,10 +16,7 @@ of the other operands: ``lax.add(x, 1.0)`` works for any floating ``x``, as in
 JAX, while ``lax.add(int32_x, 1.5)`` is a dtype error.
 
     >>> print(make_jaxpr(lambda x: mul(sin(x), 2.0))(np.ones(3, np.float32)))
-    { lambda ; a:f32[3]. let
-        b:f32[3] = sin[accuracy=None] a
-        c:f32[3] = mul b 2.0:f32[]
-      in (c,) }
+    { lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }
 """
 
 from __future__ import annotations
@@ -997,8 +994,8 @@ convert_element_type_p = _primitive(
     "convert_element_type", _convert_element_type_rule, _convert_element_type_lowering
 )
 # JAX prints the sharding param only when there is one.
-convert_element_type_p.print_params = lambda params: (
-    {k: v for k, v in params.items() if k != "sharding"} if params["sharding"] is None else params
+convert_element_type_p.print_params = lambda params: dict(
+    sorted((k, v) for k, v in params.items() if k != "sharding" or v is not None)
 )
 
 
@@ -1316,7 +1313,14 @@ def min(x: ArrayLike, y: ArrayLike) -> Any:
     return _binary(min_p, x, y)
 
 
+def _hide_default_accuracy(params: dict[str, Any]) -> dict[str, Any]:
+    # JAX prints `accuracy` only when one was asked for.
+    return dict(sorted((k, v) for k, v in params.items() if k != "accuracy" or v is not None))
+
+
 def _accuracy_unop(prim: Primitive, doc: str) -> Callable:
+    prim.print_params = _hide_default_accuracy
+
     def fn(x: ArrayLike, accuracy: Tolerance | AccuracyMode | None = None) -> Any:
         return prim.bind(x, accuracy=accuracy)
 

@@ -39,7 +39,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
-from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.abstract_values import ShapedArray, ShapeDtypeStruct, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import Tracer
 from polyjax_interpreters import ad, batching, dispatch, mlir
@@ -256,6 +256,13 @@ def _broadcast_in_dim_abstract_eval(
 
 
 broadcast_in_dim_p.def_abstract_eval(_broadcast_in_dim_abstract_eval)
+# JAX shows the broadcast dimensions only (when there are any; the shape is the
+# output's type), and the sharding only when there is one.
+broadcast_in_dim_p.print_params = lambda params: {
+    k: v
+    for k, v in params.items()
+    if (k == "broadcast_dimensions" and v) or (k == "sharding" and v is not None)
+}
 _impl(broadcast_in_dim_p)
 
 
@@ -753,7 +760,8 @@ def full_like(
       >>> full_like(np.zeros((2,), np.int32), 7).dtype
       dtype('int32')
     """
-    aval = _aval(x)
+    # A ShapeDtypeStruct stands for an array of its type (never weak, as in JAX).
+    aval = ShapedArray(x.shape, x.dtype) if isinstance(x, ShapeDtypeStruct) else _aval(x)
     fill_shape = aval.shape if shape is None else sd.canonicalize_shape(shape, "full_like")
     value_shape = _aval(fill_value).shape
     if value_shape:

@@ -32,6 +32,7 @@ import numpy as np
 
 from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
+from polyjax_core.abstract_values import ShapeDtypeStruct
 from polyjax_core.tracing import Tracer, concrete_or_error
 from polyjax_interpreters.array import Array, device_put
 from polyjax_interpreters.batching import vmap
@@ -348,14 +349,23 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) 
 
 
 def _full_like(a: Any, fill_value: Any, dtype: Any, shape: Any, fun_name: str, device: Any) -> Any:
-    _u.check_arraylike(fun_name, a, fill_value)
+    a_dtype = getattr(a, "dtype", None)
+    if isinstance(a_dtype, dtypes.ExtendedDType) and a_dtype._rules is not None:
+        # Key arrays: their dtype's rules build a key array (JAX's `zeros_like(keys)`).
+        if shape is not None:
+            shape = static_shape(shape, f"{fun_name} shape")
+        return on_device(a_dtype._rules.full_like(a, fill_value, dtype, shape), device)
+    if isinstance(a, ShapeDtypeStruct):  # a type without data, as JAX accepts
+        _u.check_arraylike(fun_name, fill_value)
+    else:
+        _u.check_arraylike(fun_name, a, fill_value)
     dtype = _canonical_dtype(dtype, fun_name)
     if shape is not None:
         shape = static_shape(shape, f"{fun_name} shape")
     if _u.ndim(fill_value) == 0:
         return on_device(_shape_ops.full_like(a, fill_value, dtype, shape), device)
-    value = asarray(fill_value, dtype=_u.dtype(a) if dtype is None else dtype)
-    return on_device(_u.broadcast_to(value, _u.shape(a) if shape is None else shape), device)
+    value = asarray(fill_value, dtype=a.dtype if dtype is None else dtype)
+    return on_device(_u.broadcast_to(value, a.shape if shape is None else shape), device)
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
@@ -384,7 +394,7 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = Non
     return _full_like(a, 1, dtype, shape, "ones_like", device)
 
 
-def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
     """As `zeros_like` (arrays are immutable, so there is nothing to leave uninitialized).
 
     Example:
@@ -392,8 +402,8 @@ def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = No
       >>> jnp.empty_like(jnp.arange(2))
       Array([0, 0], dtype=int32)
     """
-    a = _u.from_protocol(a)  # JAX converts `__jax_array__` here
-    return _full_like(a, 0, dtype, shape, "empty_like", device)
+    prototype = _u.from_protocol(prototype)  # JAX converts `__jax_array__` here
+    return _full_like(prototype, 0, dtype, shape, "empty_like", device)
 
 
 def full_like(

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from polyjax_core import dtypes
-from polyjax_interpreters.array import Array
+from polyjax_core.basearray import Array
 from polyjax_numpy.numpy import _util as _u
 
 
@@ -117,11 +117,24 @@ flexible = np.flexible
 object_ = np.object_
 
 dtype = np.dtype
-ndarray = Array  # the type of arrays (tracers are not instances: test with `jnp.ndim` & co)
+ndarray = Array  # core's abstract array type: device arrays, key arrays and tracers
 ComplexWarning = np.exceptions.ComplexWarning
 iinfo = dtypes.iinfo
 finfo = dtypes.finfo
-issubdtype = dtypes.issubdtype
+
+
+def issubdtype(arg1: Any, arg2: Any) -> bool:
+    """Whether dtype `arg1` is `arg2` or below it in the type hierarchy (NumPy's
+    `issubdtype`, placing bfloat16, float8, int4 ... under `floating`, `signedinteger` ...).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.issubdtype(jnp.bfloat16, jnp.floating)
+      True
+    """
+    return dtypes.issubdtype(arg1, arg2)
+
+
 can_cast = np.can_cast
 
 

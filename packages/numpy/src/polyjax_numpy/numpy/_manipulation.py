@@ -22,10 +22,105 @@ from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
 from polyjax_core.errors import ConcretizationTypeError
 from polyjax_core.tracing import Tracer
-from polyjax_numpy.lax import _complex, _cumulative, _shape_ops, _slicing
+from polyjax_numpy.lax import _bits, _complex, _cumulative, _shape_ops, _slicing
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._creation import asarray, concrete_int, static_shape
+
+
+def view(x: Any, dtype: Any = None, type: None = None) -> Any:  # noqa: A002 (NumPy's name)
+    """`x.view(dtype)`: the same bytes reinterpreted as `dtype` (NumPy's `ndarray.view`).
+
+    When the itemsize changes, the last axis grows or shrinks by the ratio of
+    the itemsizes (its size in bytes must be a multiple of the new itemsize).
+    Bool is viewed as its one byte; complex as pairs of floats.
+
+    Args:
+      x: an array.
+      dtype: the dtype to reinterpret as; None returns `x` unchanged.
+      type: NumPy's array subclass argument; only None is supported.
+
+    Returns:
+      An array of `dtype` holding the bytes of `x`.
+
+    Raises:
+      ValueError: a 0-d array changes itemsize, or the last axis's size in bytes is
+        not a multiple of the new itemsize.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.arange(2, dtype=jnp.int32).view(jnp.int8)
+      Array([0, 0, 0, 0, 1, 0, 0, 0], dtype=int8)
+    """
+    if type is not None:
+        raise NotImplementedError("`type` argument of array.view() is not supported.")
+    x = asarray(x)
+    if dtype is None:
+        return x
+    dtypes.check_user_dtype_supported(dtype, "view")
+    dtype = dtypes.canonicalize_dtype(dtype)
+    old = np.dtype(x.dtype)
+    if old == dtype:
+        return x
+    if old.itemsize != dtype.itemsize:
+        if x.ndim == 0:
+            raise ValueError("view() of a 0d array is only supported if the itemsize is unchanged.")
+        if (x.shape[-1] * old.itemsize) % dtype.itemsize:
+            raise ValueError(
+                "When changing to a larger dtype, its size must be a divisor of the total size "
+                "in bytes of the last axis of the array."
+            )
+    # Bool and complex go through their byte/float pairs (bitcast takes neither).
+    if old == np.dtype(bool):
+        x, old = _u.convert(x, np.dtype(np.uint8), False), np.dtype(np.uint8)
+    if old.kind == "c":
+        part = np.dtype(f"float{old.itemsize * 4}")
+        parts = [_shape_ops.reshape(p(x), (*x.shape, 1)) for p in (_complex.real, _complex.imag)]
+        pairs = _shape_ops.concatenate(parts, x.ndim)
+        x, old = _shape_ops.reshape(pairs, (*x.shape[:-1], 2 * x.shape[-1])), part
+    if dtype == np.dtype(bool):
+        return lax.ne(view(x, np.uint8), _u.convert(0, np.dtype(np.uint8), False))
+    if dtype.kind == "c":
+        floats = view(x, np.dtype(f"float{dtype.itemsize * 4}"))
+        pairs = _shape_ops.reshape(floats, (*floats.shape[:-1], floats.shape[-1] // 2, 2))
+        return _complex.complex(pairs[..., 0], pairs[..., 1])
+    if old.itemsize == dtype.itemsize:
+        return _bits.bitcast_convert_type(x, dtype)
+    if old.itemsize > dtype.itemsize:  # the bitcast adds a trailing axis of the ratio
+        out = _bits.bitcast_convert_type(x, dtype)
+        return _shape_ops.reshape(out, (*x.shape[:-1], x.shape[-1] * out.shape[-1]))
+    ratio = dtype.itemsize // old.itemsize
+    grouped = _shape_ops.reshape(x, (*x.shape[:-1], x.shape[-1] // ratio, ratio))
+    return _bits.bitcast_convert_type(grouped, dtype)
+
+
+def byteswap(x: Any) -> Any:
+    """`x.byteswap()`: every element with its bytes in reverse order (NumPy's `ndarray.byteswap`).
+
+    Complex elements swap the bytes of their real and imaginary parts separately.
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.array([1, 258], jnp.int16).byteswap()
+      Array([256, 513], dtype=int16)
+    """
+    x = asarray(x)
+    dtype = np.dtype(x.dtype)
+    if dtype.kind == "c":
+        part = np.dtype(f"float{dtype.itemsize * 4}")
+        return view(byteswap(view(x, part)), dtype)
+    if dtype.itemsize == 1:
+        return x
+    as_bytes = _bits.bitcast_convert_type(x, np.dtype(np.uint8))  # a trailing axis of bytes
+    swapped = _shape_ops.rev(as_bytes, (x.ndim,))
+    return _bits.bitcast_convert_type(swapped, dtype)
+
+
+def flat(x: Any) -> Any:
+    """`x.flat`, which JAX arrays do not have: raises, pointing to `flatten`."""
+    raise NotImplementedError(
+        "JAX Arrays do not implement the arr.flat property: consider arr.flatten() instead."
+    )
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:

@@ -403,7 +403,7 @@ def minimum(x: Any, y: Any, /) -> Any:
 
 
 def _nan_ignoring(name: str, pick: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    def fn(x1: Any, x2: Any, /) -> Any:
+    def fn(x1: Any, x2: Any) -> Any:  # not positional-only: JAX takes x1=, x2=
         x1, x2 = _u.promote_args(name, x1, x2)
         if not _u.is_inexact(x1):
             return pick(x1, x2)
@@ -624,7 +624,7 @@ def _gcd_loop(x1: Any, x2: Any) -> Any:
     return _control_flow.while_loop(not_done, step, (x1, x2))[0]
 
 
-def gcd(x1: Any, x2: Any, /) -> Any:
+def gcd(x1: Any, x2: Any) -> Any:
     """Elementwise greatest common divisor of the absolute values (`gcd(0, 0) == 0`).
 
     Raises:
@@ -642,7 +642,7 @@ def gcd(x1: Any, x2: Any, /) -> Any:
     return _gcd_loop(x1, x2)
 
 
-def lcm(x1: Any, x2: Any, /) -> Any:
+def lcm(x1: Any, x2: Any) -> Any:
     """Elementwise least common multiple of the absolute values (0 if either is 0).
 
     Raises:

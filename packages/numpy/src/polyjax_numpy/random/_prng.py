@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from polyjax_core import config, dtypes
+from polyjax_core import basearray, config, dtypes
 from polyjax_core.abstract_values import ShapedArray, register_aval_handler
 from polyjax_core.tree_util import register_pytree_node
 from polyjax_numpy.lax import _bits, _random_bits, _shape_ops
@@ -189,8 +189,34 @@ def resolve_prng_impl(impl: Any) -> PRNGImpl:
 # Typed key arrays
 
 
+class _KeyRules:
+    """How generic array code treats key dtypes (`ExtendedDType._rules`)."""
+
+    @staticmethod
+    def full_like(keys: Any, fill_value: Any, dtype: Any, shape: Any) -> PRNGKeyArray:
+        """`zeros_like`/`ones_like`/`full_like` of a key array: a key array of the same
+        implementation whose key data is `fill_value` (a number, or keys to broadcast)."""
+        if dtype is not None and dtype != keys.dtype:
+            raise TypeError(
+                f"full_like of a key array needs dtype={keys.dtype} or None, got {dtype}"
+            )
+        impl = keys._impl
+        data_shape = (*(keys.shape if shape is None else shape), *impl.key_shape)
+        if isinstance(fill_value, PRNGKeyArray):
+            if fill_value._impl != impl:
+                raise TypeError(
+                    f"full_like: fill value keys of {fill_value.dtype} for keys of {keys.dtype}"
+                )
+            data = _u.broadcast_to(fill_value._base_array, data_shape)
+        else:
+            data = _shape_ops.full_like(keys._base_array, fill_value, shape=data_shape)
+        return PRNGKeyArray(impl, data)
+
+
 class PRNGKeyDType(dtypes.ExtendedDType):
     """The dtype of typed key arrays, printed `key<fry>` for threefry."""
+
+    _rules = _KeyRules
 
     def __init__(self, impl: PRNGImpl):
         self._impl = impl
@@ -373,6 +399,7 @@ def _is_concrete(x: Any) -> bool:
 
 
 register_aval_handler(PRNGKeyArray, lambda k: k.aval)
+basearray.Array.register(PRNGKeyArray)  # key arrays are arrays, as in JAX
 register_pytree_node(
     PRNGKeyArray,
     lambda k: ((k._base_array,), k._impl),
