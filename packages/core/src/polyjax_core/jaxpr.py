@@ -186,8 +186,15 @@ class ClosedJaxpr:
     """A `Jaxpr` together with the values of its constvars.
 
     Example:
-      >>> closed = make_jaxpr(f)(x)
+      >>> import numpy as np
+      >>> from polyjax_core.make_jaxpr import make_jaxpr
+      >>> from polyjax_core.primitive import Primitive
+      >>> sin_p = Primitive("sin")
+      >>> impl = sin_p.def_impl(np.sin)
+      >>> rule = sin_p.def_abstract_eval(lambda x: x)
+      >>> closed = make_jaxpr(lambda x: sin_p.bind(x))(np.float32(1.0))
       >>> closed.in_avals, closed.out_avals, closed.consts
+      ([ShapedArray(float32[])], [ShapedArray(float32[])], [])
     """
 
     def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]):

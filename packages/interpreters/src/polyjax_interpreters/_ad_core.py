@@ -239,7 +239,10 @@ def defjvp(prim: Primitive, *jvp_fns: Callable[..., Any] | None) -> None:
         for an input that is not differentiable. Zero tangents are skipped.
 
     Example:
-      >>> defjvp(sin_p, lambda g, x: mul(g, cos(x)))
+      >>> from polyjax_numpy import lax
+      >>> from polyjax_core.primitive import Primitive
+      >>> my_sin_p = Primitive("my_sin")
+      >>> defjvp(my_sin_p, lambda g, x: lax.mul(g, lax.cos(x)))
     """
 
     def rule(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
@@ -260,7 +263,10 @@ def defjvp2(prim: Primitive, *jvp_fns: Callable[..., Any] | None) -> None:
     """Like `defjvp`, but each function also gets the output: `fn(tangent, ans, *primals)`.
 
     Example:
-      >>> defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
+      >>> from polyjax_numpy import lax
+      >>> from polyjax_core.primitive import Primitive
+      >>> my_exp_p = Primitive("my_exp")
+      >>> defjvp2(my_exp_p, lambda g, ans, x: lax.mul(g, ans))
     """
 
     def rule(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
@@ -388,6 +394,8 @@ def stop_gradient(x: Any) -> Any:
       `x`, whose leaves are treated as constants by `grad`, `jvp` and friends.
 
     Example:
+      >>> import polyjax.numpy as jnp
+      >>> from polyjax_interpreters.ad import grad
       >>> grad(lambda x: x * stop_gradient(x))(3.0)
       Array(3., dtype=float32, weak_type=True)
     """

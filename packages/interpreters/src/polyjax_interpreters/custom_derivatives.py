@@ -112,7 +112,7 @@ def zero_from_primal(x: Any, symbolic_zeros: bool = False) -> Any:
 
     Example:
       >>> zero_from_primal((1.0, 2))
-      (Array(0., dtype=float32, weak_type=True), array(b'', dtype=[('float0', 'V')]))
+      (Array(0., dtype=float32, weak_type=True), array((b'',), dtype=[('float0', 'V')]))
     """
 
     def zero(leaf: Any) -> Any:

@@ -779,6 +779,8 @@ def jit(
         donated arguments), bad argnums.
 
     Example:
+      >>> import numpy as np
+      >>> import polyjax.numpy as jnp
       >>> f = jit(lambda x, y: x * 2 + y)
       >>> f(np.float32(1.0), np.float32(2.0))
       Array(4., dtype=float32)
@@ -829,6 +831,8 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
       A pytree of `ShapeDtypeStruct` with the structure of ``fun``'s result.
 
     Example:
+      >>> import numpy as np
+      >>> import polyjax.numpy as jnp
       >>> eval_shape(lambda x: x.T, ShapeDtypeStruct((2, 3), np.float32))
       ShapeDtypeStruct(shape=(3, 2), dtype=float32)
     """

@@ -186,7 +186,10 @@ def register_lowering(prim: Any, rule: LoweringRule, platform: str | None = None
       `rule`, so this can be used as a decorator body.
 
     Example:
-      >>> register_lowering(sin_p, lambda ctx, x: [hlo.sine(x)])
+      >>> from jaxlib.mlir.dialects import stablehlo as hlo
+      >>> from polyjax_core.primitive import Primitive
+      >>> my_sin_p = Primitive("my_sin")
+      >>> rule = register_lowering(my_sin_p, lambda ctx, x: [hlo.sine(x)])
     """
     if platform is None:
         _default_lowerings[prim] = rule

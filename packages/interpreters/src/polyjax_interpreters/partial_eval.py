@@ -213,8 +213,13 @@ def partial_eval_jaxpr_nounits(
     same way twice returns the same objects.
 
     Example:
+      >>> import polyjax.numpy as jnp
+      >>> from polyjax_core.make_jaxpr import make_jaxpr
+      >>> closed = make_jaxpr(lambda x, y: jnp.sin(x) * y)(1.0, 2.0)
       >>> known, unknown, out_uk, res = partial_eval_jaxpr_nounits(
       ...     closed, [False, True], instantiate=False)
+      >>> out_uk, len(res)   # sin(x) is known, the product is not
+      ([True], 1)
     """
     n_in, n_out = len(jaxpr.jaxpr.invars), len(jaxpr.jaxpr.outvars)
     unknowns_t = _bools(unknowns, n_in, "unknowns")

@@ -152,6 +152,7 @@ class SingleDeviceSharding(_jax.SingleDeviceSharding):
         (reported as ``'device'`` on CPU and GPU).
 
     Example:
+      >>> from polyjax_interpreters import backends
       >>> d = backends.devices()[0]
       >>> SingleDeviceSharding(d) == SingleDeviceSharding(d, memory_kind="device")
       True

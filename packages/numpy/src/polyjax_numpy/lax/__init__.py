@@ -13,12 +13,23 @@ Example:
   Array(3., dtype=float32)
 
 Areas (private modules):
+  - `_shape_rules`: the dtype and shape checks the primitives share;
   - `_elementwise`: arithmetic, math functions, comparisons, bitwise ops,
     `select_n`, `clamp`, `convert_element_type`;
+  - `_bits`: `population_count`, `clz`, `nextafter`, `bitcast_convert_type`,
+    `reduce_precision`, the general `reduce` and `reduce_and/or/xor`;
   - `_shape_ops`: broadcasting, reshaping, slicing, padding, iota, full;
+  - `_slicing`: `dynamic_slice`, `dynamic_update_slice`, `gather`, `scatter*`;
   - `_reductions`: `reduce_sum/max/min/prod`, `argmax/argmin`;
+  - `_cumulative`: `cumsum`, `cumprod`, `cummax`, `cummin`, `cumlogsumexp`;
+  - `_windowed`: `reduce_window` and the pooling primitives;
+  - `_sorting`: `sort`, `sort_key_val`, `top_k`;
   - `_dot`: `dot_general`, `dot`, `Precision`;
+  - `_convolution`: `conv_general_dilated`, `conv`, `conv_transpose`;
   - `_complex`: `complex`, `real`, `imag`, `conj`;
+  - `_fft`: the `fft` primitive and `FftType`;
+  - `_parallel`: collectives over named axes (`psum`, `all_gather`,
+    `ppermute`, `axis_index`, ...);
   - `_control_flow`: `cond`/`switch`, `scan`, `while_loop`, `fori_loop`, `map`,
     `associative_scan` (initial-style primitives `cond`, `scan`, `while`);
   - `_custom_solvers`: `custom_linear_solve`, `custom_root` (implicit
@@ -26,7 +37,13 @@ Areas (private modules):
   - `_special`: `igamma`/`igammac` (and their derivatives), `betainc`,
     `bessel_i0e/i1e`, `zeta`;
   - `_random_bits`: `threefry2x32`, `rng_bit_generator`;
-  - `_optimization_barrier`: `optimization_barrier`.
+  - `_optimization_barrier`: `optimization_barrier`;
+  - `_lapack`: calls into jaxlib's LAPACK kernels, for `linalg`;
+  - `_transform_hooks`: what the transformations need from the array library,
+    registered at import.
+
+Public submodule: `linalg` (`lax.linalg`: Cholesky, QR, eigen- and singular
+value decompositions, triangular solves, ...).
 """
 
 from polyjax_interpreters.ad import stop_gradient

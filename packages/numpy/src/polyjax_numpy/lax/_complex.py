@@ -16,6 +16,7 @@ between the two views:
 Only the two IEEE widths pair up: XLA has no ``complex32``, so ``float16`` and
 ``bfloat16`` operands are dtype errors, as in JAX.
 
+    >>> from polyjax_core.make_jaxpr import make_jaxpr
     >>> print(make_jaxpr(lambda x, y: conj(complex(x, y)))(*[np.ones(2, np.float32)] * 2))
     { lambda ; a:f32[2] b:f32[2]. let
         c:c64[2] = complex a b

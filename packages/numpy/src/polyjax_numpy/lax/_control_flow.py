@@ -299,7 +299,10 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
       The chosen branch's result.
 
     Example:
+      >>> import numpy as np
+      >>> x = np.float32(-2.0)
       >>> cond(x > 0, lambda x: x, lambda x: -x, x)
+      Array(2., dtype=float32)
     """
     if not (callable(true_fun) and callable(false_fun)):
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
@@ -1661,6 +1664,7 @@ def associative_scan(
       The pytree of prefix combinations, shaped like ``elems``.
 
     Example:
+      >>> from polyjax_numpy import lax
       >>> associative_scan(lax.add, np.arange(4.0))
       Array([0., 1., 3., 6.], dtype=float32)
     """

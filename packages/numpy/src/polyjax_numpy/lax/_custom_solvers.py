@@ -249,6 +249,7 @@ def custom_linear_solve(
         is no ``transpose_solve`` (and ``symmetric`` is False).
 
     Example:
+      >>> from polyjax_numpy import lax
       >>> a = np.array([[2.0, 1.0], [1.0, 3.0]], np.float32)
       >>> def solve(matvec, y):  # Richardson iterations: any solver of `matvec` will do
       ...     return lax.fori_loop(0, 100, lambda i, x: x + 0.3 * (y - matvec(x)), y * 0)
@@ -533,6 +534,7 @@ def custom_root(
         not of ``initial_guess``'s structure and types.
 
     Example:
+      >>> from polyjax_interpreters.ad import grad
       >>> def sqrt(a):  # Newton's method on x**2 - a
       ...     f = lambda x: x * x - a
       ...     newton = lambda f, x0: lax.fori_loop(0, 20, lambda i, x: 0.5 * (x + a / x), x0)

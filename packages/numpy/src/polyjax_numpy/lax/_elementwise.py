@@ -15,6 +15,7 @@ The public functions bind the primitives and let Python scalars take the dtype
 of the other operands: ``lax.add(x, 1.0)`` works for any floating ``x``, as in
 JAX, while ``lax.add(int32_x, 1.5)`` is a dtype error.
 
+    >>> from polyjax_core.make_jaxpr import make_jaxpr
     >>> print(make_jaxpr(lambda x: mul(sin(x), 2.0))(np.ones(3, np.float32)))
     { lambda ; a:f32[3]. let
         b:f32[3] = sin[accuracy=None] a

@@ -16,6 +16,7 @@ of a full ``FFT`` of the cotangent zero-padded to ``n``; ``IRFFT`` to
 ``conj(RFFT(ct))`` scaled by ``1/N``, doubled on the columns whose conjugate
 partners the half spectrum leaves out.
 
+    >>> from polyjax_numpy import lax
     >>> lax.fft(np.array([1, 2, 3, 4], np.complex64), "fft", (4,))
     Array([10.+0.j, -2.+2.j, -2.+0.j, -2.-2.j], dtype=complex64)
 """

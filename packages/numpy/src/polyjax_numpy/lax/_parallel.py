@@ -195,6 +195,7 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
       NameError: an axis name is not bound.
 
     Example:
+      >>> from polyjax_interpreters.batching import vmap
       >>> vmap(lambda x: psum(x, "i"), axis_name="i")(np.arange(3.0))
       Array([3., 3., 3.], dtype=float32)
     """
@@ -317,6 +318,7 @@ def axis_index(axis_name: Any) -> Any:
     axes (the first name varies slowest).
 
     Example:
+      >>> from polyjax_interpreters.batching import vmap
       >>> vmap(lambda _: axis_index("i"), axis_name="i")(np.zeros(3))
       Array([0, 1, 2], dtype=int32)
     """
@@ -390,6 +392,7 @@ def all_gather(
       concatenated) along `axis`.
 
     Example:
+      >>> from polyjax_interpreters.batching import vmap
       >>> vmap(lambda x: all_gather(x, "i"), axis_name="i")(np.arange(2.0)).shape
       (2, 2)
     """
@@ -523,6 +526,7 @@ def psum_scatter(
       tiled: keep the scattered dimension (as blocks).
 
     Example:
+      >>> from polyjax_interpreters.batching import vmap
       >>> vmap(lambda x: psum_scatter(x, "i"), axis_name="i")(np.ones((2, 2))).shape
       (2,)
     """
@@ -683,6 +687,7 @@ def all_to_all(
       tiled: keep `split_axis` and concatenate along `concat_axis`.
 
     Example:
+      >>> from polyjax_interpreters.batching import vmap
       >>> x = np.arange(4.0).reshape(2, 2)  # position j holds row j
       >>> vmap(lambda r: all_to_all(r, "i", 0, 0), axis_name="i")(x)  # the transpose
       Array([[0., 2.],
@@ -886,6 +891,7 @@ def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
       perm: `(src, dst)` pairs; sources and destinations are each unique.
 
     Example:
+      >>> from polyjax_interpreters.batching import vmap
       >>> shift = [(i, (i + 1) % 3) for i in range(3)]
       >>> vmap(lambda x: ppermute(x, "i", shift), axis_name="i")(np.arange(3.0))
       Array([2., 0., 1.], dtype=float32)

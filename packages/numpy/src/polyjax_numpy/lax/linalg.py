@@ -20,6 +20,7 @@ loop over (so `vmap` just moves the mapped axis to the front).
 - `EigImplementation`, `EighImplementation`, `SvdAlgorithm`: JAX's enums; only the
   CPU LAPACK choice (``LAPACK``, ``QR``, ``DEFAULT``) is accepted.
 
+    >>> from polyjax_numpy.lax import linalg
     >>> linalg.cholesky(np.array([[4.0, 2.0], [2.0, 5.0]], np.float32))
     Array([[2., 0.],
            [1., 2.]], dtype=float32)

@@ -639,6 +639,7 @@ def getitem(
       NonConcreteBooleanIndexError: a traced boolean mask.
 
     Example:
+      >>> import polyjax.numpy as jnp
       >>> x = jnp.arange(12).reshape(3, 4)
       >>> x[jnp.array([2, 0]), 1:3]
       Array([[ 9, 10],
@@ -829,6 +830,7 @@ def take(
       An array of shape `a.shape[:axis] + indices.shape + a.shape[axis + 1:]`.
 
     Example:
+      >>> import polyjax.numpy as jnp
       >>> jnp.take(jnp.array([10., 20., 30.]), jnp.array([2, 5, -1]))
       Array([30., nan, 30.], dtype=float32)
     """
@@ -928,6 +930,7 @@ def take_along_axis(
       `indices`' size along `axis`).
 
     Example:
+      >>> import polyjax.numpy as jnp
       >>> x = jnp.array([[3., 1., 2.], [6., 5., 4.]])
       >>> jnp.take_along_axis(x, jnp.argsort(x, axis=1), axis=1)
       Array([[1., 2., 3.],
@@ -1001,6 +1004,7 @@ def put_along_axis(
       An array of `arr`'s shape and dtype.
 
     Example:
+      >>> import polyjax.numpy as jnp
       >>> x = jnp.zeros((2, 3))
       >>> jnp.put_along_axis(x, jnp.array([[2], [0]]), 1.0, axis=1, inplace=False)
       Array([[0., 0., 1.],
@@ -1050,6 +1054,7 @@ def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = Tr
       An array of `a`'s shape and dtype.
 
     Example:
+      >>> import polyjax.numpy as jnp
       >>> jnp.put(jnp.zeros(5, int), jnp.array([0, 2, 4]), jnp.array([1, 2, 3]), inplace=False)
       Array([1, 0, 2, 0, 3], dtype=int32)
     """
