@@ -216,9 +216,6 @@ class ClosedJaxpr:
             self.jaxpr if jaxpr is None else jaxpr, self.consts if consts is None else consts
         )
 
-    def map_jaxpr(self, f: Callable[[Jaxpr], Jaxpr]) -> ClosedJaxpr:
-        return ClosedJaxpr(f(self.jaxpr), self.consts)
-
     def pretty_print(self, *, source_info: bool = False, width: int = 80) -> str:
         return self.jaxpr.pretty_print(source_info=source_info, width=width)
 

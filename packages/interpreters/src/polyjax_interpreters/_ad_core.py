@@ -244,19 +244,7 @@ def defjvp(prim: Primitive, *jvp_fns: Callable[..., Any] | None) -> None:
       >>> my_sin_p = Primitive("my_sin")
       >>> defjvp(my_sin_p, lambda g, x: lax.mul(g, lax.cos(x)))
     """
-
-    def rule(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
-        ans = prim.bind(*primals, **params)
-        if not _is_float_out(prim, ans):
-            return ans, _zero_tangents_like(prim, ans)
-        contributions = [
-            fn(t, *primals, **params)
-            for fn, t in zip(jvp_fns, tangents)
-            if fn is not None and type(t) is not Zero
-        ]
-        return ans, _sum_contributions(prim, ans, contributions)
-
-    primitive_jvps[prim] = rule
+    _def_summed_jvp(prim, jvp_fns, with_ans=False)
 
 
 def defjvp2(prim: Primitive, *jvp_fns: Callable[..., Any] | None) -> None:
@@ -268,13 +256,19 @@ def defjvp2(prim: Primitive, *jvp_fns: Callable[..., Any] | None) -> None:
       >>> my_exp_p = Primitive("my_exp")
       >>> defjvp2(my_exp_p, lambda g, ans, x: lax.mul(g, ans))
     """
+    _def_summed_jvp(prim, jvp_fns, with_ans=True)
+
+
+def _def_summed_jvp(prim: Primitive, jvp_fns: tuple, with_ans: bool) -> None:
+    """The jvp rule of `defjvp` (`with_ans=False`) and `defjvp2` (`with_ans=True`)."""
 
     def rule(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
         ans = prim.bind(*primals, **params)
         if not _is_float_out(prim, ans):
             return ans, _zero_tangents_like(prim, ans)
+        lead = (ans,) if with_ans else ()
         contributions = [
-            fn(t, ans, *primals, **params)
+            fn(t, *lead, *primals, **params)
             for fn, t in zip(jvp_fns, tangents)
             if fn is not None and type(t) is not Zero
         ]

@@ -550,38 +550,40 @@ def _move_to_front(args: Sequence[Any], dims: Sequence[int | None]) -> list[Any]
     return [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
 
 
-def _custom_jvp_call_batch(
+def _batch_custom_call(
+    prim: Primitive,
+    batched_rules: Callable[[Sequence[int | None]], dict[str, Any]],
     axis_data: batching.AxisData,
     args: list,
     dims: list,
-    *,
-    call_jaxpr: ClosedJaxpr,
-    jvp_jaxpr_fun: Any,
-    num_consts: int,
-    symbolic_zeros: bool,
+    params: dict[str, Any],
 ) -> tuple[list, list]:
-    params = dict(
-        call_jaxpr=call_jaxpr,
-        jvp_jaxpr_fun=jvp_jaxpr_fun,
-        num_consts=num_consts,
-        symbolic_zeros=symbolic_zeros,
-    )
+    """The batching rule of `custom_jvp_call` and `custom_vjp_call`.
+
+    The body is batched with `batch_jaxpr` (operands moved to axis 0), and
+    `batched_rules(in_dims)` gives the params holding the custom rules, wrapped
+    to run under a batch trace.
+    """
     if all(d is None for d in dims):
-        outs = custom_jvp_call_p.bind(*args, **params)
+        outs = prim.bind(*args, **params)
         return outs, [None] * len(outs)
     args = _move_to_front(args, dims)
     in_dims = [None if d is None else 0 for d in dims]
-    body, out_dims = batching.batch_jaxpr(call_jaxpr, axis_data, in_dims, True)
-    n_hoisted = num_consts - jvp_jaxpr_fun.num_nondiff
-    rule = jvp_jaxpr_fun.batched(axis_data, in_dims[n_hoisted:])
-    outs = custom_jvp_call_p.bind(
-        *args,
-        call_jaxpr=body,
-        jvp_jaxpr_fun=rule,
-        num_consts=num_consts,
-        symbolic_zeros=symbolic_zeros,
-    )
+    body, out_dims = batching.batch_jaxpr(params["call_jaxpr"], axis_data, in_dims, True)
+    outs = prim.bind(*args, **{**params, "call_jaxpr": body, **batched_rules(in_dims)})
     return outs, out_dims
+
+
+def _custom_jvp_call_batch(
+    axis_data: batching.AxisData, args: list, dims: list, **params: Any
+) -> tuple[list, list]:
+    rule = params["jvp_jaxpr_fun"]
+    n_hoisted = params["num_consts"] - rule.num_nondiff
+
+    def batched_rules(in_dims: Sequence[int | None]) -> dict[str, Any]:
+        return {"jvp_jaxpr_fun": rule.batched(axis_data, in_dims[n_hoisted:])}
+
+    return _batch_custom_call(custom_jvp_call_p, batched_rules, axis_data, args, dims, params)
 
 
 batching.axis_primitive_batchers[custom_jvp_call_p] = _custom_jvp_call_batch
@@ -1046,42 +1048,18 @@ ad.primitive_jvps[custom_vjp_call_p] = _custom_vjp_call_jvp
 
 
 def _custom_vjp_call_batch(
-    axis_data: batching.AxisData,
-    args: list,
-    dims: list,
-    *,
-    call_jaxpr: ClosedJaxpr,
-    fwd_jaxpr_thunk: Any,
-    bwd: Any,
-    num_consts: int,
-    out_trees: Any,
-    symbolic_zeros: bool,
+    axis_data: batching.AxisData, args: list, dims: list, **params: Any
 ) -> tuple[list, list]:
-    params = dict(
-        call_jaxpr=call_jaxpr,
-        fwd_jaxpr_thunk=fwd_jaxpr_thunk,
-        bwd=bwd,
-        num_consts=num_consts,
-        out_trees=out_trees,
-        symbolic_zeros=symbolic_zeros,
-    )
-    if all(d is None for d in dims):
-        outs = custom_vjp_call_p.bind(*args, **params)
-        return outs, [None] * len(outs)
-    args = _move_to_front(args, dims)
-    in_dims = [None if d is None else 0 for d in dims]
-    body, out_dims = batching.batch_jaxpr(call_jaxpr, axis_data, in_dims, True)
-    arg_dims = in_dims[num_consts:]
-    outs = custom_vjp_call_p.bind(
-        *args,
-        **{
-            **params,
-            "call_jaxpr": body,
-            "fwd_jaxpr_thunk": fwd_jaxpr_thunk.batched(axis_data, arg_dims),
-            "bwd": bwd.batched(axis_data, arg_dims),
-        },
-    )
-    return outs, out_dims
+    num_consts = params["num_consts"]
+
+    def batched_rules(in_dims: Sequence[int | None]) -> dict[str, Any]:
+        arg_dims = in_dims[num_consts:]
+        return {
+            "fwd_jaxpr_thunk": params["fwd_jaxpr_thunk"].batched(axis_data, arg_dims),
+            "bwd": params["bwd"].batched(axis_data, arg_dims),
+        }
+
+    return _batch_custom_call(custom_vjp_call_p, batched_rules, axis_data, args, dims, params)
 
 
 batching.axis_primitive_batchers[custom_vjp_call_p] = _custom_vjp_call_batch
