@@ -72,6 +72,7 @@ from polyjax_core.jaxpr import (
 from polyjax_core.jaxpr_check import check_jaxpr, typematch
 from polyjax_core.jaxpr_eval import eval_jaxpr, jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import JaxprTrace, JaxprTracer, trace_to_jaxpr
+from polyjax_core.lists import merge_lists, partition_list, split_list
 from polyjax_core.make_jaxpr import make_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_core.rules import RuleTable
@@ -150,7 +151,9 @@ __all__ = [
     "jaxprs_in_params",
     "make_jaxpr",
     "map_jaxprs_in_params",
+    "merge_lists",
     "new_jaxpr_eqn",
+    "partition_list",
     "no_effects",
     "register_aval_handler",
     "register_tracer_attribute",
@@ -158,6 +161,7 @@ __all__ = [
     "set_current_trace",
     "shaped_abstractify",
     "source_info",
+    "split_list",
     "subjaxprs",
     "symbolic_dim",
     "symbolic_dims",

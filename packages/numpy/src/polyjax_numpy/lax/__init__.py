@@ -30,8 +30,9 @@ Areas (private modules):
   - `_fft`: the `fft` primitive and `FftType`;
   - `_parallel`: collectives over named axes (`psum`, `all_gather`,
     `ppermute`, `axis_index`, ...);
-  - `_control_flow`: `cond`/`switch`, `scan`, `while_loop`, `fori_loop`, `map`,
-    `associative_scan` (initial-style primitives `cond`, `scan`, `while`);
+  - control flow, initial-style primitives: `_cond` (`cond`, `switch`), `_scan`
+    (`scan`, `map`, `associative_scan`), `_while` (`while_loop`, `fori_loop`), and
+    `_loop_helpers` (tracing their bodies, hoisting loop invariants);
   - `_custom_solvers`: `custom_linear_solve`, `custom_root` (implicit
     differentiation of solvers; primitive `custom_linear_solve`);
   - `_special`: `igamma`/`igammac` (and their derivatives), `betainc`,
@@ -81,18 +82,7 @@ from polyjax_numpy.lax._complex import (
     real,
     real_p,
 )
-from polyjax_numpy.lax._control_flow import (
-    associative_scan,
-    cond,
-    cond_p,
-    fori_loop,
-    map,
-    scan,
-    scan_p,
-    switch,
-    while_loop,
-    while_p,
-)
+from polyjax_numpy.lax._cond import cond, cond_p, switch
 from polyjax_numpy.lax._convolution import (
     ConvDimensionNumbers,
     ConvGeneralDilatedDimensionNumbers,
@@ -303,6 +293,7 @@ from polyjax_numpy.lax._reductions import (
     reduce_sum,
     reduce_sum_p,
 )
+from polyjax_numpy.lax._scan import associative_scan, map, scan, scan_p
 from polyjax_numpy.lax._shape_ops import (
     broadcast,
     broadcast_in_dim,
@@ -392,6 +383,7 @@ from polyjax_numpy.lax._special import (
     zeta,
     zeta_p,
 )
+from polyjax_numpy.lax._while import fori_loop, while_loop, while_p
 from polyjax_numpy.lax._windowed import (
     reduce_window,
     reduce_window_max_p,

@@ -15,7 +15,7 @@ solution does not depend on how it was found:
 ``matvec``, ``solve`` and, when reverse mode is possible, the transposed map
 ``vecmat`` and ``transpose_solve`` are traced to `ClosedJaxpr`s at bind time
 (with their closed-over values hoisted into leading operands, as in
-`_control_flow`). Its rules:
+`_loop_helpers`). Its rules:
 
 - evaluation and lowering run (inline) the ``solve`` jaxpr only;
 - jvp: the tangent is the same primitive applied to ``b' - matvec'(x)``,
@@ -56,7 +56,7 @@ from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.custom_derivatives import SymbolicZero, custom_jvp
 from polyjax_numpy.lax import _elementwise as _ew
-from polyjax_numpy.lax._control_flow import _closed_call, _trace_fun, _with_zero_outputs
+from polyjax_numpy.lax._loop_helpers import _closed_call, _trace_fun, _with_zero_outputs
 
 __all__ = ["custom_linear_solve", "custom_linear_solve_p", "custom_root"]
 
@@ -535,6 +535,7 @@ def custom_root(
 
     Example:
       >>> from polyjax_interpreters.ad import grad
+      >>> from polyjax_numpy import lax
       >>> def sqrt(a):  # Newton's method on x**2 - a
       ...     f = lambda x: x * x - a
       ...     newton = lambda f, x0: lax.fori_loop(0, 20, lambda i, x: 0.5 * (x + a / x), x0)
