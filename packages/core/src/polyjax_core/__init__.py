@@ -11,7 +11,9 @@ to declare primitives and trace Python functions into jaxprs:
   printer, `check_jaxpr`, `eval_jaxpr`, `jaxpr_as_fun`, `dce_jaxpr`, and
   `make_jaxpr`;
 - wrapped functions and caches, effects, the named-axis environment, source
-  information and the errors tracing raises.
+  information and the errors tracing raises;
+- the device-free half of sharding: `AbstractMesh`, `AxisType`,
+  `PartitionSpec`, and the mesh in context (`mesh_context`).
 
 Example:
   >>> import numpy as np
@@ -31,6 +33,7 @@ from polyjax_core import (
     config,
     dtypes,
     effects,
+    mesh_context,
     source_info,
     symbolic_dims,
     tree_util,
@@ -74,6 +77,15 @@ from polyjax_core.jaxpr_eval import eval_jaxpr, jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import JaxprTrace, JaxprTracer, trace_to_jaxpr
 from polyjax_core.lists import merge_lists, partition_list, split_list
 from polyjax_core.make_jaxpr import make_jaxpr
+from polyjax_core.mesh import AbstractDevice, AbstractMesh, AxisType
+from polyjax_core.mesh_context import (
+    get_abstract_mesh,
+    get_concrete_mesh,
+    register_spec_to_sharding,
+    spec_to_sharding,
+    use_abstract_mesh,
+)
+from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
 from polyjax_core.rules import RuleTable
 from polyjax_core.symbolic_dims import (
@@ -97,7 +109,10 @@ from polyjax_core.tracing import (
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
 
 __all__ = [
+    "AbstractDevice",
+    "AbstractMesh",
     "AbstractValue",
+    "AxisType",
     "ClosedJaxpr",
     "ConcretizationTypeError",
     "DebugInfo",
@@ -115,6 +130,7 @@ __all__ = [
     "JaxprTypeError",
     "Literal",
     "NonConcreteBooleanIndexError",
+    "PartitionSpec",
     "Primitive",
     "RuleTable",
     "ShapeDtypeStruct",
@@ -144,7 +160,9 @@ __all__ = [
     "effects",
     "eval_jaxpr",
     "extend_axis_env",
+    "get_abstract_mesh",
     "get_aval",
+    "get_concrete_mesh",
     "is_constant_dim",
     "is_symbolic_dim",
     "jaxpr_as_fun",
@@ -152,15 +170,18 @@ __all__ = [
     "make_jaxpr",
     "map_jaxprs_in_params",
     "merge_lists",
+    "mesh_context",
     "new_jaxpr_eqn",
     "partition_list",
     "no_effects",
     "register_aval_handler",
+    "register_spec_to_sharding",
     "register_tracer_attribute",
     "register_tracer_method",
     "set_current_trace",
     "shaped_abstractify",
     "source_info",
+    "spec_to_sharding",
     "split_list",
     "subjaxprs",
     "symbolic_dim",
@@ -168,6 +189,7 @@ __all__ = [
     "trace_to_jaxpr",
     "tree_util",
     "typematch",
+    "use_abstract_mesh",
     "wrap_init",
 ]
 

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from polyjax import (
         ad_checkpoint,
         custom_derivatives,
+        debug,
         dlpack,
         dtypes,
         errors,
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
         transfer_guard,
     )
     from polyjax_core.make_jaxpr import make_jaxpr
+    from polyjax_core.partition_spec import PartitionSpec as P
     from polyjax_interpreters.ad import (
         grad,
         hessian,
@@ -100,11 +102,13 @@ if TYPE_CHECKING:
     from polyjax_interpreters.custom_derivatives import custom_jvp, custom_vjp
     from polyjax_interpreters.jit import eval_shape, jit
     from polyjax_interpreters.remat import checkpoint, checkpoint_policies, remat
+    from polyjax_sharding import NamedSharding, make_mesh, set_mesh
 
 # Public name -> (module, attribute). Each is imported on first lookup and then
 # stored in this module's globals, so later lookups cost a plain dict access.
 _CORE = "polyjax_core"
 _RT = "polyjax_interpreters"
+_SH = "polyjax_sharding"
 _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     # Transformations and their stages.
     "jit": (f"{_RT}.jit", "jit"),
@@ -139,6 +143,11 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "device_put": (f"{_RT}.array", "device_put"),
     "device_get": (f"{_RT}.array", "device_get"),
     "block_until_ready": (f"{_RT}.array", "block_until_ready"),
+    # Meshes and shardings (`P` needs no devices: it comes from core).
+    "P": (f"{_CORE}.partition_spec", "PartitionSpec"),
+    "NamedSharding": (_SH, "NamedSharding"),
+    "make_mesh": (_SH, "make_mesh"),
+    "set_mesh": (_SH, "set_mesh"),
     # Types.
     "ShapeDtypeStruct": (f"{_CORE}.abstract_values", "ShapeDtypeStruct"),
     "typeof": (f"{_CORE}.abstract_values", "get_aval"),
@@ -167,6 +176,7 @@ _SUBMODULES = frozenset(
     {
         "ad_checkpoint",
         "custom_derivatives",
+        "debug",
         "dlpack",
         "dtypes",
         "errors",
@@ -192,7 +202,7 @@ __all__ = sorted([*_LAZY_ATTRS, *_SUBMODULES, "__version__", "clear_caches", "di
 # `polyjax._runtime` imports). `make_jaxpr` is among them because a traced
 # `x + y` needs the tracer operators.
 _NEEDS_RUNTIME = frozenset(
-    name for name, (module, _) in _LAZY_ATTRS.items() if module.startswith(_RT)
+    name for name, (module, _) in _LAZY_ATTRS.items() if module.startswith((_RT, _SH))
 ) | {"make_jaxpr", "typeof"}
 
 

@@ -1,10 +1,61 @@
-"""Meshes, named shardings, shard_map and pmap for polyjax.
+"""Meshes and named shardings for polyjax (``polyjax.sharding``).
 
-This package is a skeleton for now: it exists so that the layer contracts
-cover it from the first commit on.
+- `Mesh` arranges devices in a grid with named axes; `make_mesh` builds one
+  over the available devices; `set_mesh` makes one the mesh in context.
+- `PartitionSpec` (``P``) says which mesh axes split each array dimension;
+  `NamedSharding` is the sharding it gives over a mesh.
+- `visualize_sharding` / `visualize_array_sharding` draw which device holds
+  which block.
+
+`AbstractMesh`, `AxisType` and `PartitionSpec` come from polyjax-core (they
+need no devices); the rest needs jaxlib's devices. Importing this package
+registers `NamedSharding` as the way bare `PartitionSpec`s become shardings
+(``polyjax_core.spec_to_sharding``).
+
+Example:
+  >>> from polyjax_sharding import NamedSharding, PartitionSpec as P, make_mesh
+  >>> mesh = make_mesh((1,), ("x",))
+  >>> NamedSharding(mesh, P("x")).is_fully_replicated
+  True
 """
 
-__all__ = ["__version__"]
+from polyjax_core.mesh import AbstractDevice, AbstractMesh, AxisType
+from polyjax_core.mesh_context import register_spec_to_sharding, use_abstract_mesh
+from polyjax_core.partition_spec import PartitionSpec
+from polyjax_interpreters.sharding import Sharding, SingleDeviceSharding
+from polyjax_sharding._mesh import Mesh, get_abstract_mesh, get_mesh, make_mesh, set_mesh, use_mesh
+from polyjax_sharding._named_sharding import (
+    DuplicateSpecError,
+    IndivisibleError,
+    NamedSharding,
+    make_single_device_sharding,
+)
+from polyjax_sharding._visualize import visualize_array_sharding, visualize_sharding
+
+__all__ = [
+    "AbstractDevice",
+    "AbstractMesh",
+    "AxisType",
+    "DuplicateSpecError",
+    "IndivisibleError",
+    "Mesh",
+    "NamedSharding",
+    "PartitionSpec",
+    "Sharding",
+    "SingleDeviceSharding",
+    "__version__",
+    "get_abstract_mesh",
+    "get_mesh",
+    "make_mesh",
+    "make_single_device_sharding",
+    "set_mesh",
+    "use_abstract_mesh",
+    "use_mesh",
+    "visualize_array_sharding",
+    "visualize_sharding",
+]
+
+register_spec_to_sharding(NamedSharding)
 
 
 def __getattr__(name: str) -> str:
