@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, map_jaxprs_in_params
+from polyjax_core.lists import partition_list
 
 __all__ = ["dce_jaxpr", "dce_rules"]
 
@@ -81,8 +82,8 @@ def dce_jaxpr(
     used_inputs = [v in live or inst for v, inst in zip(jaxpr.invars, instantiate)]
     new_jaxpr = Jaxpr(
         jaxpr.constvars,
-        [v for v, u in zip(jaxpr.invars, used_inputs) if u],
-        [x for x, u in zip(jaxpr.outvars, used_outputs) if u],
+        partition_list(used_inputs, jaxpr.invars)[1],
+        partition_list(used_outputs, jaxpr.outvars)[1],
         kept[::-1],
         debug_info=jaxpr.debug_info,
     )

@@ -30,6 +30,7 @@ from polyjax_core.dce import dce_jaxpr
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from polyjax_core.jaxpr_eval import eval_jaxpr, jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import JaxprTrace, JaxprTracer, trace_to_jaxpr
+from polyjax_core.lists import partition_list
 from polyjax_core.primitive import Primitive
 from polyjax_core.rules import RuleTable
 from polyjax_core.tracing import Trace, Tracer, current_trace, set_current_trace
@@ -722,7 +723,7 @@ class _Linearized:
         """Input cotangents (symbolic `Zero`s where zero) for output cotangents."""
         jaxpr = self.jaxpr.jaxpr
         undefined = [UndefinedPrimal(v.aval) for v in jaxpr.invars]
-        cts_nz = [ct for ct, nz in zip(cts, self.out_nonzero) if nz]
+        cts_nz = partition_list(self.out_nonzero, cts)[1]
         cts_in = iter(backward_pass(jaxpr, self.jaxpr.consts, undefined, cts_nz))
         return [next(cts_in) if nz else Zero(a) for a, nz in zip(self.in_avals, self.in_nonzero)]
 
@@ -849,7 +850,7 @@ def _transpose_jaxpr(
     closed: ClosedJaxpr, linear: tuple[bool, ...], ct_nonzeros: tuple[bool, ...]
 ) -> tuple[ClosedJaxpr, tuple[bool, ...]]:
     in_avals = closed.in_avals
-    known_avals = [a for a, lin in zip(in_avals, linear) if not lin]
+    known_avals = partition_list(linear, in_avals)[0]
     ct_avals = [tangent_aval(a) for a, nz in zip(closed.out_avals, ct_nonzeros) if nz]
     n_known = len(known_avals)
     ct_nz_box: list[tuple[bool, ...]] = []
@@ -862,7 +863,7 @@ def _transpose_jaxpr(
             for a, nz in zip(closed.out_avals, ct_nonzeros)
         ]
         cts_in = backward_pass(closed.jaxpr, closed.consts, primals, cts)
-        cts_lin = [ct for ct, lin in zip(cts_in, linear) if lin]
+        cts_lin = partition_list(linear, cts_in)[1]
         ct_nz_box.append(tuple(type(ct) is not Zero for ct in cts_lin))
         return [ct for ct in cts_lin if type(ct) is not Zero]
 

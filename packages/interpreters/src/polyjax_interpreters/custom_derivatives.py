@@ -48,6 +48,7 @@ from polyjax_core.errors import UnexpectedTracerError
 from polyjax_core.jaxpr import ClosedJaxpr
 from polyjax_core.jaxpr_eval import eval_jaxpr
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
+from polyjax_core.lists import partition_list
 from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import Tracer, current_trace
 from polyjax_core.tree_util import (
@@ -59,6 +60,7 @@ from polyjax_core.tree_util import (
 )
 from polyjax_core.wrapped_fun import debug_info
 from polyjax_interpreters import ad, batching, mlir
+from polyjax_interpreters import partial_eval as pe
 
 __all__ = [
     "CustomJVPException",
@@ -280,25 +282,8 @@ def _trace_body(
 
     dbg = debug_info(what, fun, tuple(diff_args), {})
     closed = trace_to_jaxpr(flat_fun, [shaped_abstractify(x) for x in operands], dbg)
-    closed, hoisted = _hoist_tracer_consts(closed)
+    closed, hoisted = pe.hoist_tracer_consts(closed)
     return closed, hoisted, operands, in_tree, out_tree_box[0]
-
-
-def _hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
-    """Turns the constvars holding tracers into leading invars (concrete consts stay)."""
-    jaxpr = closed.jaxpr
-    if not any(isinstance(c, Tracer) for c in closed.consts):
-        return closed, []
-    keep_vars, keep_vals, hoist_vars, hoist_vals = [], [], [], []
-    for v, c in zip(jaxpr.constvars, closed.consts):
-        if isinstance(c, Tracer):
-            hoist_vars.append(v)
-            hoist_vals.append(c)
-        else:
-            keep_vars.append(v)
-            keep_vals.append(c)
-    new = jaxpr.replace(constvars=keep_vars, invars=[*hoist_vars, *jaxpr.invars])
-    return ClosedJaxpr(new, keep_vals), hoist_vals
 
 
 def _is_float0(aval: AbstractValue) -> bool:
@@ -1113,7 +1098,7 @@ def _custom_lin_transpose(
 ) -> list[Any]:
     res = list(args[:num_res])
     cts_in = bwd(res, list(cts))
-    nonzero = [ct for ct, z in zip(cts_in, in_zeros) if not z]
+    nonzero = partition_list(in_zeros, cts_in)[0]
     return [None] * num_res + nonzero
 
 

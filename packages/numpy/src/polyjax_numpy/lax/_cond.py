@@ -20,6 +20,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.jaxpr import ClosedJaxpr, Var
+from polyjax_core.lists import partition_list
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
 from polyjax_interpreters import ad, batching, mlir
@@ -215,7 +216,7 @@ def _cond_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any):
     splits = [pe.partial_eval_jaxpr_nounits(br, ops_uk, instantiate=out_uk) for br in branches]
     all_res = [a for s in splits for a in s[3]]
     n_known_out = n_out - sum(out_uk)
-    known_avals = [a for a, u in zip(branches[0].out_avals, out_uk) if not u]
+    known_avals = partition_list(out_uk, branches[0].out_avals)[0]
     known_brs, unknown_brs = [], []
     offset = 0
     for known, unknown, _, res in splits:
@@ -241,7 +242,7 @@ def _cond_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any):
     )
     unknown_eqn = eqn.replace(
         invars=[index, *residuals, *(x for x, u in zip(eqn.invars[1:], ops_uk) if u)],
-        outvars=[v for v, u in zip(eqn.outvars, out_uk) if u],
+        outvars=partition_list(out_uk, eqn.outvars)[1],
         params=dict(branches=tuple(unknown_brs)),
     )
     return known_eqn, unknown_eqn, out_uk, residuals
@@ -260,7 +261,7 @@ def _cond_dce(used_outputs: list[bool], eqn: Any):
         return [False] * len(eqn.invars), None
     new_brs = tuple(pe.dce_closed_jaxpr(br, used_outputs, instantiate=True)[0] for br in branches)
     new_eqn = eqn.replace(
-        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+        outvars=partition_list(used_outputs, eqn.outvars)[1],
         params=dict(branches=new_brs),
     )
     return [True] * len(eqn.invars), new_eqn
@@ -279,9 +280,9 @@ def _cond_transpose(cts: list, index: Any, *args: Any, branches: tuple) -> list:
     in_nz = [any(t[1][k] for t in tr) for k in range(len(lin_avals))]
     new_brs = []
     for body, nz in tr:
-        keep = [n for n, u in zip(nz, in_nz) if u]
-        new_brs.append(_with_zero_outputs(body, keep, [a for a, u in zip(lin_avals, in_nz) if u]))
-    known = [x for x, lin in zip(args, linear) if not lin]
+        keep = partition_list(in_nz, nz)[1]
+        new_brs.append(_with_zero_outputs(body, keep, partition_list(in_nz, lin_avals)[1]))
+    known = partition_list(linear, args)[0]
     nz_cts = [ct for ct in cts if type(ct) is not ad.Zero]
     outs = iter(cond_p.bind(index, *known, *nz_cts, branches=tuple(new_brs)))
     lin_it = iter(zip(lin_avals, in_nz))

@@ -50,6 +50,7 @@ import numpy as np
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import get_aval
 from polyjax_core.jaxpr import ClosedJaxpr
+from polyjax_core.lists import partition_list
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import tree_flatten, tree_leaves, tree_structure, tree_unflatten
 from polyjax_interpreters import ad, batching, dispatch, mlir
@@ -484,7 +485,7 @@ def _linear_solve_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], A
     if all(a is b for a, b in zip(new_jaxprs, jaxprs)):
         return [True] * n_in, eqn
     new_eqn = eqn.replace(
-        outvars=[v for v, u in zip(eqn.outvars, used) if u],
+        outvars=partition_list(used, eqn.outvars)[1],
         params=dict(eqn.params, jaxprs=_LinearSolveTuple(new_jaxprs)),
     )
     return [True] * n_in, new_eqn
@@ -574,7 +575,7 @@ def custom_root(
         sol = outs[:n]
         # df/dp p' at the root, then x' solves (df/dx) x' = -(df/dp) p'.
         jj, _ = ad.jvp_jaxpr(fj, nz + [False] * n, instantiate=True)
-        nz_dots = [t for t, z in zip(tangents[0], nz) if z]
+        nz_dots = partition_list(nz, tangents[0])[1]
         rhs = _closed_call(jj, *f_c, *sol, *nz_dots)[n:]
         _, df_dx = ad.linearize(f_at(f_c), tree_unflatten(tree, sol))
         neg_rhs = tree_unflatten(tree, [_ew.neg(r) for r in rhs])

@@ -23,7 +23,7 @@ from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.dce import dce_jaxpr
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
-from polyjax_core.lists import split_list
+from polyjax_core.lists import partition_list, split_list
 from polyjax_core.primitive import Primitive
 from polyjax_core.symbolic_dims import DimExpr
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
@@ -387,7 +387,7 @@ def _scan_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any):
     res_out = kj.outvars[n_kout:]
     inv_vars = _loop_invariant_vars(kj, n_kc)
     invariant = [v in inv_vars for v in res_out]
-    inv_res = [v for v, inv in zip(res_out, invariant) if inv]
+    inv_res = partition_list(invariant, res_out)[1]
     # What computes the invariant residuals from the known constants, for the unknown body.
     recompute, rec_ins = dce_jaxpr(
         Jaxpr(
@@ -400,8 +400,8 @@ def _scan_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any):
     )
     read = {x for e in recompute.eqns for x in e.invars if type(x) is not Literal}
     rec_consts = [(v, c) for v, c in zip(kj.constvars, known.consts) if v in read or v in inv_res]
-    known_consts_ops = [x for x, u in zip(eqn.invars[:nc], const_uk) if not u]
-    rec_ops = [x for x, used in zip(known_consts_ops, rec_ins) if used]
+    known_consts_ops = partition_list(const_uk, eqn.invars[:nc])[0]
+    rec_ops = partition_list(rec_ins, known_consts_ops)[1]
     known_body, _ = dce_jaxpr(
         kj.replace(
             outvars=[*kj.outvars[:n_kout], *(v for v, inv in zip(res_out, invariant) if not inv)]
@@ -524,7 +524,7 @@ def _scan_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:
     ]
     new_eqn = eqn.replace(
         invars=invars,
-        outvars=[v for v, u in zip(eqn.outvars, used_carry + used_ys) if u],
+        outvars=partition_list(used_carry + used_ys, eqn.outvars)[1],
         params=dict(
             p,
             jaxpr=body,
@@ -559,8 +559,8 @@ def _scan_transpose(
     carry_known = [not ad.is_undefined_primal(x) for x in carry]
     in_avals = jaxpr.in_avals
     c_avals, car_avals, x_avals = split_list(in_avals, [nc, ncar])
-    res_c = [x for x, lin in zip(consts, c_lin) if not lin]
-    res_x = [x for x, lin in zip(xs, x_lin) if not lin]
+    res_c = partition_list(c_lin, consts)[0]
+    res_x = partition_list(x_lin, xs)[0]
     acc_avals = [ad.tangent_aval(a) for a, lin in zip(c_avals, c_lin) if lin]
     ct_car_avals = [ad.tangent_aval(a) for a in car_avals]
     lin_x_avals = [ad.tangent_aval(a) for a, lin in zip(x_avals, x_lin) if lin]

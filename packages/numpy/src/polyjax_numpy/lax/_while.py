@@ -21,7 +21,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.jaxpr import ClosedJaxpr, Var
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
-from polyjax_core.lists import split_list
+from polyjax_core.lists import partition_list, split_list
 from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import Tracer
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
@@ -241,10 +241,10 @@ def _while_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any)
         eqn.invars[ncc : ncc + nbc],
         eqn.invars[ncc + nbc :],
     )
-    k_bconsts = [x for x, u in zip(bconsts, bconst_uk) if not u]
+    k_bconsts = partition_list(bconst_uk, bconsts)[0]
     known_eqn = eqn.replace(
         invars=[*cconsts, *k_bconsts, *(x for x, k in zip(init, known_mask) if k)],
-        outvars=[v for v, k in zip(eqn.outvars, known_mask) if k],
+        outvars=partition_list(known_mask, eqn.outvars)[1],
         params=dict(p, cond_jaxpr=kc, body_jaxpr=kb, body_nconsts=len(k_bconsts)),
     )
     unknown_eqn = eqn.replace(
@@ -302,7 +302,7 @@ def _while_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:
             *(x for x, u in zip(init, used) if not u),
             *(x for x, u in zip(init, used) if u),
         ],
-        outvars=[v for v, u in zip(eqn.outvars, used) if u],
+        outvars=partition_list(used, eqn.outvars)[1],
         params=dict(p, cond_jaxpr=cond, body_jaxpr=body, body_nconsts=nbc + used.count(False)),
     )
     return [True] * n_in, new_eqn
