@@ -13,6 +13,8 @@ Example:
   Array(3., dtype=float32)
 
 Areas (private modules):
+  - `_declare`: `standard_primitive` / `define_rules`, through which every
+    primitive gets its impl, lowering and rules in one call;
   - `_shape_rules`: the dtype and shape checks the primitives share;
   - `_elementwise`: arithmetic, math functions, comparisons, bitwise ops,
     `select_n`, `clamp`, `convert_element_type`;

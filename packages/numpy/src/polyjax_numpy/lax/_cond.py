@@ -26,10 +26,10 @@ from polyjax_core.tree_util import tree_flatten, tree_unflatten
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_numpy.lax import _elementwise as _ew
+from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._loop_helpers import (
     _aval_of,
     _closed_call,
-    _impl,
     _same_type,
     _trace_fun,
     _type_str,
@@ -46,7 +46,6 @@ __all__ = ["cond", "cond_p", "switch"]
 
 cond_p = Primitive("cond")
 cond_p.multiple_results = True
-_impl(cond_p)
 
 
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
@@ -155,7 +154,6 @@ def _cond(index: Any, branches: list[Callable[..., Any]], operands: Sequence[Any
     return tree_unflatten(out_trees[0], outs)
 
 
-@cond_p.def_effectful_abstract_eval
 def _cond_abstract_eval(index: Any, *avals: Any, branches: tuple[ClosedJaxpr, ...]):
     if index.shape != () or index.dtype != np.int32:
         raise TypeError(f"cond index must be an int32 scalar, got {index.str_short()}")
@@ -176,9 +174,6 @@ def _cond_lowering(ctx: Any, index: ir.Value, *args: ir.Value, branches: tuple) 
     return list(case.results)
 
 
-mlir.register_lowering(cond_p, _cond_lowering)
-
-
 def _cond_jvp(primals: list, tangents: list, *, branches: tuple) -> tuple[list, list]:
     index, ops = primals[0], primals[1:]
     nz = [type(t) is not ad.Zero for t in tangents[1:]]
@@ -196,9 +191,6 @@ def _cond_jvp(primals: list, tangents: list, *, branches: tuple) -> tuple[list, 
         for a, z in zip(branches[0].out_avals, out_nz)
     ]
     return outs[:n_out], t_out
-
-
-ad.primitive_jvps[cond_p] = _cond_jvp
 
 
 def _cond_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any):
@@ -248,9 +240,6 @@ def _cond_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any):
     return known_eqn, unknown_eqn, out_uk, residuals
 
 
-pe.partial_eval_jaxpr_custom_rules[cond_p] = _cond_partial_eval
-
-
 def _cond_dce(used_outputs: list[bool], eqn: Any):
     """Drops unused outputs and the branch equations only they need.
 
@@ -265,9 +254,6 @@ def _cond_dce(used_outputs: list[bool], eqn: Any):
         params=dict(branches=new_brs),
     )
     return [True] * len(eqn.invars), new_eqn
-
-
-pe.dce_rules[cond_p] = _cond_dce
 
 
 def _cond_transpose(cts: list, index: Any, *args: Any, branches: tuple) -> list:
@@ -294,9 +280,6 @@ def _cond_transpose(cts: list, index: Any, *args: Any, branches: tuple) -> list:
         else:
             res.append(None)
     return res
-
-
-ad.primitive_transposes[cond_p] = _cond_transpose
 
 
 def _cond_batching(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *, branches):
@@ -328,4 +311,14 @@ def _cond_batching(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *, 
     return outs, out_dims
 
 
-batching.axis_primitive_batchers[cond_p] = _cond_batching
+define_rules(
+    cond_p,
+    _cond_abstract_eval,
+    _cond_lowering,
+    effectful=True,
+    jvp=_cond_jvp,
+    partial_eval=_cond_partial_eval,
+    dce=_cond_dce,
+    transpose=_cond_transpose,
+    axis_batching=_cond_batching,
+)

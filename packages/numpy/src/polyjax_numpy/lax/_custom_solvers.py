@@ -41,7 +41,6 @@ and its transpose), so its reverse mode never transposes ``tangent_solve``.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -53,10 +52,11 @@ from polyjax_core.jaxpr import ClosedJaxpr
 from polyjax_core.lists import partition_list
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import tree_flatten, tree_leaves, tree_structure, tree_unflatten
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import ad, batching, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.custom_derivatives import SymbolicZero, custom_jvp
 from polyjax_numpy.lax import _elementwise as _ew
+from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._loop_helpers import _closed_call, _trace_fun, _with_zero_outputs
 
 __all__ = ["custom_linear_solve", "custom_linear_solve_p", "custom_root"]
@@ -203,7 +203,6 @@ def _trace_solver(
 
 custom_linear_solve_p = Primitive("custom_linear_solve")
 custom_linear_solve_p.multiple_results = True
-custom_linear_solve_p.def_impl(functools.partial(dispatch.apply_primitive, custom_linear_solve_p))
 
 
 def custom_linear_solve(
@@ -309,7 +308,6 @@ def _transpose_matvec(mv: ClosedJaxpr, n_consts: int, avals: Sequence[Any]) -> C
     return _with_zero_outputs(vm, nonzero, [ad.tangent_aval(a) for a in avals])
 
 
-@custom_linear_solve_p.def_effectful_abstract_eval
 def _linear_solve_abstract_eval(*avals: Any, const_lengths: Any, jaxprs: Any):
     _, b_avals = _split_operands(avals, const_lengths)
     want = jaxprs.solve.in_avals[const_lengths.solve :]
@@ -329,9 +327,6 @@ def _linear_solve_lowering(ctx: Any, *args: Any, const_lengths: Any, jaxprs: Any
     return mlir.jaxpr_subcomp(
         ctx.module_context, solve.jaxpr, solve.consts, [*sv_consts, *b], ctx.dim_var_values
     )
-
-
-mlir.register_lowering(custom_linear_solve_p, _linear_solve_lowering)
 
 
 def _is_inexact(aval: Any) -> bool:
@@ -374,9 +369,6 @@ def _linear_solve_jvp(
     return outs, [*x_dot, *aux_dot]
 
 
-ad.primitive_jvps[custom_linear_solve_p] = _linear_solve_jvp
-
-
 _NO_TRANSPOSE_SOLVE = (
     "transpose_solve required for backwards mode automatic differentiation of "
     "custom_linear_solve: pass transpose_solve, or symmetric=True when matvec is self-adjoint."
@@ -411,9 +403,6 @@ def _linear_solve_transpose(cts: list, *args: Any, const_lengths: Any, jaxprs: A
     )[:nb]
     cts_b = [ct if ad.is_undefined_primal(x) else None for x, ct in zip(b, cts_b)]
     return [None] * n_consts + cts_b
-
-
-ad.primitive_transposes[custom_linear_solve_p] = _linear_solve_transpose
 
 
 def _linear_solve_batching(
@@ -462,9 +451,6 @@ def _linear_solve_batching(
     return outs, out_dims
 
 
-batching.axis_primitive_batchers[custom_linear_solve_p] = _linear_solve_batching
-
-
 def _linear_solve_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:
     """Drops the equation when unused, else the auxiliary outputs nobody reads.
 
@@ -491,7 +477,16 @@ def _linear_solve_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], A
     return [True] * n_in, new_eqn
 
 
-pe.dce_rules[custom_linear_solve_p] = _linear_solve_dce
+define_rules(
+    custom_linear_solve_p,
+    _linear_solve_abstract_eval,
+    _linear_solve_lowering,
+    effectful=True,
+    jvp=_linear_solve_jvp,
+    transpose=_linear_solve_transpose,
+    axis_batching=_linear_solve_batching,
+    dce=_linear_solve_dce,
+)
 
 
 # ---------------------------------------------------------------------------

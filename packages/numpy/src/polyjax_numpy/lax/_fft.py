@@ -36,7 +36,8 @@ from polyjax_core import config, dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax._complex import conj, real
-from polyjax_numpy.lax._elementwise import _primitive, convert_element_type, mul
+from polyjax_numpy.lax._declare import standard_primitive
+from polyjax_numpy.lax._elementwise import convert_element_type, mul
 from polyjax_numpy.lax._shape_ops import pad
 
 __all__ = ["FftType", "fft", "fft_p"]
@@ -124,7 +125,7 @@ def _fft_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, *, fft_type, fft_l
     ]
 
 
-fft_p = _primitive("fft", _fft_abstract_eval, _fft_lowering)
+fft_p = standard_primitive("fft", _fft_abstract_eval, _fft_lowering)
 
 
 # ---------------------------------------------------------------------------

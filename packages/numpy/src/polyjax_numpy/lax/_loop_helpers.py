@@ -18,7 +18,6 @@ the body into a known and an unknown part), DCE, transpose and batching.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,9 +29,8 @@ from polyjax_core.dce import dce_jaxpr
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from polyjax_core.jaxpr_eval import jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
-from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
-from polyjax_interpreters import ad, dispatch, mlir
+from polyjax_interpreters import ad, mlir
 from polyjax_numpy.lax import _elementwise as _ew
 
 # ---------------------------------------------------------------------------
@@ -112,10 +110,6 @@ def _with_zero_outputs(
 
 def _closed_call(closed: ClosedJaxpr, *args: Any) -> list[Any]:
     return list(jaxpr_as_fun(closed)(*args))
-
-
-def _impl(prim: Primitive) -> None:
-    prim.def_impl(functools.partial(dispatch.apply_primitive, prim))
 
 
 # ---------------------------------------------------------------------------

@@ -305,10 +305,12 @@ axis_index_p = Primitive("axis_index")
 axis_index_p.def_impl(_unsupported_impl("axis_index"))
 
 
-@axis_index_p.def_abstract_eval
 def _axis_index_abstract_eval(*, axis_name: tuple) -> ShapedArray:
     _size(axis_name)
     return ShapedArray((), np.dtype(np.int32))
+
+
+axis_index_p.def_abstract_eval(_axis_index_abstract_eval)
 
 
 def axis_index(axis_name: Any) -> Any:
@@ -355,7 +357,6 @@ all_gather_p = Primitive("all_gather")
 all_gather_p.def_impl(_unsupported_impl("all_gather"))
 
 
-@all_gather_p.def_abstract_eval
 def _all_gather_abstract_eval(
     x: ShapedArray,
     *,
@@ -372,6 +373,9 @@ def _all_gather_abstract_eval(
     else:
         s.insert(all_gather_dimension, axis_size)
     return ShapedArray(s, x.dtype, x.weak_type)
+
+
+all_gather_p.def_abstract_eval(_all_gather_abstract_eval)
 
 
 def all_gather(
@@ -475,7 +479,6 @@ reduce_scatter_p = Primitive("reduce_scatter")
 reduce_scatter_p.def_impl(_unsupported_impl("psum_scatter"))
 
 
-@reduce_scatter_p.def_abstract_eval
 def _reduce_scatter_abstract_eval(
     x: ShapedArray,
     *,
@@ -504,6 +507,9 @@ def _reduce_scatter_abstract_eval(
             )
         del s[scatter_dimension]
     return ShapedArray(s, x.dtype, x.weak_type)
+
+
+reduce_scatter_p.def_abstract_eval(_reduce_scatter_abstract_eval)
 
 
 def psum_scatter(
@@ -642,7 +648,6 @@ all_to_all_p = Primitive("all_to_all")
 all_to_all_p.def_impl(_unsupported_impl("all_to_all"))
 
 
-@all_to_all_p.def_abstract_eval
 def _all_to_all_abstract_eval(
     x: ShapedArray,
     *,
@@ -662,6 +667,9 @@ def _all_to_all_abstract_eval(
     s[split_axis] = s[split_axis] // n
     s[concat_axis] = s[concat_axis] * n
     return ShapedArray(s, x.dtype, x.weak_type)
+
+
+all_to_all_p.def_abstract_eval(_all_to_all_abstract_eval)
 
 
 def all_to_all(
@@ -874,10 +882,12 @@ ppermute_p = Primitive("ppermute")
 ppermute_p.def_impl(_unsupported_impl("ppermute"))
 
 
-@ppermute_p.def_abstract_eval
 def _ppermute_abstract_eval(x: ShapedArray, *, axis_name: tuple, perm: tuple) -> ShapedArray:
     _size(axis_name)
     return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+ppermute_p.def_abstract_eval(_ppermute_abstract_eval)
 
 
 def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:

@@ -30,10 +30,10 @@ from polyjax_core.tree_util import tree_flatten, tree_unflatten
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_numpy.lax import _elementwise as _ew
+from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._loop_helpers import (
     _aval_of,
     _closed_call,
-    _impl,
     _lower_invariants,
     _permute_invars,
     _permute_outvars,
@@ -55,7 +55,6 @@ __all__ = ["associative_scan", "map", "scan", "scan_p"]
 
 scan_p = Primitive("scan")
 scan_p.multiple_results = True
-_impl(scan_p)
 
 
 def scan(
@@ -183,7 +182,6 @@ def _stack_aval(a: Any, length: int) -> ShapedArray:
     return ShapedArray((length, *a.shape), a.dtype, a.weak_type)
 
 
-@scan_p.def_effectful_abstract_eval
 def _scan_abstract_eval(*avals: Any, length: int, jaxpr: ClosedJaxpr, num_carry: int, **_: Any):
     outs = jaxpr.out_avals
     return [*outs[:num_carry], *(_stack_aval(a, length) for a in outs[num_carry:])], jaxpr.effects
@@ -271,9 +269,6 @@ def _scan_lowering(
     return [*carry, *ys]
 
 
-mlir.register_lowering(scan_p, _scan_lowering)
-
-
 def _scan_jvp(
     primals: list,
     tangents: list,
@@ -338,9 +333,6 @@ def _scan_jvp(
         for a, z in zip(out_avals[:ncar], carry_nz)
     ] + [next(ys_t) if z else ad.Zero(ad.tangent_aval(a)) for a, z in zip(out_avals[ncar:], ys_nz)]
     return [*carry, *ys], t_out
-
-
-ad.primitive_jvps[scan_p] = _scan_jvp
 
 
 def _loop_invariant_vars(j: Jaxpr, n_consts: int) -> set:
@@ -478,9 +470,6 @@ def _scan_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any):
     return known_eqn, unknown_eqn, [*carry_uk, *ys_uk], stacked_res
 
 
-pe.partial_eval_jaxpr_custom_rules[scan_p] = _scan_partial_eval
-
-
 def _scan_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:
     """Drops unused stacked outputs, carries no used output depends on, and the body
     equations only they need. Inputs are kept (see `_cond_dce`)."""
@@ -535,9 +524,6 @@ def _scan_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:
         effects=body.effects,
     )
     return [True] * n_in, new_eqn
-
-
-pe.dce_rules[scan_p] = _scan_dce
 
 
 def _scan_transpose(
@@ -612,9 +598,6 @@ def _scan_transpose(
     ]
 
 
-ad.primitive_transposes[scan_p] = _scan_transpose
-
-
 def _scan_batching(
     axis_data: Any,
     args: Sequence[Any],
@@ -656,7 +639,17 @@ def _scan_batching(
     return outs, out_dims
 
 
-batching.axis_primitive_batchers[scan_p] = _scan_batching
+define_rules(
+    scan_p,
+    _scan_abstract_eval,
+    _scan_lowering,
+    effectful=True,
+    jvp=_scan_jvp,
+    partial_eval=_scan_partial_eval,
+    dce=_scan_dce,
+    transpose=_scan_transpose,
+    axis_batching=_scan_batching,
+)
 
 
 # ---------------------------------------------------------------------------

@@ -28,10 +28,10 @@ from polyjax_core.tree_util import tree_flatten, tree_unflatten
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_numpy.lax import _elementwise as _ew
+from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._loop_helpers import (
     _aval_of,
     _closed_call,
-    _impl,
     _lower_invariants,
     _pad_invars,
     _permute_invars,
@@ -52,7 +52,6 @@ __all__ = ["fori_loop", "while_loop", "while_p"]
 
 while_p = Primitive("while")
 while_p.multiple_results = True
-_impl(while_p)
 
 
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any):
@@ -122,7 +121,6 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
     return tree_unflatten(tree, outs)
 
 
-@while_p.def_effectful_abstract_eval
 def _while_abstract_eval(*avals: Any, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, **_):
     return list(body_jaxpr.out_avals), cond_jaxpr.effects | body_jaxpr.effects
 
@@ -151,9 +149,6 @@ def _while_lowering(
         outs = mlir.jaxpr_subcomp(mctx, body_jaxpr.jaxpr, body_jaxpr.consts, a[ncc:], dims)
         hlo.return_([*a[: ncc + nbc], *outs])
     return list(loop.results)[ncc + nbc :]
-
-
-mlir.register_lowering(while_p, _while_lowering)
 
 
 def _while_jvp(
@@ -195,9 +190,6 @@ def _while_jvp(
     it = iter(outs[n:])
     t_out = [next(it) if z else ad.Zero(ad.tangent_aval(a)) for a, z in zip(carry_avals, carry_nz)]
     return outs[:n], t_out
-
-
-ad.primitive_jvps[while_p] = _while_jvp
 
 
 def _while_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any):
@@ -253,9 +245,6 @@ def _while_partial_eval(unknowns: list[bool], instantiate: list[bool], eqn: Any)
     return known_eqn, unknown_eqn, carry_uk, []
 
 
-pe.partial_eval_jaxpr_custom_rules[while_p] = _while_partial_eval
-
-
 def _while_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:
     """Drops the carry components that neither the predicate nor a used output needs.
 
@@ -308,18 +297,12 @@ def _while_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:
     return [True] * n_in, new_eqn
 
 
-pe.dce_rules[while_p] = _while_dce
-
-
 def _while_transpose(cts: list, *args: Any, **params: Any) -> list:
     raise ValueError(
         "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
         "dynamic start/stop values. Try using lax.scan, or using fori_loop with static "
         "start/stop."
     )
-
-
-ad.primitive_transposes[while_p] = _while_transpose
 
 
 def _any_lane(pred: Any) -> Any:
@@ -422,7 +405,17 @@ def _while_batching(
     return outs, out_dims
 
 
-batching.axis_primitive_batchers[while_p] = _while_batching
+define_rules(
+    while_p,
+    _while_abstract_eval,
+    _while_lowering,
+    effectful=True,
+    jvp=_while_jvp,
+    partial_eval=_while_partial_eval,
+    dce=_while_dce,
+    transpose=_while_transpose,
+    axis_batching=_while_batching,
+)
 
 
 def _concrete_int(x: Any) -> int | None:
