@@ -565,6 +565,15 @@ def test_ravel_multi_index(order, mode):
         _check(f(*idx), got)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_ravel_multi_index_ignore_mode_applies_strides_unchecked(order):
+    # JAX's "ignore": no bounds handling, negative and too-large indices included.
+    dims = (4, 6)
+    i, j = np.array([-1, 0, 5, 3]), np.array([1, -7, 2, 5])
+    want = i * 6 + j if order == "C" else i + j * 4
+    _check(jnp.ravel_multi_index((i, j), dims, mode="ignore", order=order), want, dtype=i32)
+
+
 def test_ravel_unravel_errors_and_jax_rules():
     with pytest.raises(ValueError, match="invalid entry"):
         jnp.ravel_multi_index((np.array([4]), np.array([0])), (4, 6))

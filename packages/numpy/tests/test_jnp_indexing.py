@@ -21,10 +21,12 @@ from hypothesis import strategies as st
 import polyjax_numpy.numpy as jnp
 from polyjax_core import make_jaxpr
 from polyjax_core.errors import JAXIndexError, NonConcreteBooleanIndexError
+from polyjax_interpreters.ad import grad
 from polyjax_interpreters.array import device_put
 from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
 from polyjax_interpreters.test_util import check_grads
+from polyjax_numpy import lax
 
 bf16 = np.dtype(ml_dtypes.bfloat16)
 f16, f32, c64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64)
@@ -351,6 +353,48 @@ def test_vmap_of_indexing_matches_loop():
         _check(vmap(f)(*args), loop(f, *(device_put(a) for a in args)))
 
 
+def _greedy_assignment(cost, row0):
+    """A greedy assignment-problem step loop: a traced row indexes the cost matrix
+    together with an array of columns (read, then masked with `.at[row, cols]`)."""
+    cols = jnp.arange(cost.shape[1])
+
+    def body(_, state):
+        cost, row, total = state
+        values = cost[row, cols]
+        col = jnp.argmin(values)
+        cost = cost.at[row, cols].set(jnp.inf).at[:, col].set(jnp.inf)
+        return cost, (row + 1) % cost.shape[0], total + values[col]
+
+    return lax.fori_loop(0, cost.shape[0], body, (cost, row0, jnp.float32(0)))[2]
+
+
+@pytest.mark.parametrize("batch", [3, 0])
+def test_vmap_of_traced_row_and_column_array(batch):
+    # vmap over an empty batch once failed: the gather pairing the batch axes of
+    # the cost and the row asked for a slice of 1 along the empty batch axis.
+    rng = np.random.default_rng(7)
+    costs = rng.integers(0, 9, size=(batch, 4, 4)).astype(np.float32)
+    rows = A([1, 3, 0][:batch], np.int32)
+    cols = A([0, 2, 3], np.int32)
+    cases = [
+        (_greedy_assignment, (costs, rows)),
+        (lambda c, r: c[r, cols], (costs, rows)),
+        (lambda c, r: c[rows][:, r], (costs, rows)),
+        (lambda c, r: c.at[r, cols].set(-1.0), (costs, rows)),
+        (lambda c, r: c.at[r, cols].get(mode="fill"), (costs, rows)),
+        (lambda c, r: lax.dynamic_slice(c, (r, 1), (2, 3)), (costs, rows)),
+        (grad(lambda c, r: (c[r, cols] ** 2).sum()), (costs, rows)),
+    ]
+    for f, args in cases:
+        got = jit(vmap(f))(*args)
+        if batch:
+            want = np.stack([np.asarray(jit(f)(*(a[k] for a in args))) for k in range(batch)])
+        else:
+            one = jit(f)(np.zeros((4, 4), np.float32), np.int32(0))
+            want = np.zeros((0, *one.shape), one.dtype)
+        _check(got, want)
+
+
 # ---------------------------------------------------------------------------
 # Gradients
 
@@ -512,8 +556,8 @@ def test_take_modes_match_numpy():
     outs = jit(f)(x)
     flat = np.append(x.ravel(), np.nan).astype(np.float32)
     _check(outs[0], flat[A([[0, 5], [11, 2]])])
-    # Negative indices count from the end before clamping (NumPy's "clip" would read 0).
-    _check(outs[1], np.take(x, A([[0, 3], [3, 2]]), axis=1))
+    # "clip" clamps as NumPy does: a negative index reads element 0 (as in JAX).
+    _check(outs[1], np.take(x, i, axis=1, mode="clip"))
     _check(outs[2], np.take(x, i, axis=0, mode="wrap"))
     _check(outs[3], A([[[0, -2], [3, 2]], [[4, -2], [7, 6]], [[8, -2], [11, 10]]], f32))
     _check(outs[4], x[:, 2])
@@ -521,8 +565,9 @@ def test_take_modes_match_numpy():
     _check(outs[6], x[A([1, 1])])
     e = np.zeros((0, 3), np.float32)
     _check(jnp.take(e, A([0]), axis=0), np.full((1, 3), np.nan, np.float32))
-    with pytest.raises(IndexError, match="size 0"):
+    with pytest.raises(IndexError, match="non-empty jnp.take.. from an empty axis"):
         jnp.take(e, A([0]), axis=0, mode="clip")
+    _check(jnp.take(e, A([], np.int32), axis=0, mode="clip"), np.zeros((0, 3), np.float32))
 
 
 def test_take_errors():

@@ -447,7 +447,8 @@ def test_gather_scatter_jit_matches_eager():
         np.asarray(s(x, ROWS, u)), np.asarray(lax.scatter_add(x, ROWS, u, SDN_ROWS, mode="clip"))
     )
     jaxpr = " ".join(str(make_jaxpr(lambda x: lax.gather(x, ROWS, GDN_ROWS, (1, 4)))(x)).split())
-    assert "gather[" in jaxpr and "mode=GatherScatterMode.FILL_OR_DROP" in jaxpr
+    # lax.gather's default mode is PROMISE_IN_BOUNDS (as in JAX; the scatters' is fill).
+    assert "gather[" in jaxpr and "mode=GatherScatterMode.PROMISE_IN_BOUNDS" in jaxpr
 
 
 # Derivatives of gather and the scatters.
@@ -461,7 +462,11 @@ UNIQUE = np.int32([[2], [0]])
     "name, fun, args",
     [
         ("gather_clip", lambda x: lax.gather(x, ROWS, GDN_ROWS, (1, 4), mode="clip"), (XG,)),
-        ("gather_fill", lambda x: lax.gather(x, ROWS, GDN_ROWS, (1, 4), fill_value=0.0), (XG,)),
+        (
+            "gather_fill",
+            lambda x: lax.gather(x, ROWS, GDN_ROWS, (1, 4), mode="fill", fill_value=0.0),
+            (XG,),
+        ),
         ("scatter_add", lambda x, u: lax.scatter_add(x, ROWS, u, SDN_ROWS), (XG, UG)),
         (
             "scatter_add_clip",

@@ -41,6 +41,7 @@ Areas (private modules):
     `bessel_i0e/i1e`, `zeta`;
   - `_random_bits`: `threefry2x32`, `rng_bit_generator`;
   - `_optimization_barrier`: `optimization_barrier`;
+  - `_sharding_constraint`: `with_sharding_constraint`, `reshard`;
   - `_lapack`: calls into jaxlib's LAPACK kernels, for `linalg`;
   - `_transform_hooks`: what the transformations need from the array library,
     registered at import.
@@ -329,6 +330,11 @@ from polyjax_numpy.lax._shape_ops import (
     transpose,
     transpose_p,
 )
+from polyjax_numpy.lax._sharding_constraint import (
+    reshard,
+    sharding_constraint_p,
+    with_sharding_constraint,
+)
 from polyjax_numpy.lax._slicing import (
     GatherDimensionNumbers,
     GatherScatterMode,
@@ -592,6 +598,9 @@ __all__ = [
     "not_p",
     "optimization_barrier",
     "optimization_barrier_p",
+    "reshard",
+    "sharding_constraint_p",
+    "with_sharding_constraint",
     "or_p",
     "pad",
     "pad_p",

@@ -9,9 +9,9 @@ rule the primitive has, so a newcomer finds all of them in one place:
         jvp=_sin_jvp, batching="vectorized",
     )
 
-The eager implementation is always the same: a compiled one-primitive executable
-(`dispatch.apply_primitive`), so it is never spelled out. Each rule goes into the
-table of the transformation that owns it (ARCHITECTURE decision 3), where a
+The eager implementation is a compiled one-primitive executable
+(`dispatch.apply_primitive`) unless `impl=` gives another. Each rule goes into
+the table of the transformation that owns it (ARCHITECTURE decision 3), where a
 missing one is a `NotImplementedError` naming the primitive and the
 transformation. Rules that need the primitive object itself (`ad.defjvp`'s
 per-input terms) are registered right after the declaration.
@@ -77,6 +77,7 @@ def define_rules(
     lowering: Rule | None = None,
     *,
     effectful: bool = False,
+    impl: Rule | None = None,
     lowering_platform: str | None = None,
     print_params: Rule | None = None,
     jvp: Rule | Literal["zero"] | None = None,
@@ -92,6 +93,8 @@ def define_rules(
       prim: the primitive.
       abstract_eval: its abstract evaluation; with `effectful`, one returning
         `(avals, effects)`.
+      impl: the eager implementation, when it is not the usual compiled
+        one-primitive executable.
       lowering: its StableHLO lowering, for every platform unless
         `lowering_platform` names one (`"cpu"`).
       print_params: which params a printed jaxpr shows (`Primitive.print_params`).
@@ -113,7 +116,7 @@ def define_rules(
             prim.def_effectful_abstract_eval(abstract_eval)
         else:
             prim.def_abstract_eval(abstract_eval)
-    prim.def_impl(functools.partial(dispatch.apply_primitive, prim))
+    prim.def_impl(impl or functools.partial(dispatch.apply_primitive, prim))
     if lowering is not None:
         mlir.register_lowering(prim, lowering, platform=lowering_platform)
     if print_params is not None:

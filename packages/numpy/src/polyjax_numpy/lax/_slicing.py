@@ -19,9 +19,12 @@ always the last axis of the indices) and a `GatherScatterMode` for windows that
 leave the operand: CLIP clamps them (XLA's gather does so natively; a CLIP
 scatter clamps its indices first), FILL_OR_DROP returns a fill value from a
 gather (a mask over the clamped gather) and drops such scatter updates (XLA's
-scatter does so natively). Derivatives pair them: gather's transpose is a
-scatter-add, scatter-add's a gather. vmap turns batched operands and indices
-into the batching dimensions of the dimension numbers.
+scatter does so natively). `gather`'s `mode=None` is PROMISE_IN_BOUNDS, the
+scatters' FILL_OR_DROP (as in JAX); neither wraps negative indices. Derivatives
+pair them: gather's transpose is a scatter-add, scatter-add's a gather. vmap
+turns batched operands and indices into the batching dimensions of the
+dimension numbers; a batching axis is sliced with size 1, or 0 when the batch
+is empty (gather accepts either on any batching axis, as JAX does).
 """
 
 from __future__ import annotations
@@ -273,6 +276,11 @@ def _dynamic_slice_transpose(ct, operand, *indices, slice_sizes):
     return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
 
 
+def _batching_slice_size(size: Any) -> int:
+    """The slice size along a batching axis of length `size`: 1, or 0 for an empty batch."""
+    return 0 if sd.definitely_equal(size, 0) else 1
+
+
 def _batch_size(args, dims) -> Any:
     return next(_shape(x)[d] for x, d in zip(args, dims) if d is not batching.not_mapped)
 
@@ -310,7 +318,7 @@ def _dynamic_slice_batch(args, dims, *, slice_sizes):
     else:
         operand = batching.moveaxis(operand, op_bd, 0)
         dn = GatherDimensionNumbers(window, (), window, (0,), (0,))
-        sizes = (1, *slice_sizes)
+        sizes = (_batching_slice_size(size), *slice_sizes)
     out = gather(operand, vecs, dn, sizes, mode=GatherScatterMode.CLIP, indices_are_sorted=True)
     return out, 0
 
@@ -545,7 +553,7 @@ class GatherScatterMode(enum.Enum):
             return GatherScatterMode.FILL_OR_DROP
         if s == "promise_in_bounds":
             return GatherScatterMode.PROMISE_IN_BOUNDS
-        raise ValueError(f"Unknown gather mode {s!r}")
+        raise ValueError(f'Unknown gather mode "{s}"')
 
 
 class GatherDimensionNumbers(NamedTuple):
@@ -621,11 +629,13 @@ def gather(
       dimension_numbers: a `GatherDimensionNumbers`.
       slice_sizes: the size of the slice along each operand axis.
       unique_indices, indices_are_sorted: promises passed on to XLA.
-      mode: a `GatherScatterMode` or one of "clip", "fill", "promise_in_bounds"
-        (None means "fill").
+      mode: a `GatherScatterMode` or one of "clip", "fill" (or "drop"),
+        "promise_in_bounds". None is "promise_in_bounds" (as in JAX; unlike
+        the scatters, whose None is "fill"). Indices are never wrapped: a
+        negative start is out of bounds.
       fill_value: the value of out-of-bounds slices in "fill" mode (default:
         NaN for inexact types, the minimum of signed, the maximum of unsigned
-        integers, True for bools).
+        integers, True for bools); ignored in the other modes.
 
     Returns:
       The gathered array: the batch axes of the indices interleaved with the
@@ -637,7 +647,7 @@ def gather(
       Array([3., 1.], dtype=float32)
     """
     dnums = _tuple_fields(dimension_numbers)
-    mode = GatherScatterMode.from_any(mode)
+    mode = GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else GatherScatterMode.from_any(mode)
     dtype = get_aval(operand).dtype
     if mode is GatherScatterMode.FILL_OR_DROP:
         fill_value = _default_fill(dtype) if fill_value is None else fill_value
@@ -786,14 +796,25 @@ def _gather_abstract_eval(
                 f"same sizes; got operand shape {operand.shape}, indices shape {indices.shape}."
             )
     for d, (s, n) in enumerate(zip(slice_sizes, operand.shape)):
+        if d in dn.operand_batching_dims:
+            # A batching axis is indexed by its position, never sliced: its size is
+            # 0 or 1 whatever the axis' length (vmap over an empty batch gives 1
+            # on an axis of length 0, as in JAX; the lowering clamps it).
+            if s not in (0, 1):
+                raise TypeError(
+                    f"gather slice_sizes of operand_batching_dims must be 0 or 1; got "
+                    f"slice_sizes {slice_sizes} for operand_batching_dims "
+                    f"{dn.operand_batching_dims}."
+                )
+            continue
         if not (_ge(s, 0) and _ge(n, s)):
             raise TypeError(
                 f"gather slice_sizes must be in [0, operand size]; got slice_sizes {slice_sizes} "
                 f"for operand shape {operand.shape}."
             )
-        if (d in dn.collapsed_slice_dims or d in dn.operand_batching_dims) and not _ge(1, s):
+        if d in dn.collapsed_slice_dims and not _ge(1, s):
             raise TypeError(
-                f"gather slice_sizes of collapsed or batching dimensions must be at most 1; got "
+                f"gather slice_sizes of collapsed dimensions must be at most 1; got "
                 f"slice_sizes {slice_sizes}."
             )
     window = [
@@ -815,6 +836,12 @@ def _gather_abstract_eval(
 
 
 def _gather_hlo(ctx, x, indices, dn, slice_sizes, indices_are_sorted, aval_out):
+    # StableHLO bounds every slice size by the axis length, batching axes too.
+    shape = ctx.avals_in[0].shape
+    slice_sizes = [
+        0 if d in dn.operand_batching_dims and sd.definitely_equal(shape[d], 0) else s
+        for d, s in enumerate(slice_sizes)
+    ]
     attr = hlo.GatherDimensionNumbers.get(
         offset_dims=list(dn.offset_dims),
         collapsed_slice_dims=list(dn.collapsed_slice_dims),
@@ -1035,7 +1062,7 @@ def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, **params):
         operand_batching_dims=(0, *_shift(dn.operand_batching_dims)),
         start_indices_batching_dims=(0, *_shift(dn.start_indices_batching_dims)),
     )
-    sizes = (1, *slice_sizes)
+    sizes = (_batching_slice_size(_shape(operand)[0]), *slice_sizes)
     out = gather_p.bind(operand, indices, dimension_numbers=new_dn, slice_sizes=sizes, **params)
     return out, 0
 

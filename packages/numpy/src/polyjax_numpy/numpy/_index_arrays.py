@@ -165,7 +165,8 @@ def ravel_multi_index(
       multi_index: one integer array per dimension (broadcast together).
       dims: the array's shape (static).
       mode: "raise" (out-of-range indices raise; needs concrete indices), "wrap"
-        (modulo each dimension) or "clip".
+        (modulo each dimension), "clip" or "ignore" (no bounds handling: the
+        strides are applied to the indices as they are, as JAX does).
       order: "C" (row-major) or "F" (column-major).
 
     Raises:
@@ -206,8 +207,8 @@ def ravel_multi_index(
             lax.clamp(_u.scalar_like(0, i), i, _u.scalar_like(max(d - 1, 0), i))
             for i, d in zip(indices, dims)
         ]
-    else:
-        raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', or 'clip'")
+    elif mode != "ignore":
+        raise ValueError(f"invalid {mode=}. Expected 'raise', 'wrap', 'clip', or 'ignore'.")
     if order == "C":
         strides = np.cumprod((1, *dims[1:][::-1]))[::-1]
     elif order == "F":

@@ -308,8 +308,9 @@ def _slice_params(s: slice, size: Any) -> tuple[Any, Any, int]:
     return start, len(range(start, stop, step)), step
 
 
-def _static_int(i: int, axis: int, size: Any, clamp: bool) -> int:
-    """A static int index wrapped once if negative, then clamped into range if `clamp`."""
+def _static_int(i: int, axis: int, size: Any, clamp: bool, wrap: bool = True) -> int:
+    """A static int index wrapped once if negative (if `wrap`), then clamped into range
+    if `clamp`."""
     if type(size) is not int:
         if i >= 0 and _known_ge(size, i + 1):
             return i
@@ -319,7 +320,7 @@ def _static_int(i: int, axis: int, size: Any, clamp: bool) -> int:
         )
     if size == 0:
         raise IndexError(f"index {i} is out of bounds for axis {axis} with size 0")
-    i = i + size if i < 0 else i
+    i = i + size if wrap and i < 0 else i
     return min(max(i, 0), size - 1) if clamp else i
 
 
@@ -377,8 +378,11 @@ def _new_axis_positions(entries: list[_Entry]) -> list[int]:
     return positions
 
 
-def _basic_getitem(x: Any, entries: list[_Entry]) -> Any:
-    """Static ints and slices, None, and traced scalar ints (one `dynamic_slice`)."""
+def _basic_getitem(x: Any, entries: list[_Entry], wrap: bool = True) -> Any:
+    """Static ints and slices, None, and traced scalar ints (one `dynamic_slice`).
+
+    Negative ints count from the end once if `wrap`; then ints are clamped.
+    """
     shape = _u.shape(x)
     static_entries, dynamic, int_axes = [], {}, []
     for e in entries:
@@ -386,7 +390,7 @@ def _basic_getitem(x: Any, entries: list[_Entry]) -> Any:
             (axis,) = e.axes
             int_axes.append(axis)
             if isinstance(e.value, int):
-                e = e._replace(value=_static_int(e.value, axis, shape[axis], clamp=True))
+                e = e._replace(value=_static_int(e.value, axis, shape[axis], True, wrap))
             else:
                 dynamic[axis] = e.value
         static_entries.append(e)
@@ -398,7 +402,7 @@ def _basic_getitem(x: Any, entries: list[_Entry]) -> Any:
             if sd.definitely_equal(sizes[axis], 0):
                 raise IndexError(f"index is out of bounds for axis {axis} with size 0")
             starts[axis], sizes[axis] = i, 1
-        out = _slicing.dynamic_slice(out, starts, sizes)
+        out = _slicing.dynamic_slice(out, starts, sizes, allow_negative_indices=wrap)
     if int_axes:
         out = _shape_ops.squeeze(out, int_axes)
     new_axes = _new_axis_positions(entries)
@@ -441,15 +445,15 @@ def _is_host(x: Any) -> bool:
     return isinstance(x, np.ndarray | np.generic | int)
 
 
-def _wrap_negative(i: Any, size: Any, dtype: np.dtype) -> Any:
-    """Index `i` as `dtype`, negative values wrapped once by adding `size`."""
+def _wrap_negative(i: Any, size: Any, dtype: np.dtype, wrap: bool = True) -> Any:
+    """Index `i` as `dtype`, negative values wrapped once by adding `size` (if `wrap`)."""
     if _is_host(i) and type(size) is int:
         i = np.asarray(i)
-        if dtypes.issubdtype(i.dtype, np.signedinteger):
+        if wrap and dtypes.issubdtype(i.dtype, np.signedinteger):
             i = np.where(i < 0, i.astype(np.int64) + size, i)
         return i.astype(dtype)
     idx_dtype = _u.dtype(i)
-    if dtypes.issubdtype(idx_dtype, np.signedinteger):
+    if wrap and dtypes.issubdtype(idx_dtype, np.signedinteger):
         # Wrap in a type wide enough for `size` (int8 indices into 1000 elements).
         wide = dtypes.promote_types(idx_dtype, dtype)
         i = lax._convert_element_type(i, wide)
@@ -459,7 +463,7 @@ def _wrap_negative(i: Any, size: Any, dtype: np.dtype) -> Any:
     return lax._convert_element_type(i, dtype)
 
 
-def _indexer(shape: tuple, entries: list[_Entry], adjacent: bool) -> _Indexer:
+def _indexer(shape: tuple, entries: list[_Entry], adjacent: bool, wrap: bool = True) -> _Indexer:
     dtype = _index_dtype(shape)
     advanced = [e for e in entries if e.kind in _ADVANCED_KINDS]
     adv_shapes = [tuple(e.shape) for e in advanced]
@@ -499,7 +503,7 @@ def _indexer(shape: tuple, entries: list[_Entry], adjacent: bool) -> _Indexer:
             if ("adv",) not in layout:
                 layout.append(("adv",))
             for axis, value in zip(e.axes, _entry_arrays(e)):
-                columns.append((axis, ("adv", _wrap_negative(value, shape[axis], dtype))))
+                columns.append((axis, ("adv", _wrap_negative(value, shape[axis], dtype, wrap))))
                 slice_sizes[axis] = 1
 
     result_shape, gather_shape, batch_shape = [], [], []
@@ -616,6 +620,7 @@ def getitem(
     unique_indices: bool = False,
     mode: str | GatherScatterMode | None = None,
     fill_value: Any = None,
+    normalize_indices: bool = True,
 ) -> Any:
     """`x[idx]` with NumPy's indexing rules and JAX's out-of-bound behaviour.
 
@@ -628,6 +633,8 @@ def getitem(
         does), "clip" (clamped), "fill" (read as `fill_value`).
       fill_value: for mode="fill"; by default NaN for inexact types, the minimum
         of signed, the maximum of unsigned integers, True for booleans.
+      normalize_indices: whether negative integer indices count from the end
+        (once) before `mode` applies; `take`'s "clip" turns it off.
 
     Returns:
       The indexed array.
@@ -650,10 +657,10 @@ def getitem(
     fill = mode is GatherScatterMode.FILL_OR_DROP
     has_ints = any(e.kind == "int" for e in parsed.entries)
     if not parsed.advanced and not (fill and has_ints):
-        return _basic_getitem(x, parsed.entries)
+        return _basic_getitem(x, parsed.entries, normalize_indices)
     x, entries = _apply_slices(x, parsed.entries)
     shape = _u.shape(x)
-    ix = _indexer(shape, entries, parsed.adjacent)
+    ix = _indexer(shape, entries, parsed.adjacent, normalize_indices)
     if _size_is_zero(ix.result_shape):
         return _filled(x, ix.result_shape, 0)
     empty_axes = [a for a in ix.collapsed if sd.definitely_equal(shape[a], 0)]
@@ -798,9 +805,20 @@ def _check_int_indices(name: str, indices: Any) -> None:
         raise TypeError(f"{name}: indices must be of integer type, got {_u.dtype(indices).name}")
 
 
-def _wrap_mod(i: Any, size: Any) -> Any:
+def _fit_indices(i: Any, size: int) -> Any:
+    """Indices in a type that holds `size` (narrow integer indices become int32)."""
+    if size > dtypes.iinfo(_u.dtype(i)).max:
+        return _u.convert(i, _index_dtype((size,)))
+    return i
+
+
+def _wrap_mod(i: Any, size: int) -> Any:
     """Indices taken modulo `size` (NumPy's mode="wrap")."""
+    i = _fit_indices(i, size)
     return _ufuncs.remainder(i, _u.scalar_like(size, i))
+
+
+_TAKE_MODES = ("fill", "clip", "wrap")
 
 
 def take(
@@ -820,19 +838,26 @@ def take(
       indices: an integer array of any shape.
       axis: the axis to take along; None flattens `a` first.
       out: unsupported (must be None).
-      mode: out-of-bound indices: "fill" (the default; they read `fill_value`),
-        "clip" (clamped into range), "wrap" (taken modulo the axis size) or
-        "promise_in_bounds". "raise" is not supported.
+      mode: out-of-bound indices: "fill" (the default: negative indices count
+        from the end once, indices still out of range read `fill_value`),
+        "clip" (clamped into `[0, size - 1]`, as NumPy: negative indices read
+        the first element) or "wrap" (taken modulo the axis size). "raise" is
+        not supported.
       unique_indices, indices_are_sorted: promises passed on to the gather.
       fill_value: the value read for out-of-bound indices with mode="fill".
 
     Returns:
       An array of shape `a.shape[:axis] + indices.shape + a.shape[axis + 1:]`.
 
+    Raises:
+      ValueError: `mode` is not one of the above.
+
     Example:
       >>> import polyjax.numpy as jnp
       >>> jnp.take(jnp.array([10., 20., 30.]), jnp.array([2, 5, -1]))
       Array([30., nan, 30.], dtype=float32)
+      >>> jnp.take(jnp.array([10., 20., 30.]), jnp.array([2, 5, -1]), mode="clip")
+      Array([30., 30., 10.], dtype=float32)
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
@@ -844,26 +869,25 @@ def take(
         mode = "fill"
     if mode == "raise":
         raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
-    if mode == "wrap":
-        size = _u.shape(a)[axis]
+    # Only NumPy's names: JAX's take refuses the gather modes ("drop",
+    # "promise_in_bounds", GatherScatterMode values).
+    if isinstance(mode, GatherScatterMode) or mode not in _TAKE_MODES:
+        raise ValueError(f"Invalid mode '{mode}' for np.take")
+    size = _u.shape(a)[axis]
+    if mode in ("wrap", "clip"):
         if sd.definitely_equal(size, 0) and not _size_is_zero(_u.shape(indices)):
             raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
-        indices = _wrap_mod(indices, size) if not sd.definitely_equal(size, 0) else indices
-        mode = GatherScatterMode.PROMISE_IN_BOUNDS
-    elif not isinstance(mode, GatherScatterMode) and mode not in (
-        "fill",
-        "clip",
-        "drop",
-        "promise_in_bounds",
-    ):
-        raise ValueError(f"Invalid mode for jnp.take: {mode!r}")
+        if mode == "wrap" and not sd.definitely_equal(size, 0):
+            indices = _wrap_mod(indices, size)
     return getitem(
         a,
         (_builtin_slice(None),) * axis + (indices,),
-        mode=mode,
+        mode={"fill": "fill", "clip": "clip", "wrap": "promise_in_bounds"}[mode],
         fill_value=fill_value,
         indices_are_sorted=indices_are_sorted,
         unique_indices=unique_indices,
+        # NumPy's "clip" clamps negative indices to 0 (as JAX's take does).
+        normalize_indices=mode != "clip",
     )
 
 
@@ -921,8 +945,11 @@ def take_along_axis(
       arr: the array.
       indices: an integer array of `arr`'s rank (1-D when `axis` is None).
       axis: the axis to take along; None flattens `arr` first.
-      mode: out-of-bound indices: "fill" (the default), "clip" or
-        "promise_in_bounds".
+      mode: out-of-bound indices: "fill" (the default; "drop" is a synonym),
+        "clip" or "promise_in_bounds", or a `GatherScatterMode`. Negative
+        indices count from the end once, except with the string
+        "promise_in_bounds" (a promise that indices lie in `[0, size)`; they
+        are clamped), as in JAX.
       fill_value: the value read for out-of-bound indices with mode="fill".
 
     Returns:
@@ -942,6 +969,9 @@ def take_along_axis(
     out_shape = _along_axis_shapes(
         "take_along_axis", arr_shape, _u.shape(indices), axis, broadcast_arr=True
     )
+    # As in JAX, negative indices count from the end, except with the string
+    # "promise_in_bounds" (indices promised in [0, size); the enum value wraps).
+    wrap = not (isinstance(mode, str) and mode == "promise_in_bounds")
     mode = GatherScatterMode.FILL_OR_DROP if mode is None else GatherScatterMode.from_any(mode)
     if _size_is_zero(out_shape):
         return _filled(arr, out_shape, 0)
@@ -953,7 +983,7 @@ def take_along_axis(
         raise IndexError(f"index is out of bounds for axis {axis} with size 0")
     arr = _u.broadcast_to(arr, out_shape[:axis] + (size,) + out_shape[axis + 1 :])
     dtype = _index_dtype(arr_shape)
-    indices = _wrap_negative(_u.broadcast_to(indices, out_shape), size, dtype)
+    indices = _wrap_negative(_u.broadcast_to(indices, out_shape), size, dtype, wrap)
     batch = tuple(d for d in range(rank) if d != axis)
     dnums = GatherDimensionNumbers(
         offset_dims=(),
@@ -1067,13 +1097,14 @@ def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = Tr
     if 0 in (size, n, m):
         return a
     if mode is None or mode == "clip":
+        ind = _fit_indices(ind, size)
         ind = lax.clamp(_u.scalar_like(0, ind), ind, _u.scalar_like(size - 1, ind))
     elif mode == "wrap":
         ind = _wrap_mod(ind, size)
     elif mode == "raise":
         raise NotImplementedError("The 'raise' mode to jnp.put is not supported.")
     else:
-        raise ValueError(f"jnp.put: mode should be one of 'wrap' or 'clip'; got {mode!r}")
+        raise ValueError(f"mode should be one of 'wrap' or 'clip'; got {mode=}")
     if m != n:  # NumPy repeats `v` cyclically to the length of `ind`
         v = _shape_ops.concatenate([v] * -(-n // m), 0) if m < n else v
         v = _shape_ops.slice_in_dim(v, 0, n, 1, 0)

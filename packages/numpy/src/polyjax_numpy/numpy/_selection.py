@@ -236,7 +236,7 @@ def choose(a: Any, choices: Sequence[Any], out: None = None, mode: str = "raise"
     elif mode == "clip":
         a = lax.clamp(_u.scalar_like(0, a), a, _u.scalar_like(n - 1, a))
     else:
-        raise ValueError(f"invalid mode {mode!r}; expected 'raise', 'wrap' or 'clip'")
+        raise ValueError(f"{mode=} not understood. Must be 'raise', 'wrap', or 'clip'")
     a, *values = broadcast_arrays(_u.convert(a, _I32), *_u.promote_dtypes(*choices))
     return lax.select_n(a, *values) if n > 1 else values[0]
 
