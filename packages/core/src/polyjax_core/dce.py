@@ -14,15 +14,16 @@ a rule in `dce_rules`: `rule(used_outputs, eqn) -> (used_inputs, new_eqn or None
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, map_jaxprs_in_params
 from polyjax_core.lists import partition_list
+from polyjax_core.rules import RuleTable
 
 __all__ = ["dce_jaxpr", "dce_rules"]
 
 DceRule = Callable[[list[bool], JaxprEqn], tuple[list[bool], JaxprEqn | None]]
-dce_rules: dict[Any, DceRule] = {}
+# Looked up with `.get`: a primitive without a rule gets the generic treatment below.
+dce_rules: RuleTable = RuleTable("dead-code elimination")
 
 
 def dce_jaxpr(
