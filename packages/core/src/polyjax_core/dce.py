@@ -44,11 +44,9 @@ def dce_jaxpr(
 
     Example:
       >>> import numpy as np
-      >>> from polyjax_core.make_jaxpr import make_jaxpr
-      >>> from polyjax_core.primitive import Primitive
+      >>> from polyjax_core import Primitive, make_jaxpr
       >>> sin_p = Primitive("sin")
-      >>> impl = sin_p.def_impl(np.sin)
-      >>> rule = sin_p.def_abstract_eval(lambda x: x)
+      >>> impl, rule = sin_p.def_impl(np.sin), sin_p.def_abstract_eval(lambda x: x)
       >>> closed = make_jaxpr(lambda x, y: (sin_p.bind(x), y))(np.float32(1.0), np.float32(2.0))
       >>> new, used_inputs = dce_jaxpr(closed.jaxpr, [True, False])
       >>> used_inputs

@@ -187,11 +187,9 @@ class ClosedJaxpr:
 
     Example:
       >>> import numpy as np
-      >>> from polyjax_core.make_jaxpr import make_jaxpr
-      >>> from polyjax_core.primitive import Primitive
+      >>> from polyjax_core import Primitive, make_jaxpr
       >>> sin_p = Primitive("sin")
-      >>> impl = sin_p.def_impl(np.sin)
-      >>> rule = sin_p.def_abstract_eval(lambda x: x)
+      >>> impl, rule = sin_p.def_impl(np.sin), sin_p.def_abstract_eval(lambda x: x)
       >>> closed = make_jaxpr(lambda x: sin_p.bind(x))(np.float32(1.0))
       >>> closed.in_avals, closed.out_avals, closed.consts
       ([ShapedArray(float32[])], [ShapedArray(float32[])], [])

@@ -52,11 +52,9 @@ def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
 
     Example:
       >>> import numpy as np
-      >>> from polyjax_core.make_jaxpr import make_jaxpr
-      >>> from polyjax_core.primitive import Primitive
+      >>> from polyjax_core import Primitive, make_jaxpr
       >>> sin_p = Primitive("sin")
-      >>> impl = sin_p.def_impl(np.sin)
-      >>> rule = sin_p.def_abstract_eval(lambda x: x)
+      >>> impl, rule = sin_p.def_impl(np.sin), sin_p.def_abstract_eval(lambda x: x)
       >>> check_jaxpr(make_jaxpr(lambda x: sin_p.bind(x))(np.float32(1.0)))  # None: well typed
     """
     top = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr

@@ -35,11 +35,9 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
 
     Example:
       >>> import numpy as np
-      >>> from polyjax_core.make_jaxpr import make_jaxpr
-      >>> from polyjax_core.primitive import Primitive
+      >>> from polyjax_core import Primitive, make_jaxpr
       >>> sin_p = Primitive("sin")
-      >>> impl = sin_p.def_impl(np.sin)
-      >>> rule = sin_p.def_abstract_eval(lambda x: x)
+      >>> impl, rule = sin_p.def_impl(np.sin), sin_p.def_abstract_eval(lambda x: x)
       >>> closed = make_jaxpr(lambda x: sin_p.bind(x))(np.float32(0.0))
       >>> eval_jaxpr(closed.jaxpr, closed.consts, np.float32(0.0))
       [np.float32(0.0)]

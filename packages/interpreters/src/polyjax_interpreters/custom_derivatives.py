@@ -113,6 +113,7 @@ def zero_from_primal(x: Any, symbolic_zeros: bool = False) -> Any:
     """Zero tangents for the pytree `x`: `SymbolicZero`s, or arrays of zeros.
 
     Example:
+      >>> import polyjax.numpy  # with the array library loaded, zeros are Arrays
       >>> zero_from_primal((1.0, 2))
       (Array(0., dtype=float32, weak_type=True), array((b'',), dtype=[('float0', 'V')]))
     """
@@ -359,21 +360,13 @@ def _at_front(axis_data: batching.AxisData, trace: batching.BatchTrace, x: Any) 
     return batching.bdim_at_front(val, dim, axis_data.size)
 
 
-# ---------------------------------------------------------------------------
-# custom_jvp
-
-
-class _JVPRule:
-    """The user's JVP rule over flat values: what `custom_jvp_call` carries as `jvp_jaxpr_fun`.
-
-    Called as `rule(nondiff_values, primals, tangents)` with flat lists
-    (tangents may be `ad.Zero`); returns flat `(primals_out, tangents_out)`
-    (tangents may be `ad.Zero`). Printed as the rule's name.
-    """
+class _UserRule:
+    """A user's custom rule (a custom_jvp's jvp, a custom_vjp's fwd) over flat values,
+    with what checking its results against the function needs. Printed as its name."""
 
     def __init__(
         self,
-        jvp: Callable[..., Any],
+        rule: Callable[..., Any],
         fun_name: str,
         nondiff_argnums: tuple[int, ...],
         nondiff: _Nondiff,
@@ -382,9 +375,9 @@ class _JVPRule:
         out_avals: Sequence[AbstractValue],
         symbolic_zeros: bool,
     ):
-        self.jvp = jvp
+        self.rule = rule
         self.fun_name = fun_name
-        self.name = _fun_name(jvp)
+        self.name = _fun_name(rule)
         self.nondiff_argnums = nondiff_argnums
         self.nondiff = nondiff
         self.num_nondiff = len(nondiff.dyn_pos)
@@ -396,6 +389,19 @@ class _JVPRule:
     def __str__(self) -> str:
         return self.name
 
+
+# ---------------------------------------------------------------------------
+# custom_jvp
+
+
+class _JVPRule(_UserRule):
+    """The user's JVP rule over flat values: what `custom_jvp_call` carries as `jvp_jaxpr_fun`.
+
+    Called as `rule(nondiff_values, primals, tangents)` with flat lists
+    (tangents may be `ad.Zero`); returns flat `(primals_out, tangents_out)`
+    (tangents may be `ad.Zero`). Printed as the rule's name.
+    """
+
     def __call__(
         self, nondiff_values: Sequence[Any], primals: Sequence[Any], tangents: Sequence[Any]
     ) -> tuple[list[Any], list[Any]]:
@@ -404,7 +410,7 @@ class _JVPRule:
             self.in_tree, [_tangent_in(t, self.symbolic_zeros) for t in tangents]
         )
         static = self.nondiff.rebuild(nondiff_values) if self.nondiff_argnums else []
-        out = self.jvp(*static, primals_tree, tangents_tree)
+        out = self.rule(*static, primals_tree, tangents_tree)
         if not (isinstance(out, tuple | list) and len(out) == 2):
             raise TypeError(
                 f"Custom JVP rule {self.name} for function {self.fun_name} must produce a pair "
@@ -574,7 +580,27 @@ def _custom_jvp_call_batch(
 batching.axis_primitive_batchers[custom_jvp_call_p] = _custom_jvp_call_batch
 
 
-class custom_jvp:
+class _CustomFunction:
+    """What `custom_jvp` and `custom_vjp` share: the wrapped function, its
+    non-differentiable arguments, and binding as a method."""
+
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        nondiff_argnums: Sequence[int] = (),
+        nondiff_argnames: Sequence[str] = (),
+    ):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
+        self.nondiff_argnames = tuple(nondiff_argnames)
+        self.symbolic_zeros = False
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else functools.partial(self, obj)
+
+
+class custom_jvp(_CustomFunction):
     """A function with a custom JVP (forward-mode derivative) rule.
 
     Use as a decorator, then define the rule with `defjvp` (or `defjvps`).
@@ -606,15 +632,8 @@ class custom_jvp:
         nondiff_argnums: Sequence[int] = (),
         nondiff_argnames: Sequence[str] = (),
     ):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
-        self.nondiff_argnames = tuple(nondiff_argnames)
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.jvp: Callable[..., Any] | None = None
-        self.symbolic_zeros = False
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        return self if obj is None else functools.partial(self, obj)
 
     def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
         """Defines the JVP rule: `jvp(*nondiff_args, primals, tangents) -> (out, tangent_out)`.
@@ -703,36 +722,12 @@ class custom_jvp:
 # custom_vjp
 
 
-class _FwdRule:
+class _FwdRule(_UserRule):
     """The user's fwd over flat values: what `custom_vjp_call` carries as `fwd_jaxpr_thunk`.
 
     Called as `fwd(primals, in_zeros)`, it runs the forward pass under the
     current trace and returns `(primals_out, residual_leaves, residual_tree)`.
     """
-
-    def __init__(
-        self,
-        fwd: Callable[..., Any],
-        fun_name: str,
-        nondiff_argnums: tuple[int, ...],
-        nondiff: _Nondiff,
-        in_tree: Any,
-        out_tree: Any,
-        out_avals: Sequence[AbstractValue],
-        symbolic_zeros: bool,
-    ):
-        self.fwd = fwd
-        self.fun_name = fun_name
-        self.name = _fun_name(fwd)
-        self.nondiff_argnums = nondiff_argnums
-        self.nondiff = nondiff
-        self.in_tree = in_tree
-        self.out_tree = out_tree
-        self.out_avals = list(out_avals)
-        self.symbolic_zeros = symbolic_zeros
-
-    def __str__(self) -> str:
-        return self.name
 
     def __call__(
         self, primals: Sequence[Any], in_zeros: Sequence[bool]
@@ -741,7 +736,7 @@ class _FwdRule:
             primals = [CustomVJPPrimal(p, not z) for p, z in zip(primals, in_zeros)]
         args = tree_unflatten(self.in_tree, primals)
         static = self.nondiff.rebuild([]) if self.nondiff_argnums else []
-        out = self.fwd(*_merge_args(self.nondiff_argnums, static, args))
+        out = self.rule(*_merge_args(self.nondiff_argnums, static, args))
         if not (isinstance(out, tuple | list) and len(out) == 2):
             raise TypeError(
                 f"Custom VJP fwd rule {self.name} for function {self.fun_name} must produce a "
@@ -1105,7 +1100,7 @@ def _custom_lin_transpose(
 ad.primitive_transposes[custom_lin_p] = _custom_lin_transpose
 
 
-class custom_vjp:
+class custom_vjp(_CustomFunction):
     """A function with a custom VJP (reverse-mode derivative) rule.
 
     Use as a decorator, then define the rule with `defvjp(fwd, bwd)`.
@@ -1134,17 +1129,10 @@ class custom_vjp:
         nondiff_argnums: Sequence[int] = (),
         nondiff_argnames: Sequence[str] = (),
     ):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
-        self.nondiff_argnames = tuple(nondiff_argnames)
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
-        self.symbolic_zeros = False
         self.optimize_remat = False
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        return self if obj is None else functools.partial(self, obj)
 
     def defvjp(
         self,
