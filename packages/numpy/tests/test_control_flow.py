@@ -67,7 +67,7 @@ def test_cond_pytree_operands_and_closure():
 
 
 def test_cond_branch_type_mismatch():
-    with pytest.raises(TypeError, match="identical types"):
+    with pytest.raises(TypeError, match="cond branches must have equal output types"):
         lax.cond(True, lambda x: x, lambda x: x.astype(np.int32), _rand(2))
     with pytest.raises(TypeError, match="structure"):
         lax.cond(True, lambda x: (x, x), lambda x: x, _rand(2))

@@ -55,12 +55,79 @@ def test_cholesky_values(dtype, shape):
         np.testing.assert_allclose(out, np.linalg.cholesky(x), rtol=_tol(dtype), atol=_tol(dtype))
 
 
+def _assert_failed_factor(out, lower):
+    """JAX's failed factorization: NaN (``nan+nanj``) on and below (above) the
+    diagonal, an exact +0 in the other triangle."""
+    out = np.asarray(out)
+    n = out.shape[-1]
+    keep = np.tri(n, dtype=bool) if lower else np.tri(n, dtype=bool).T
+    assert np.isnan(out.real[..., keep]).all()
+    if out.dtype.kind == "c":
+        assert np.isnan(out.imag[..., keep]).all()
+    zeros = out[..., ~keep]
+    assert (zeros == 0).all() and not np.signbit(zeros.real).any()
+
+
 def test_cholesky_failure_is_nan():
     x = _spd((3, 3, 3), f32)
     x[1] = -np.eye(3)
     out = np.asarray(linalg.cholesky(x))
-    assert np.isnan(out[1]).all()
+    _assert_failed_factor(out[1], lower=True)
     assert np.isfinite(out[[0, 2]]).all()
+
+
+_NOT_PD = np.array([[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+
+
+def _cholesky_entry_points():
+    from polyjax_numpy.numpy import linalg as jla
+    from polyjax_numpy.scipy import linalg as sla_
+
+    return {
+        "lax": (linalg.cholesky, True),
+        "jnp": (jla.cholesky, True),
+        "jnp_upper": (lambda a: jla.cholesky(a, upper=True), False),
+        "scipy": (sla_.cholesky, False),
+        "scipy_lower": (lambda a: sla_.cholesky(a, lower=True), True),
+        "cho_factor": (lambda a: sla_.cho_factor(a)[0], False),
+        "cho_factor_lower": (lambda a: sla_.cho_factor(a, lower=True)[0], True),
+    }
+
+
+@pytest.mark.parametrize("entry", list(_cholesky_entry_points()))
+@pytest.mark.parametrize("dtype", [f32, f64, c64])
+@pytest.mark.parametrize("mode", ["eager", "jit", "vmap"])
+def test_cholesky_of_non_positive_definite_sweep(entry, dtype, mode):
+    # Every Cholesky entry point, as JAX: NaN in the factor's triangle, zeros elsewhere;
+    # positive definite matrices of the same batch are unaffected.
+    fun, lower = _cholesky_entry_points()[entry]
+    with config.enable_x64(dtype == f64):
+        good = _spd((3, 3), dtype)
+        x = np.stack([good, _NOT_PD.astype(dtype), -np.eye(3, dtype=dtype)])
+        if mode == "eager":
+            out = np.asarray(fun(x[1]))[None]
+            out = np.concatenate([np.asarray(fun(x[0]))[None], out, np.asarray(fun(x[2]))[None]])
+        elif mode == "jit":
+            out = np.stack([np.asarray(jit(fun)(m)) for m in x])
+        else:
+            out = np.asarray(vmap(fun)(x))
+    assert out.dtype == dtype
+    _assert_failed_factor(out[1:], lower)
+    expect = np.linalg.cholesky(good)
+    expect = expect if lower else np.conj(expect.T)
+    np.testing.assert_allclose(out[0], expect, rtol=_tol(dtype), atol=_tol(dtype))
+
+
+def test_qr_of_nan_keeps_r_triangular():
+    # R is selected from the factored matrix, so its lower triangle is an exact +0
+    # even where the input is NaN or the elimination leaves -0.
+    x = np.array([[1.0, np.nan, 0.0], [np.nan, 1.0, 0.0], [0.0, 0.0, 2.0]], f32)
+    _, r = linalg.qr(x)
+    low = np.asarray(r)[np.tri(3, k=-1, dtype=bool)]
+    assert (low == 0).all() and not np.signbit(low).any()
+    s = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 2.0]], f32)
+    _, r = linalg.qr(s)
+    assert not np.signbit(np.asarray(r)[np.tri(3, k=-1, dtype=bool)]).any()
 
 
 def test_cholesky_reads_lower_triangle_without_symmetrize():
@@ -397,7 +464,9 @@ def test_eig_failure_is_nan():
     x[1, 0, 1] = np.inf
     for out in linalg.eig(x):
         out = np.asarray(out)
-        assert np.isnan(out[1]).all() and np.isfinite(out[[0, 2]]).all()
+        # complex NaN is nan+nanj, as in JAX
+        assert np.isnan(out[1].real).all() and np.isnan(out[1].imag).all()
+        assert np.isfinite(out[[0, 2]]).all()
 
 
 def test_eig_vmap_and_jit():

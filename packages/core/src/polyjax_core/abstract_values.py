@@ -12,9 +12,11 @@ Shapes may hold symbolic dimensions (`polyjax_core.symbolic_dims.DimExpr`) next
 to ints: `f32[b,2*b]`.
 
 `get_aval(x)` maps a concrete value (a NumPy array or scalar, a Python scalar,
-anything with `__jax_array__`, or a type a higher package registered with
-`register_aval_handler`) to its abstract value, canonicalizing 64-bit dtypes to
-32-bit unless `jax_enable_x64` is on, as JAX does.
+or a type a higher package registered with `register_aval_handler`) to its
+abstract value, canonicalizing 64-bit dtypes to 32-bit unless `jax_enable_x64`
+is on, as JAX does. An object with `__jax_array__` is refused with JAX's
+`ValueError` (`jax_array_error`): as in JAX, only explicit conversions
+(`jnp.asarray`, and what calls it) use that protocol.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "ShapeDtypeStruct",
     "ShapedArray",
     "get_aval",
+    "jax_array_error",
     "register_aval_handler",
     "shaped_abstractify",
     "short_dtype_name",
@@ -249,8 +252,8 @@ def get_aval(x: Any) -> AbstractValue:
     """The abstract value of a concrete value or tracer.
 
     Args:
-      x: a NumPy array or scalar, a Python bool/int/float/complex, a tracer, an
-        object with `__jax_array__`, or a value of a registered type.
+      x: a NumPy array or scalar, a Python bool/int/float/complex, a tracer, or a
+        value of a registered type.
 
     Returns:
       Its abstract value, with the dtype canonicalized (64-bit becomes 32-bit
@@ -258,6 +261,7 @@ def get_aval(x: Any) -> AbstractValue:
 
     Raises:
       TypeError: `x` is not a valid array value.
+      ValueError: `x` has `__jax_array__` (JAX no longer converts it here).
       OverflowError: a Python int does not fit the default integer type.
 
     Example:
@@ -269,8 +273,19 @@ def get_aval(x: Any) -> AbstractValue:
     if handler is not None:
         return handler(x)
     if hasattr(x, "__jax_array__"):
-        return get_aval(x.__jax_array__())
+        raise jax_array_error()
     raise TypeError(f"Value {x!r} of type {typ} is not a valid JAX type")
+
+
+def jax_array_error() -> ValueError:
+    """JAX's error for an object with `__jax_array__` met where an array's type is
+    needed: only `jnp.asarray`/`jnp.array` (and the functions and operators that
+    call them) convert such objects; primitives no longer do."""
+    return ValueError(
+        "Triggering __jax_array__() during abstractification is no longer supported. To "
+        "avoid this error, either explicitly convert your object using jax.numpy.array(), "
+        "or register your object as a pytree."
+    )
 
 
 def shaped_abstractify(x: Any) -> AbstractValue:

@@ -817,8 +817,6 @@ def _put_leaf(x: Any, device: Any, donate: bool, may_alias: bool | None) -> Any:
         if _traced_put is not None and device is not None and not isinstance(device, _jax.Device):
             return _traced_put(x, _as_sharding(device))
         return x
-    if hasattr(type(x), "__jax_array__"):
-        return _put_leaf(x.__jax_array__(), device, donate, may_alias)
     aval = get_aval(x)
     if device is None:
         return put_value(x, aval, _default_sharding(), False, may_alias=may_alias)

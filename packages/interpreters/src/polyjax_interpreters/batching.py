@@ -523,6 +523,9 @@ def _safe_shape(x: Any) -> tuple[Any, ...]:
     try:
         return tuple(_shape(x))
     except Exception:
+        if hasattr(x, "__jax_array__"):
+            raise  # JAX's error for the protocol, not a guessed shape
+
         try:
             import numpy as np
 

@@ -322,6 +322,7 @@ class GSPMDSharding(_jax.GSPMDSharding):
 
     Example:
       >>> from jaxlib import xla_client
+      >>> from polyjax_interpreters import backends
       >>> devs = backends.devices()
       >>> s = GSPMDSharding(devs, xla_client.HloSharding.replicate())
       >>> s.is_fully_replicated, s.shard_shape((4, 2))

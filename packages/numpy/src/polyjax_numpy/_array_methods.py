@@ -48,14 +48,14 @@ def _defer(fn: Callable[[Any, Any], Any], reflected: bool) -> Callable[[Any, Any
         def method(self: Any, other: Any) -> Any:
             if not _u.is_operand(other):
                 return NotImplemented
-            return fn(other, self)
+            return fn(_u.from_protocol(other), self)
 
     else:
 
         def method(self: Any, other: Any) -> Any:
             if not _u.is_operand(other):
                 return NotImplemented
-            return fn(self, other)
+            return fn(self, _u.from_protocol(other))
 
     method.__name__ = getattr(fn, "__name__", "op")
     return method

@@ -43,6 +43,8 @@ Areas (private modules):
   - `_optimization_barrier`: `optimization_barrier`;
   - `_sharding_constraint`: `with_sharding_constraint`, `reshard`;
   - `_lapack`: calls into jaxlib's LAPACK kernels, for `linalg`;
+  - `_extended`: arrays of an extended dtype (typed PRNG keys) in the structural
+    primitives;
   - `_transform_hooks`: what the transformations need from the array library,
     registered at import.
 
@@ -732,3 +734,26 @@ __all__ = [
     "zeta",
     "zeta_p",
 ]
+
+
+def _install_extended_rules() -> None:
+    from polyjax_numpy.lax import _elementwise, _extended, _shape_ops, _slicing
+
+    prims = (
+        _shape_ops.reshape_p,
+        _shape_ops.broadcast_in_dim_p,
+        _shape_ops.concatenate_p,
+        _shape_ops.transpose_p,
+        _shape_ops.squeeze_p,
+        _shape_ops.rev_p,
+        _shape_ops.slice_p,
+        _slicing.dynamic_slice_p,
+        _slicing.dynamic_update_slice_p,
+        _slicing.gather_p,
+        _slicing.scatter_p,
+        _elementwise.select_n_p,
+    )
+    _extended.install({p.name: p for p in prims})
+
+
+_install_extended_rules()

@@ -18,7 +18,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes
-from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.abstract_values import get_aval
 from polyjax_core.jaxpr import ClosedJaxpr, Var
 from polyjax_core.lists import partition_list
 from polyjax_core.primitive import Primitive
@@ -29,10 +29,9 @@ from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._loop_helpers import (
     _aval_of,
+    _check_branch_types,
     _closed_call,
-    _same_type,
     _trace_fun,
-    _type_str,
     _with_zero_outputs,
 )
 from polyjax_numpy.lax._shape_ops import (
@@ -111,33 +110,36 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     if p_aval.dtype != np.bool_:
         pred = _ew.ne(pred, _ew._convert_element_type(0, p_aval.dtype))
     index = _ew.convert_element_type(pred, np.int32)
-    return _cond(index, [false_fun, true_fun], operands)
+    return _cond(index, [false_fun, true_fun], operands, "cond", (1, 0))
 
 
-def _cond(index: Any, branches: list[Callable[..., Any]], operands: Sequence[Any]) -> Any:
+def _cond(
+    index: Any,
+    branches: list[Callable[..., Any]],
+    operands: Sequence[Any],
+    what: str = "switch",
+    order: Sequence[int] | None = None,
+) -> Any:
+    """Binds `cond_p`. ``what`` and ``order`` (the branches in the order the user
+    wrote them) shape the error messages only."""
     ops, in_tree = tree_flatten(tuple(operands))
     avals = [_aval_of(x) for x in ops]
     traced = [_trace_fun(f, in_tree, avals) for f in branches]
+    order = list(range(len(branches))) if order is None else list(order)
+    names = ["true_fun", "false_fun"] if what == "cond" else [f"branch {order[0]}"]
+    names += [f"branch{k}" for k in order[len(names) :]]
+    _check_branch_types(
+        what,
+        names,
+        [branches[k] for k in order],
+        [traced[k][2] for k in order],
+        [traced[k][0].out_avals for k in order],
+    )
     out_trees = [t[2] for t in traced]
-    for t in out_trees[1:]:
-        if t != out_trees[0]:
-            raise TypeError(
-                "branch 0 and another branch outputs must have same type structure, got "
-                f"{out_trees[0]} and {t}."
-            )
     outs0 = traced[0][0].out_avals
-    weak = [all(t[0].out_avals[k].weak_type for t in traced) for k in range(len(outs0))]
-    for i, (jx, _, _) in enumerate(traced[1:], 1):
-        if not all(_same_type(a, b) for a, b in zip(outs0, jx.out_avals)):
-            raise TypeError(
-                "branches 0 and "
-                f"{i} outputs must have identical types, got {_type_str(outs0)} and "
-                f"{_type_str(jx.out_avals)}."
-            )
-    if any(a.weak_type != w for t in traced for a, w in zip(t[0].out_avals, weak)):
-        # Weak and strong outputs mix: every branch returns the strong type.
-        conv = [ShapedArray(a.shape, a.dtype, w) for a, w in zip(outs0, weak)]
-        traced = [_trace_fun(f, in_tree, avals, conv) for f in branches]
+    if any(a.weak_type != b.weak_type for t in traced for a, b in zip(t[0].out_avals, outs0)):
+        # Weak and strong outputs mix: as in JAX, branch 0's weak types win.
+        traced = [_trace_fun(f, in_tree, avals, outs0) for f in branches]
     # Every branch takes every branch's closed-over values, then the operands.
     all_consts = [c for _, cs, _ in traced for c in cs]
     const_avals = [[_aval_of(c) for c in cs] for _, cs, _ in traced]

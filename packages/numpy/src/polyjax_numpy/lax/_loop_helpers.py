@@ -18,18 +18,20 @@ the body into a known and an unknown part), DCE, transpose and batching.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from jaxlib.mlir import ir
 
+from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.dce import dce_jaxpr
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from polyjax_core.jaxpr_eval import jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
-from polyjax_core.tree_util import tree_flatten, tree_unflatten
+from polyjax_core.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 from polyjax_interpreters import ad, mlir
 from polyjax_numpy.lax import _elementwise as _ew
 
@@ -110,6 +112,149 @@ def _with_zero_outputs(
 
 def _closed_call(closed: ClosedJaxpr, *args: Any) -> list[Any]:
     return list(jaxpr_as_fun(closed)(*args))
+
+
+# ---------------------------------------------------------------------------
+# Loop carry types, shared by scan and while_loop
+#
+# A loop body must return its carry with the carry's types. One exception, as in
+# JAX: a weakly typed initial carry (a Python scalar, say) whose body output has
+# another type is first promoted with that output type (`0` carried through
+# `c + 0.5` becomes a float32), converted to a strong array, and the body traced
+# once more; only then does a remaining mismatch raise.
+
+
+def _promote_weak_carries(
+    vals: Sequence[Any], in_avals: Sequence[Any], out_avals: Sequence[Any]
+) -> tuple[list[Any], list[Any]] | None:
+    """The initial carries and their avals after JAX's weak-carry promotion, or None
+    when no weakly typed carry meets a body output of another type."""
+    new_vals, new_avals, changed = list(vals), list(in_avals), False
+    for k, (a, b) in enumerate(zip(in_avals, out_avals)):
+        if not a.weak_type or (a.dtype == b.dtype and b.weak_type):
+            continue
+        try:
+            dtype = dtypes.result_type(a, b)
+        except (TypeError, ValueError):  # no promotion: the type check reports it
+            continue
+        new_vals[k] = _ew._convert_element_type(vals[k], dtype, weak_type=False)
+        new_avals[k] = a.update(dtype=dtype, weak_type=False)
+        changed = True
+    return (new_vals, new_avals) if changed else None
+
+
+def _first_param_name(fun: Callable[..., Any]) -> str:
+    """The name of ``fun``'s first parameter, by which errors call the carry."""
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        return "carry"
+    return params[0] if params else "carry"
+
+
+def _leaf_paths(tree: Any) -> list[str]:
+    """The key path (``[0]['a']``) of each leaf of the pytree structure ``tree``."""
+    try:
+        placeholder = tree_unflatten(tree, [object()] * tree.num_leaves)
+        return [keystr(p) for p, _ in tree_flatten_with_path(placeholder)[0]]
+    except Exception:  # a node whose unflatten rejects placeholders
+        return [f"[{k}]" for k in range(tree.num_leaves)]
+
+
+def _long_type(a: Any) -> str:
+    return a.str_short(short_dtypes=False)
+
+
+def _type_differences(a: Any, b: Any) -> str:
+    reasons = []
+    if a.dtype != b.dtype:
+        reasons.append("the dtypes do not match")
+    if a.shape != b.shape:
+        reasons.append("the shapes do not match")
+    return ", and ".join(reasons)
+
+
+def _check_carry_structure(what: str, name: str, in_tree: Any, out_tree: Any) -> None:
+    if in_tree != out_tree:
+        raise TypeError(
+            f"{what} body function carry input and carry output must have the same pytree "
+            f"structure, but they differ:\n\nThe input carry {name} is {in_tree} but the "
+            f"carry output is {out_tree}.\n\nRevise the function so that the carry output "
+            "has the same pytree structure as the carry input."
+        )
+
+
+def _check_carry_types(
+    what: str, name: str, tree: Any, in_avals: Sequence[Any], out_avals: Sequence[Any]
+) -> None:
+    """Raises JAX's TypeError listing every carry whose output type (dtype and shape;
+    weak types aside) differs from its input type."""
+    bad = [
+        (path, a, b)
+        for path, a, b in zip(_leaf_paths(tree), in_avals, out_avals)
+        if not _same_type(a, b)
+    ]
+    if not bad:
+        return
+
+    def describe(path: str, a: Any, b: Any) -> str:
+        who = f"carry component {name}{path}" if path else f"carry {name}"
+        return (
+            f"the input {who} has type {_long_type(a)} but the corresponding output carry "
+            f"component has type {_long_type(b)}, so {_type_differences(a, b)}"
+        )
+
+    raise TypeError(
+        f"{what} body function carry input and carry output must have equal types, but they "
+        f"differ:\n\n{_listed([describe(*x) for x in bad])}\n\nRevise the function so that "
+        "all output types match the corresponding input types."
+    )
+
+
+def _listed(items: Sequence[str]) -> str:
+    """One sentence, or a bulleted list of clauses."""
+    if len(items) == 1:
+        return items[0][0].upper() + items[0][1:] + "."
+    return ";\n".join(f"  * {x}" for x in items) + "."
+
+
+def _where(fun: Callable[..., Any]) -> str:
+    """``name at file:line`` for a user function, as error messages show it."""
+    name = getattr(fun, "__name__", None) or repr(fun)
+    code = getattr(inspect.unwrap(fun), "__code__", None)
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}" if code is not None else name
+
+
+def _check_branch_types(
+    what: str, names: Sequence[str], funs: Sequence[Callable[..., Any]], trees, avals
+) -> None:
+    """Raises JAX's TypeError when a branch's output structure or types (dtype and
+    shape; weak types aside) differ from branch 0's. ``names[i]`` names branch i."""
+    for i in range(1, len(funs)):
+        head = f"{names[0]} is {_where(funs[0])}\n{names[i]} is {_where(funs[i])}\n\n"
+        if trees[i] != trees[0]:
+            raise TypeError(
+                f"{what} branch outputs must have the same pytree structure, but they differ:"
+                f"\n\n{head}{names[0]} output is {trees[0]} but {names[i]} output is "
+                f"{trees[i]}.\n\nRevise {names[0]} and/or {names[i]} so that they have the "
+                "same pytree structure."
+            )
+        paths = _leaf_paths(trees[0])
+        bad = [
+            (path, a, b) for path, a, b in zip(paths, avals[0], avals[i]) if not _same_type(a, b)
+        ]
+        if bad:
+            clauses = [
+                f"the output of {names[0]}{f' at path {p}' if p else ''} has type "
+                f"{_long_type(a)} but the corresponding output of {names[i]} has type "
+                f"{_long_type(b)}, so {_type_differences(a, b)}"
+                for p, a, b in bad
+            ]
+            raise TypeError(
+                f"{what} branches must have equal output types but they differ.\n\n{head}"
+                f"{_listed(clauses)}\n\nRevise {names[0]} and/or {names[i]} so that all "
+                "output types match."
+            )
 
 
 # ---------------------------------------------------------------------------

@@ -33,11 +33,14 @@ from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._loop_helpers import (
     _aval_of,
+    _check_carry_structure,
+    _check_carry_types,
     _closed_call,
+    _first_param_name,
     _lower_invariants,
     _permute_invars,
     _permute_outvars,
-    _same_type,
+    _promote_weak_carries,
     _trace_fun,
 )
 from polyjax_numpy.lax._shape_ops import (
@@ -130,33 +133,19 @@ def scan(
         return tuple(out)
 
     carry_avals = [_aval_of(x) for x in init_flat]
-    for _ in range(2):
-        jaxpr, consts, out_tree = _trace_fun(body, in_tree, [*carry_avals, *x_avals])
-        if carry_trees[-1] != init_tree:
-            raise TypeError(
-                "scan body function carry input and carry output must have the same pytree "
-                f"structure, but they differ: the input carry is {init_tree} and the output "
-                f"carry is {carry_trees[-1]}."
-            )
-        outs = jaxpr.out_avals[: len(init_flat)]
-        for a, b in zip(carry_avals, outs):
-            if not _same_type(a, b):
-                raise TypeError(
-                    "scan body function carry input and carry output must have equal types: "
-                    f"the input carry component has type {a.str_short()} but the corresponding "
-                    f"output carry component has type {b.str_short()}."
-                )
-        if all(a.weak_type == b.weak_type for a, b in zip(carry_avals, outs)):
-            break
-        # A weakly typed initial carry meets a strong one: start from the strong type.
-        carry_avals = [
-            ShapedArray(a.shape, a.dtype, a.weak_type and b.weak_type)
-            for a, b in zip(carry_avals, outs)
-        ]
-        init_flat = [
-            _ew._convert_element_type(x, a.dtype, weak_type=a.weak_type)
-            for x, a in zip(init_flat, carry_avals)
-        ]
+    name = _first_param_name(f)
+
+    def trace(carry_avals: list[Any]) -> tuple[ClosedJaxpr, list[Any], Any]:
+        traced = _trace_fun(body, in_tree, [*carry_avals, *x_avals])
+        _check_carry_structure("scan", name, init_tree, carry_trees[-1])
+        return traced
+
+    jaxpr, consts, out_tree = trace(carry_avals)
+    promoted = _promote_weak_carries(init_flat, carry_avals, jaxpr.out_avals[: len(init_flat)])
+    if promoted is not None:
+        init_flat, carry_avals = promoted
+        jaxpr, consts, out_tree = trace(carry_avals)
+    _check_carry_types("scan", name, init_tree, carry_avals, jaxpr.out_avals[: len(init_flat)])
     n_in = len(consts) + len(init_flat) + len(xs_flat)
     outs = scan_p.bind(
         *consts,

@@ -142,8 +142,6 @@ def check_dtypes(
     """
     unary = len(avals) == 1
     for i, (aval, ok) in enumerate(zip(avals, accepted)):
-        if isinstance(aval.dtype, dtypes.ExtendedDType):
-            continue
         if aval.dtype == dtypes.float0:
             raise _float0_error(name, None if unary else i)
         if not accepts(aval.dtype, ok):

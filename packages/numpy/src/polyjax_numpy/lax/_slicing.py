@@ -598,6 +598,8 @@ def _tuple_fields(nt: Any) -> Any:
 
 
 def _default_fill(dtype: Any) -> Any:
+    if isinstance(dtype, dtypes.ExtendedDType):
+        return None  # extended arrays fill with their data's default (see _extended)
     dtype = np.dtype(dtype)
     if dtypes.issubdtype(dtype, np.inexact):
         return np.nan
@@ -651,7 +653,7 @@ def gather(
     dtype = get_aval(operand).dtype
     if mode is GatherScatterMode.FILL_OR_DROP:
         fill_value = _default_fill(dtype) if fill_value is None else fill_value
-        fill_value = _python_scalar(fill_value, dtype)
+        fill_value = None if fill_value is None else _python_scalar(fill_value, dtype)
     else:
         fill_value = None
     return gather_p.bind(

@@ -18,7 +18,8 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core import dtypes
+from polyjax_core.abstract_values import get_aval
 from polyjax_core.jaxpr import ClosedJaxpr, Var
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.lists import partition_list, split_list
@@ -31,11 +32,14 @@ from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._loop_helpers import (
     _aval_of,
+    _check_carry_structure,
+    _check_carry_types,
     _closed_call,
+    _first_param_name,
     _lower_invariants,
     _pad_invars,
     _permute_invars,
-    _same_type,
+    _promote_weak_carries,
     _trace_fun,
     _type_str,
 )
@@ -73,42 +77,31 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
     init_flat, tree = tree_flatten(init_val)
     in_tree = tree_flatten((init_val,))[1]
     avals = [_aval_of(x) for x in init_flat]
+    name = _first_param_name(body_fun)
     box: list[Any] = []
-    for _ in range(2):
+
+    def body(v: Any) -> Any:
+        o = body_fun(v)
+        box.append(tree_flatten(o)[1])
+        return o
+
+    def trace(avals: list[Any]) -> tuple[ClosedJaxpr, list[Any], ClosedJaxpr, list[Any]]:
         cj, cconsts, _ = _trace_fun(cond_fun, in_tree, avals)
         out = cj.out_avals
         if len(out) != 1 or out[0].shape != () or out[0].dtype != np.bool_:
             raise TypeError(
                 f"cond_fun must return a boolean scalar, but got output type(s) {_type_str(out)}."
             )
-
-        def body(v: Any, box: list[Any] = box) -> Any:
-            o = body_fun(v)
-            box.append(tree_flatten(o)[1])
-            return o
-
         bj, bconsts, _ = _trace_fun(body, in_tree, avals)
-        if box[-1] != tree:
-            raise TypeError(
-                "body_fun output and input must have identical types, but the structures "
-                f"differ: {tree} and {box[-1]}."
-            )
-        outs = bj.out_avals
-        for a, b in zip(avals, outs):
-            if not _same_type(a, b):
-                raise TypeError(
-                    "body_fun output and input must have identical types, got input "
-                    f"{a.str_short()} and output {b.str_short()}."
-                )
-        if all(a.weak_type == b.weak_type for a, b in zip(avals, outs)):
-            break
-        avals = [
-            ShapedArray(a.shape, a.dtype, a.weak_type and b.weak_type) for a, b in zip(avals, outs)
-        ]
-        init_flat = [
-            _ew._convert_element_type(x, a.dtype, weak_type=a.weak_type)
-            for x, a in zip(init_flat, avals)
-        ]
+        _check_carry_structure("while_loop", name, tree, box[-1])
+        return cj, cconsts, bj, bconsts
+
+    cj, cconsts, bj, bconsts = trace(avals)
+    promoted = _promote_weak_carries(init_flat, avals, bj.out_avals)
+    if promoted is not None:
+        init_flat, avals = promoted
+        cj, cconsts, bj, bconsts = trace(avals)
+    _check_carry_types("while_loop", name, tree, avals, bj.out_avals)
     outs = while_p.bind(
         *cconsts,
         *bconsts,
@@ -430,6 +423,28 @@ def _concrete_int(x: Any) -> int | None:
     return int(a)
 
 
+def _fori_index_type(lower: Any, upper: Any) -> tuple[np.dtype, bool]:
+    """The dtype and weak type of a traced `fori_loop` index.
+
+    As in JAX, the bounds must have one type, except that a Python int (weakly
+    typed) bound goes with any signed integer bound.
+
+    Raises:
+      TypeError: the bounds' types differ otherwise.
+    """
+    (dl, wl), (du, wu) = (
+        (dtypes.dtype(b, canonicalize=True), dtypes.is_weakly_typed(b)) for b in (lower, upper)
+    )
+    if dl == du:
+        return dl, wl and wu
+    for (d, w), (other, other_w) in (((dl, wl), (du, wu)), ((du, wu), (dl, wl))):
+        if w and not other_w and d.kind == "i" and other.kind == "i":
+            return other, False
+    raise TypeError(
+        f"lower and upper arguments to fori_loop must have equal types, got {dl.name} and {du.name}"
+    )
+
+
 def fori_loop(
     lower: Any,
     upper: Any,
@@ -453,24 +468,19 @@ def fori_loop(
     Returns:
       The final value.
     """
+    dtype, weak = _fori_index_type(lower, upper)
     lo, hi = _concrete_int(lower), _concrete_int(upper)
-    dtype = np.result_type(
-        *(
-            np.asarray(b).dtype
-            if not isinstance(b, int | Tracer)
-            else (_aval_of(b).dtype if isinstance(b, Tracer) else np.int32)
-            for b in (lower, upper)
-        )
-    )
     if lo is not None and hi is not None:
+        # Concrete bounds count like Python ints: the index is a weak int32, as in JAX.
+        one = _ew._convert_element_type(1, np.int32, weak_type=True)
 
-        def step(carry: Any, _: Any) -> Any:
-            i, x = carry
-            return (_ew.add(i, np.asarray(1, dtype)), body_fun(i, x)), None
+        def step(loop_carry: Any, _: Any) -> Any:
+            i, x = loop_carry
+            return (_ew.add(i, one), body_fun(i, x)), None
 
         (_, out), _ = scan(
             step,
-            (np.asarray(lo, dtype), init_val),
+            (_ew._convert_element_type(lo, np.int32, weak_type=True), init_val),
             None,
             length=max(hi - lo, 0),
             unroll=1 if unroll is None else unroll,
@@ -478,12 +488,13 @@ def fori_loop(
         return out
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are static.")
-    lower = _ew.convert_element_type(lower, dtype)
-    upper = _ew.convert_element_type(upper, dtype)
+    lower = _ew._convert_element_type(lower, dtype, weak_type=weak)
+    upper = _ew._convert_element_type(upper, dtype, weak_type=weak)
+    one = _ew._convert_element_type(1, dtype, weak_type=weak)
 
-    def body(c: Any) -> Any:
-        i, u, x = c
-        return _ew.add(i, np.asarray(1, dtype)), u, body_fun(i, x)
+    def body(loop_carry: Any) -> Any:
+        i, u, x = loop_carry
+        return _ew.add(i, one), u, body_fun(i, x)
 
     _, _, out = while_loop(lambda c: _ew.lt(c[0], c[1]), body, (lower, upper, init_val))
     return out

@@ -5,8 +5,9 @@ dimensions; leading dimensions are batch dimensions, which the LAPACK kernels
 loop over (so `vmap` just moves the mapped axis to the front).
 
 - `cholesky(x, symmetrize_input=True)`: the lower Cholesky factor (``potrf``);
-  where a factorization fails (the matrix is not positive definite) the whole
-  factor is NaN, as in JAX.
+  where a factorization fails (the matrix is not positive definite) the factor
+  is NaN on and below the diagonal and zero above, as in JAX. Every failed
+  factorization (``info != 0``) is NaN, ``nan+nanj`` for complex types.
 - `triangular_solve(a, b, ...)`: ``op(a) @ x = b`` or ``x @ op(a) = b`` for a
   triangular `a` (``trsm``); only `a`'s `lower` triangle is read.
 - `eig(x, ...)`: eigenvalues and left/right eigenvectors of a general matrix
@@ -52,10 +53,12 @@ from polyjax_numpy.lax._elementwise import (
     eq,
     mul,
     neg,
+    select_n,
     sub,
 )
 from polyjax_numpy.lax._reductions import argmax, reduce_sum
 from polyjax_numpy.lax._shape_ops import (
+    broadcast_in_dim,
     broadcasted_iota,
     expand_dims,
     pad,
@@ -114,17 +117,31 @@ def _H(x: Any) -> Any:
     return conj(x) if _is_complex(get_aval(x).dtype) else x
 
 
-def _tri_mask(aval: ShapedArray, lower: bool, diag: float = 1.0) -> np.ndarray:
-    n = aval.shape[-1]
-    m = aval.shape[-2]
-    mask = np.tri(m, n, -1) if lower else np.tri(n, m, -1).T
-    mask = mask + diag * np.eye(m, n)
-    return mask.astype(aval.dtype).reshape((1,) * (aval.ndim - 2) + (m, n))
-
-
 def _triangle(x: Any, lower: bool, diag: float = 1.0) -> Any:
-    """The `lower` (or upper) triangle of `x`, with the diagonal scaled by `diag`."""
-    return mul(x, _tri_mask(get_aval(x), lower, diag))
+    """The `lower` (or upper) triangle of `x`, with the diagonal scaled by `diag`.
+
+    The other triangle is selected away, not multiplied by zero, so that it is an
+    exact ``+0`` even where `x` holds negatives, infinities or NaNs there.
+    """
+    aval = get_aval(x)
+    m, n = aval.shape[-2:]
+    strict = np.tri(m, n, -1, dtype=bool) if lower else np.tri(n, m, -1, dtype=bool).T
+    dims = (aval.ndim - 2, aval.ndim - 1)
+    zeros = broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
+    if diag == 1.0:
+        on_diag = x
+    elif diag == 0.0:
+        on_diag = zeros
+    else:
+        on_diag = mul(x, np.asarray(diag, aval.dtype))
+    eye = broadcast_in_dim(np.eye(m, n, dtype=bool), aval.shape, dims)
+    return select_n(broadcast_in_dim(strict, aval.shape, dims), select_n(eye, zeros, on_diag), x)
+
+
+def _nans(ctx: Any, aval: ShapedArray) -> ir.Value:
+    """What a failed factorization returns: NaN (``nan+nanj`` when complex), as in JAX."""
+    nan = complex(np.nan, np.nan) if _is_complex(aval.dtype) else np.nan
+    return mlir.full_like_aval(ctx, nan, aval)
 
 
 def _primitive(name: str, abstract_eval: Any, lowering: Any, multiple_results=False) -> Primitive:
@@ -174,8 +191,8 @@ def _cholesky_lowering(ctx: Any, x: ir.Value) -> list:
     )
     lower = _batch_iota_mask(ctx, aval, lower=True)
     zeros = mlir.full_like_aval(ctx, 0, aval)
-    nans = mlir.full_like_aval(ctx, np.nan, aval)
-    out = hlo.select(ok, hlo.select(lower, factor, zeros), nans)
+    # As in JAX, a failed factorization is NaN on and below the diagonal, zero above.
+    out = hlo.select(lower, hlo.select(ok, factor, _nans(ctx, aval)), zeros)
     return [out]
 
 
@@ -213,8 +230,8 @@ def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
         that of a symmetric function; otherwise only the lower triangle of `x` is read.
 
     Returns:
-      `L`, lower triangular, upper triangle zero; all NaN for a matrix whose
-      factorization fails (not positive definite).
+      `L`, lower triangular, upper triangle zero; for a matrix whose factorization
+      fails (not positive definite) NaN on and below the diagonal, as in JAX.
     """
     if symmetrize_input:
         _cholesky_abstract_eval(get_aval(x))  # shape errors before symmetrizing
@@ -451,7 +468,7 @@ def _lu_lowering(ctx: Any, x: ir.Value) -> list:
     ok = mlir.broadcast_in_dim(
         ctx, ok, ShapedArray(aval.shape, np.dtype(bool)), tuple(range(len(batch)))
     )
-    factor = hlo.select(ok, factor, mlir.full_like_aval(ctx, np.nan, aval))
+    factor = hlo.select(ok, factor, _nans(ctx, aval))
     perm_rule = mlir.lower_fun(
         lambda p: lu_pivots_to_permutation(p, aval.shape[-2]), multiple_results=False
     )
@@ -554,8 +571,8 @@ def _eigh_lowering(ctx: Any, x: ir.Value, *, lower: bool, sort_eigenvalues: bool
     ok_w = mlir.broadcast_in_dim(
         ctx, ok, ShapedArray(w_aval.shape, np.dtype(bool)), tuple(range(len(batch)))
     )
-    v = hlo.select(ok_v, v, mlir.full_like_aval(ctx, np.nan, v_aval))
-    w = hlo.select(ok_w, w, mlir.full_like_aval(ctx, np.nan, w_aval))
+    v = hlo.select(ok_v, v, _nans(ctx, v_aval))
+    w = hlo.select(ok_w, w, _nans(ctx, w_aval))
     return [v, w]  # LAPACK sorts the eigenvalues in ascending order
 
 
@@ -729,7 +746,7 @@ def _nan_where_failed(ctx: Any, ok: ir.Value, out: ir.Value, aval: ShapedArray) 
     ok = mlir.broadcast_in_dim(
         ctx, ok, ShapedArray(aval.shape, np.dtype(bool)), tuple(range(len(batch)))
     )
-    return hlo.select(ok, out, mlir.full_like_aval(ctx, np.nan, aval))
+    return hlo.select(ok, out, _nans(ctx, aval))
 
 
 eig_p = _primitive("eig", _eig_abstract_eval, _eig_lowering, multiple_results=True)
@@ -1129,7 +1146,7 @@ def _svd_lowering(ctx: Any, x: ir.Value, *, full_matrices: bool, compute_uv: boo
         ok_b = mlir.broadcast_in_dim(
             ctx, ok, ShapedArray(a.shape, np.dtype(bool)), tuple(range(len(batch)))
         )
-        outs.append(hlo.select(ok_b, val, mlir.full_like_aval(ctx, np.nan, a)))
+        outs.append(hlo.select(ok_b, val, _nans(ctx, a)))
     return outs
 
 
@@ -1266,7 +1283,7 @@ def _tridiagonal_solve_lowering(ctx: Any, dl, d, du, b) -> list:
     ok = mlir.broadcast_in_dim(
         ctx, ok, ShapedArray(b_aval.shape, np.dtype(bool)), tuple(range(len(batch)))
     )
-    return [hlo.select(ok, x, mlir.full_like_aval(ctx, np.nan, b_aval))]
+    return [hlo.select(ok, x, _nans(ctx, b_aval))]
 
 
 tridiagonal_solve_p = _primitive(

@@ -111,10 +111,10 @@ def _is_traced_leaf(obj: Any) -> bool:
     return isinstance(obj, _u.ARRAY_TYPES) or hasattr(obj, "__jax_array__")
 
 
-def _leaves(obj: Any) -> list[Any]:
+def _leaves(obj: Any, convert: bool = True) -> list[Any]:
     if isinstance(obj, list | tuple):
-        return [leaf for o in obj for leaf in _leaves(o)]
-    if hasattr(obj, "__jax_array__") and not isinstance(obj, _u.ARRAY_TYPES):
+        return [leaf for o in obj for leaf in _leaves(o, convert)]
+    if convert and hasattr(obj, "__jax_array__") and not isinstance(obj, _u.ARRAY_TYPES):
         return [obj.__jax_array__()]
     return [obj]
 
@@ -200,7 +200,9 @@ def array(
             out = device_put(object, may_alias=False)  # a new buffer (e.g. before donation)
         else:
             out = object
-    elif isinstance(object, list | tuple) and any(map(_is_traced_leaf, _leaves(object))):
+    elif isinstance(object, list | tuple) and any(
+        map(_is_traced_leaf, _leaves(object, convert=False))
+    ):
         if dtype is None:
             dtype = dtypes.result_type(*_leaves(object))
         out = _stack_nested(object, dtype)
@@ -262,6 +264,7 @@ def copy(a: Any, order: str | None = None) -> Any:
       >>> jnp.copy(jnp.arange(3))
       Array([0, 1, 2], dtype=int32)
     """
+    a = _u.from_protocol(a)  # JAX converts `__jax_array__` here
     _u.check_arraylike("copy", a)
     return array(a, copy=True, order=order)
 
@@ -365,6 +368,7 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = No
       >>> jnp.zeros_like(jnp.arange(3))
       Array([0, 0, 0], dtype=int32)
     """
+    a = _u.from_protocol(a)  # JAX converts `__jax_array__` here
     return _full_like(a, 0, dtype, shape, "zeros_like", device)
 
 
@@ -376,6 +380,7 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = Non
       >>> jnp.ones_like(jnp.zeros(2), dtype=bool)
       Array([ True,  True], dtype=bool)
     """
+    a = _u.from_protocol(a)  # JAX converts `__jax_array__` here
     return _full_like(a, 1, dtype, shape, "ones_like", device)
 
 
@@ -387,6 +392,7 @@ def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = No
       >>> jnp.empty_like(jnp.arange(2))
       Array([0, 0], dtype=int32)
     """
+    a = _u.from_protocol(a)  # JAX converts `__jax_array__` here
     return _full_like(a, 0, dtype, shape, "empty_like", device)
 
 
@@ -406,6 +412,7 @@ def full_like(
       >>> jnp.full_like(jnp.zeros(2, jnp.int32), 2.7)
       Array([2, 2], dtype=int32)
     """
+    a = _u.from_protocol(a)  # JAX converts `__jax_array__` here
     return _full_like(a, fill_value, dtype, shape, "full_like", device)
 
 

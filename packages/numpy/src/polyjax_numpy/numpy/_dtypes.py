@@ -243,6 +243,7 @@ def ndim(a: Any) -> int:
       >>> jnp.ndim(jnp.zeros((2, 3))), jnp.ndim(1.0)
       (2, 0)
     """
+    a = _u.from_protocol(a)  # JAX converts `__jax_array__` here
     return len(_shape_of(a))
 
 
@@ -254,6 +255,7 @@ def shape(a: Any) -> tuple:
       >>> jnp.shape(jnp.zeros((2, 3))), jnp.shape([[1, 2]])
       ((2, 3), (1, 2))
     """
+    a = _u.from_protocol(a)  # JAX converts `__jax_array__` here
     return _shape_of(a)
 
 
@@ -265,6 +267,7 @@ def size(a: Any, axis: int | Sequence[int] | None = None) -> Any:
       >>> jnp.size(jnp.zeros((2, 3))), jnp.size(jnp.zeros((2, 3)), axis=1)
       (6, 3)
     """
+    a = _u.from_protocol(a)  # JAX converts `__jax_array__` here
     the_shape = _shape_of(a)
     axes = _u.reduction_axes(axis, len(the_shape))
     total = 1

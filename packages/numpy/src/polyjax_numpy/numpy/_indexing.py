@@ -44,6 +44,7 @@ import numpy as np
 
 from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
+from polyjax_core.abstract_values import jax_array_error
 from polyjax_core.errors import NonConcreteBooleanIndexError
 from polyjax_core.tracing import Tracer
 from polyjax_interpreters.array import Array
@@ -191,7 +192,7 @@ def _classify(item: Any, position: int) -> tuple[str, Any]:
     if isinstance(item, list | tuple):
         item = _sequence_index(item, position)
     elif hasattr(item, "__jax_array__") and not isinstance(item, _u.ARRAY_TYPES):
-        item = item.__jax_array__()
+        raise jax_array_error()  # as in JAX: indexing does not convert it
     if not isinstance(item, _u.ARRAY_TYPES + (np.ndarray, np.generic)):
         raise _indexer_type_error(item, position)
     dtype = _u.dtype(item)

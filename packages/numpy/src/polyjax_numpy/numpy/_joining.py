@@ -73,6 +73,7 @@ def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> Any:
       >>> jnp.concatenate([jnp.zeros((1, 2)), jnp.ones((2, 2))]).shape
       (3, 2)
     """
+    arrays = _u.from_protocol(arrays)  # JAX converts `__jax_array__` here
     arrays = _as_sequence(arrays, "concatenate")
     if not arrays:
         raise ValueError("Need at least one array to concatenate.")
@@ -114,6 +115,7 @@ def stack(arrays: Any, axis: int = 0, out: None = None, dtype: Any = None) -> An
       >>> jnp.stack([jnp.zeros(3), jnp.ones(3)], axis=1).shape
       (3, 2)
     """
+    arrays = _u.from_protocol(arrays)  # JAX converts `__jax_array__` here
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.stack is not supported.")
     arrays = _as_sequence(arrays, "stack")

@@ -45,6 +45,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
       >>> jnp.astype(jnp.arange(3), jnp.float32)
       Array([0., 1., 2.], dtype=float32)
     """
+    x = _u.from_protocol(x)  # JAX converts `__jax_array__` here
     if device is not None:
         raise NotImplementedError("astype(device=...) is not supported yet")
     if dtype is None:
@@ -76,6 +77,7 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
       >>> jnp.reshape(jnp.arange(6), (2, -1)).shape
       (2, 3)
     """
+    a = _u.from_protocol(a)  # JAX converts `__jax_array__` here
     if newshape is not None:
         if shape is not None:
             raise TypeError("reshape() got both 'shape' and 'newshape'; pass only 'shape'.")
@@ -102,6 +104,7 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
       >>> jnp.transpose(jnp.zeros((2, 3, 4)), (1, 0, 2)).shape
       (3, 2, 4)
     """
+    a = _u.from_protocol(a)  # JAX converts `__jax_array__` here
     ndim = _u.ndim(a)
     perm = tuple(range(ndim))[::-1] if axes is None else tuple(axes)
     if len(perm) != ndim:
@@ -124,6 +127,7 @@ def matrix_transpose(x: Any, /) -> Any:
 
 def squeeze(a: Any, axis: int | Sequence[int] | None = None) -> Any:
     """`a` without the given size-1 axes (all of them when `axis` is None)."""
+    a = _u.from_protocol(a)  # JAX converts `__jax_array__` here
     shape = _u.shape(a)
     if axis is None:
         dims = tuple(i for i, d in enumerate(shape) if type(d) is int and d == 1)
@@ -392,6 +396,7 @@ def flip(m: Any, axis: int | Sequence[int] | None = None) -> Any:
       >>> jnp.flip(jnp.arange(3))
       Array([2, 1, 0], dtype=int32)
     """
+    m = _u.from_protocol(m)  # JAX converts `__jax_array__` here
     _u.check_arraylike("flip", m)
     axes = _u.reduction_axes(axis, _u.ndim(m))
     return _shape_ops.rev(m, axes) if axes else m
@@ -425,6 +430,7 @@ def flipud(m: Any) -> Any:
       >>> jnp.flipud(jnp.array([1, 2]))
       Array([2, 1], dtype=int32)
     """
+    m = _u.from_protocol(m)  # JAX converts `__jax_array__` here
     _u.check_arraylike("flipud", m)
     if _u.ndim(m) < 1:
         raise ValueError("flipud requires an array of at least 1 dimension, got a scalar")

@@ -118,6 +118,8 @@ def _reduce(
     if where is not None:
         _u.check_arraylike(name, where)
     aval = _u.aval(a)
+    if isinstance(aval.dtype, dtypes.ExtendedDType):  # typed keys: JAX's TypeError
+        raise TypeError(f"Cannot interpret '{aval.dtype}' as a data type")
     axes = _u.reduction_axes(axis, aval.ndim)
     has_identity = kind not in ("max", "min")
     if not has_identity and initial is None:

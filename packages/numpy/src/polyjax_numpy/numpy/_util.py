@@ -20,15 +20,16 @@ import numpy as np
 
 from polyjax_core import config, dtypes
 from polyjax_core import symbolic_dims as sd
-from polyjax_core.abstract_values import get_aval
+from polyjax_core.abstract_values import get_aval, jax_array_error
 from polyjax_core.tracing import Tracer
 from polyjax_interpreters.array import Array
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax import _shape_ops, _shape_rules
+from polyjax_numpy.lax._extended import ExtendedArray
 from polyjax_numpy.lax._shape_ops import canonicalize_axis
 
-ARRAY_TYPES = (Array, Tracer)
-_OPERAND_TYPES = (Array, Tracer, bool, int, float, complex, np.generic, np.ndarray)
+ARRAY_TYPES = (Array, Tracer, ExtendedArray)
+_OPERAND_TYPES = (Array, Tracer, ExtendedArray, bool, int, float, complex, np.generic, np.ndarray)
 _WEAK_PY_SCALARS = frozenset({int, float, complex})
 _BOOL = np.dtype(bool)
 
@@ -36,6 +37,22 @@ _BOOL = np.dtype(bool)
 def is_operand(x: Any) -> bool:
     """Whether `x` may take part in an arithmetic operator (else: NotImplemented)."""
     return isinstance(x, _OPERAND_TYPES) or hasattr(x, "__jax_array__")
+
+
+def from_protocol(x: Any) -> Any:
+    """`x`, or the array its `__jax_array__` gives (each element of a list or tuple).
+
+    JAX converts such objects only in `jnp.asarray`/`jnp.array`, the operators of
+    arrays and the functions that start from `asarray` (`reshape`, `concatenate`,
+    `zeros_like` ...); elsewhere abstractification refuses them (`check_arraylike`).
+    """
+    if isinstance(x, ARRAY_TYPES):
+        return x
+    if isinstance(x, list | tuple):
+        return type(x)(map(from_protocol, x)) if type(x) in (list, tuple) else x
+    if hasattr(x, "__jax_array__"):
+        return x.__jax_array__()
+    return x
 
 
 def aval(x: Any) -> Any:
@@ -78,8 +95,11 @@ def check_arraylike(fun_name: str, *args: Any) -> None:
 
     Lists and tuples are refused on purpose, as in JAX: converting them silently
     would hide a costly per-element transfer (`jnp.asarray` converts them).
+    Objects with `__jax_array__` get JAX's ValueError, as abstractification gives.
     """
     for pos, arg in enumerate(args):
+        if hasattr(arg, "__jax_array__") and not isinstance(arg, ARRAY_TYPES):
+            raise jax_array_error()  # as JAX: only jnp.asarray converts such objects
         if not is_operand(arg):
             raise TypeError(
                 f"{fun_name} requires ndarray or scalar arguments, got {type(arg)} at "

@@ -37,9 +37,11 @@ from typing import Any
 import numpy as np
 
 from polyjax_core import config, dtypes
+from polyjax_core.abstract_values import ShapedArray, register_aval_handler
 from polyjax_core.tree_util import register_pytree_node
 from polyjax_numpy.lax import _bits, _random_bits, _shape_ops
 from polyjax_numpy.lax import _elementwise as lax
+from polyjax_numpy.lax._extended import ExtendedArray
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._creation import asarray
 
@@ -215,12 +217,15 @@ class PRNGKeyDType(dtypes.ExtendedDType):
         return hash((PRNGKeyDType, self._impl.name))
 
 
-class PRNGKeyArray:
+class PRNGKeyArray(ExtendedArray):
     """An array of typed PRNG keys (dtype `key<fry>`): the key data and its generator.
 
     Its shape is the data's shape without the trailing key axes. It is a pytree
     node (its one child is the `uint32` key data), so transformations see the
-    data; indexing, iteration, `reshape` and `.T` act on the key axes.
+    data. As an `ExtendedArray` it goes through the structural lax primitives, and
+    so through `jnp.concatenate`, `stack`, `where`, `reshape`, `take`, indexing,
+    `.at[]`, `lax.dynamic_slice` ..., which act on the key axes; arithmetic raises
+    TypeError, as in JAX.
     """
 
     __slots__ = ("_base_array", "_impl")
@@ -230,6 +235,25 @@ class PRNGKeyArray:
         # No validation: pytree machinery rebuilds nodes around placeholder leaves.
         self._impl = impl
         self._base_array = key_data
+
+    @property
+    def _physical(self) -> Any:
+        return self._base_array
+
+    @property
+    def _trailing(self) -> tuple[int, ...]:
+        return tuple(self._impl.key_shape)
+
+    def _rewrap(self, data: Any) -> PRNGKeyArray:
+        return PRNGKeyArray(self._impl, data)
+
+    @property
+    def aval(self) -> ShapedArray:
+        return ShapedArray(self.shape, self.dtype)
+
+    @property
+    def weak_type(self) -> bool:
+        return False
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -258,11 +282,9 @@ class PRNGKeyArray:
         return (self[i] for i in range(self.shape[0]))
 
     def __getitem__(self, idx: Any) -> PRNGKeyArray:
-        items = idx if isinstance(idx, tuple) else (idx,)
-        if any(i is Ellipsis for i in items):
-            raise NotImplementedError("Ellipsis in key array indices")
-        trailing = (slice(None),) * len(self._impl.key_shape)
-        return PRNGKeyArray(self._impl, self._base_array[(*items, *trailing)])
+        from polyjax_numpy.numpy._indexing import getitem
+
+        return getitem(self, idx)  # NumPy indexing of the key axes, as for arrays
 
     def reshape(self, *shape: Any) -> PRNGKeyArray:
         if len(shape) == 1 and isinstance(shape[0], tuple | list):
@@ -281,6 +303,38 @@ class PRNGKeyArray:
         n = self.ndim
         perm = (*range(n)[::-1], *range(n, n + len(self._impl.key_shape)))
         return PRNGKeyArray(self._impl, _shape_ops.transpose(self._base_array, perm))
+
+    # The array methods JAX's key arrays have: each is the jnp function of its name.
+    @property
+    def at(self) -> Any:
+        from polyjax_numpy.numpy._index_update import at
+
+        return at(self)
+
+    def copy(self) -> PRNGKeyArray:
+        return PRNGKeyArray(self._impl, self._base_array)
+
+    def squeeze(self, axis: Any = None) -> PRNGKeyArray:
+        from polyjax_numpy.numpy._manipulation import squeeze
+
+        return squeeze(self, axis)
+
+    def swapaxes(self, axis1: int, axis2: int) -> PRNGKeyArray:
+        from polyjax_numpy.numpy._manipulation import swapaxes
+
+        return swapaxes(self, axis1, axis2)
+
+    def transpose(self, *axes: Any) -> PRNGKeyArray:
+        from polyjax_numpy.numpy._manipulation import transpose
+
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], tuple | list)):
+            axes = axes[0]
+        return transpose(self, axes or None)
+
+    def take(self, indices: Any, axis: int | None = None, **kwargs: Any) -> PRNGKeyArray:
+        from polyjax_numpy.numpy._indexing import take
+
+        return take(self, indices, axis=axis, **kwargs)
 
     def block_until_ready(self) -> PRNGKeyArray:
         ready = getattr(self._base_array, "block_until_ready", None)
@@ -318,6 +372,7 @@ def _is_concrete(x: Any) -> bool:
     return isinstance(x, np.ndarray) or type(x).__name__ == "Array"
 
 
+register_aval_handler(PRNGKeyArray, lambda k: k.aval)
 register_pytree_node(
     PRNGKeyArray,
     lambda k: ((k._base_array,), k._impl),
