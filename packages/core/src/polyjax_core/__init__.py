@@ -79,6 +79,7 @@ from polyjax_core.jaxpr import (
 from polyjax_core.jaxpr_check import check_jaxpr, typematch
 from polyjax_core.jaxpr_eval import eval_jaxpr, jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import JaxprTrace, JaxprTracer, trace_to_jaxpr
+from polyjax_core.lists import merge_lists, partition_list, split_list
 from polyjax_core.make_jaxpr import make_jaxpr
 from polyjax_core.mesh import AbstractDevice, AbstractMesh, AxisType
 from polyjax_core.mesh_context import (
@@ -173,8 +174,10 @@ __all__ = [
     "jaxprs_in_params",
     "make_jaxpr",
     "map_jaxprs_in_params",
+    "merge_lists",
     "mesh_context",
     "new_jaxpr_eqn",
+    "partition_list",
     "no_effects",
     "register_aval_handler",
     "register_spec_to_sharding",
@@ -184,6 +187,7 @@ __all__ = [
     "shaped_abstractify",
     "source_info",
     "spec_to_sharding",
+    "split_list",
     "subjaxprs",
     "symbolic_dim",
     "symbolic_dims",

@@ -14,14 +14,16 @@ a rule in `dce_rules`: `rule(used_outputs, eqn) -> (used_inputs, new_eqn or None
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, map_jaxprs_in_params
+from polyjax_core.lists import partition_list
+from polyjax_core.rules import RuleTable
 
 __all__ = ["dce_jaxpr", "dce_rules"]
 
 DceRule = Callable[[list[bool], JaxprEqn], tuple[list[bool], JaxprEqn | None]]
-dce_rules: dict[Any, DceRule] = {}
+# Looked up with `.get`: a primitive without a rule gets the generic treatment below.
+dce_rules: RuleTable = RuleTable("dead-code elimination")
 
 
 def dce_jaxpr(
@@ -41,7 +43,14 @@ def dce_jaxpr(
       flagged in `used_inputs`; constvars are kept as they are.
 
     Example:
+      >>> import numpy as np
+      >>> from polyjax_core import Primitive, make_jaxpr
+      >>> sin_p = Primitive("sin")
+      >>> impl, rule = sin_p.def_impl(np.sin), sin_p.def_abstract_eval(lambda x: x)
+      >>> closed = make_jaxpr(lambda x, y: (sin_p.bind(x), y))(np.float32(1.0), np.float32(2.0))
       >>> new, used_inputs = dce_jaxpr(closed.jaxpr, [True, False])
+      >>> used_inputs
+      [True, False]
     """
     if len(used_outputs) != len(jaxpr.outvars):
         raise ValueError(
@@ -72,8 +81,8 @@ def dce_jaxpr(
     used_inputs = [v in live or inst for v, inst in zip(jaxpr.invars, instantiate)]
     new_jaxpr = Jaxpr(
         jaxpr.constvars,
-        [v for v, u in zip(jaxpr.invars, used_inputs) if u],
-        [x for x, u in zip(jaxpr.outvars, used_outputs) if u],
+        partition_list(used_inputs, jaxpr.invars)[1],
+        partition_list(used_outputs, jaxpr.outvars)[1],
         kept[::-1],
         debug_info=jaxpr.debug_info,
     )

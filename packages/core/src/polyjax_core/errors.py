@@ -22,12 +22,20 @@ of a traced program is mostly frames of the tracing machinery.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from polyjax_core import source_info as si
 
-if TYPE_CHECKING:
-    from polyjax_core.tracing import Tracer
+
+class _TracerLike(Protocol):
+    """What these errors need of a tracer (`polyjax_core.tracing.Tracer`): it describes
+    itself, so this module depends on nothing of tracing."""
+
+    def _short_repr(self) -> str: ...
+    def _traced_where(self) -> str | None: ...
+    def _created_at(self) -> str | None: ...
+    def _origin_message(self) -> str: ...
+
 
 __all__ = [
     "ConcretizationTypeError",
@@ -64,29 +72,14 @@ class KeyReuseError(JAXTypeError):
     """
 
 
-def _tracer_origin(tracer: Tracer) -> str:
-    """Where the tracer's value came from and what was being traced, as prose."""
-    lines = []
-    debug = tracer._trace.debug_info
-    if debug is not None:
-        lines.append(
-            f"The error occurred while tracing the function {debug.func_src_info} "
-            f"for {debug.traced_for}."
-        )
-    created = tracer._source_info()
-    if created is not None and created.frame is not None:
-        lines.append(f"The value was created at {si.summarize(created)}.")
-    return "\n".join(lines)
-
-
 def _user_line() -> str:
     here = si.current()
     return f" (at {si.summarize(here)})" if here.frame is not None else ""
 
 
-def _message(tracer: Tracer, head: str, *paragraphs: str) -> str:
+def _message(tracer: _TracerLike, head: str, *paragraphs: str) -> str:
     """`head`, naming the tracer and the user's line; then the paragraphs and the origin."""
-    parts = [f"{head} {tracer._short_repr()}{_user_line()}.", *paragraphs, _tracer_origin(tracer)]
+    parts = [f"{head} {tracer._short_repr()}{_user_line()}.", *paragraphs, tracer._origin_message()]
     return "\n".join(p for p in parts if p)
 
 
@@ -108,7 +101,7 @@ class ConcretizationTypeError(JAXTypeError):
     `jnp.where`).
     """
 
-    def __init__(self, tracer: Tracer, context: str = ""):
+    def __init__(self, tracer: _TracerLike, context: str = ""):
         self.tracer = tracer
         super().__init__(
             _message(
@@ -124,7 +117,7 @@ class ConcretizationTypeError(JAXTypeError):
 class TracerBoolConversionError(ConcretizationTypeError):
     """`bool()` of a tracer, explicit or implied by `if`, `while`, `and`, `or`, `not`."""
 
-    def __init__(self, tracer: Tracer):
+    def __init__(self, tracer: _TracerLike):
         super().__init__(
             tracer,
             "Attempted boolean conversion of a traced array. The problem arose with "
@@ -136,7 +129,7 @@ class TracerBoolConversionError(ConcretizationTypeError):
 class TracerArrayConversionError(JAXTypeError):
     """A tracer was converted to a NumPy array (`np.asarray(x)`, `np.sin(x)`)."""
 
-    def __init__(self, tracer: Tracer):
+    def __init__(self, tracer: _TracerLike):
         self.tracer = tracer
         super().__init__(
             _message(
@@ -151,7 +144,7 @@ class TracerArrayConversionError(JAXTypeError):
 class TracerIntegerConversionError(JAXIndexError):
     """`int()`/`__index__` of a tracer (`range(x)`, `lst[x]`, `int(x)`)."""
 
-    def __init__(self, tracer: Tracer, method: str = "__index__"):
+    def __init__(self, tracer: _TracerLike, method: str = "__index__"):
         self.tracer = tracer
         super().__init__(
             _message(
@@ -174,7 +167,7 @@ class NonConcreteBooleanIndexError(JAXIndexError):
     `x[mask]`, or `jnp.nonzero(mask, size=n)` for at most `n` indices.
     """
 
-    def __init__(self, tracer: Tracer):
+    def __init__(self, tracer: _TracerLike):
         self.tracer = tracer
         super().__init__(
             _message(
@@ -195,14 +188,9 @@ class UnexpectedTracerError(JAXTypeError):
     used after the transformation returned, or from another thread.
     """
 
-    def __init__(self, tracer: Tracer, detail: str = ""):
+    def __init__(self, tracer: _TracerLike, detail: str = ""):
         self.tracer = tracer
-        debug = tracer._trace.debug_info
-        where = (
-            f"the function {debug.func_src_info} traced for {debug.traced_for}"
-            if debug is not None
-            else "a transformed function"
-        )
+        where = tracer._traced_where() or "a transformed function"
         msg = (
             f"Encountered an unexpected tracer {tracer._short_repr()}{_user_line()}.\n"
             f"It was created while tracing {where}, and it escaped that transformation "
@@ -210,9 +198,9 @@ class UnexpectedTracerError(JAXTypeError):
             "an outer list, and used after the transformation returned or from another "
             "thread)."
         )
-        created = tracer._source_info()
-        if created is not None and created.frame is not None:
-            msg += f"\nThe escaped value was created at {si.summarize(created)}."
+        created = tracer._created_at()
+        if created is not None:
+            msg += f"\nThe escaped value was created at {created}."
         if detail:
             msg += "\n" + detail
         msg += (

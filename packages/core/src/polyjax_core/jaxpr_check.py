@@ -60,7 +60,11 @@ def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
       JaxprTypeError: naming the offending equation, its source line, and why.
 
     Example:
-      >>> check_jaxpr(make_jaxpr(f)(x))   # returns None when well typed
+      >>> import numpy as np
+      >>> from polyjax_core import Primitive, make_jaxpr
+      >>> sin_p = Primitive("sin")
+      >>> impl, rule = sin_p.def_impl(np.sin), sin_p.def_abstract_eval(lambda x: x)
+      >>> check_jaxpr(make_jaxpr(lambda x: sin_p.bind(x))(np.float32(1.0)))  # None: well typed
     """
     top = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
     try:

@@ -34,8 +34,13 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
       TypeError: the numbers of consts or args do not match the jaxpr.
 
     Example:
-      >>> closed = make_jaxpr(f)(x)
-      >>> eval_jaxpr(closed.jaxpr, closed.consts, x)
+      >>> import numpy as np
+      >>> from polyjax_core import Primitive, make_jaxpr
+      >>> sin_p = Primitive("sin")
+      >>> impl, rule = sin_p.def_impl(np.sin), sin_p.def_abstract_eval(lambda x: x)
+      >>> closed = make_jaxpr(lambda x: sin_p.bind(x))(np.float32(0.0))
+      >>> eval_jaxpr(closed.jaxpr, closed.consts, np.float32(0.0))
+      [np.float32(0.0)]
     """
     if len(consts) != len(jaxpr.constvars) or len(args) != len(jaxpr.invars):
         raise TypeError(

@@ -57,6 +57,10 @@ def make_jaxpr(
       Arguments may be arrays, scalars or `ShapeDtypeStruct`s.
 
     Example:
+      >>> import numpy as np
+      >>> from polyjax_core import Primitive
+      >>> sin_p = Primitive("sin")
+      >>> impl, rule = sin_p.def_impl(np.sin), sin_p.def_abstract_eval(lambda x: x)
       >>> print(make_jaxpr(lambda x: sin_p.bind(x))(np.float32(1.0)))
       { lambda ; a:f32[]. let b:f32[] = sin a in (b,) }
     """

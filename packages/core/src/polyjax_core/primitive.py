@@ -9,6 +9,7 @@ apply their rules. Those rules live in tables owned by each interpreter
 (`polyjax_core.rules.RuleTable`), so a primitive object knows nothing of them.
 
 Example:
+  >>> import numpy as np
   >>> sin_p = Primitive("sin")
   >>> impl = sin_p.def_impl(np.sin)
   >>> rule = sin_p.def_abstract_eval(lambda x: x)

@@ -7,9 +7,13 @@ missing rule is a `NotImplementedError` naming the primitive and the
 transformation, never a `KeyError`.
 
 Example:
+  >>> from polyjax_core.primitive import Primitive
+  >>> sin_p = Primitive("sin")
   >>> jvp_rules = RuleTable("differentiation (jvp)")
   >>> @jvp_rules.register(sin_p)
   ... def _sin_jvp(primals, tangents): ...
+  >>> jvp_rules[sin_p] is _sin_jvp
+  True
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from polyjax_core import abstract_values as av
+from polyjax_core import source_info as si
 from polyjax_core.errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -94,13 +95,6 @@ class Trace:
     def __exit__(self, *exc: Any) -> None:
         _state.trace = self._saved
         self._valid = False
-
-    def invalidate(self) -> None:
-        self._valid = False
-
-    @property
-    def is_valid(self) -> bool:
-        return self._valid
 
     def is_ancestor_of(self, other: Trace) -> bool:
         t: Trace | None = other
@@ -221,6 +215,36 @@ class Tracer:
 
     def _short_repr(self) -> str:
         return f"traced array with shape {self.aval.str_short(short_dtypes=False)}"
+
+    # What the errors of `polyjax_core.errors` say about a tracer, formatted here so
+    # that errors.py needs nothing of this module.
+    def _traced_where(self) -> str | None:
+        """'the function f at file:line traced for jit', or None when not known."""
+        debug = self._trace.debug_info
+        if debug is None:
+            return None
+        return f"the function {debug.func_src_info} traced for {debug.traced_for}"
+
+    def _created_at(self) -> str | None:
+        """The line that created this tracer's value, summarized, or None when not known."""
+        created = self._source_info()
+        if created is None or created.frame is None:
+            return None
+        return si.summarize(created)
+
+    def _origin_message(self) -> str:
+        """Where this tracer's value came from and what was being traced, as prose."""
+        lines = []
+        debug = self._trace.debug_info
+        if debug is not None:
+            lines.append(
+                f"The error occurred while tracing the function {debug.func_src_info} "
+                f"for {debug.traced_for}."
+            )
+        created = self._created_at()
+        if created is not None:
+            lines.append(f"The value was created at {created}.")
+        return "\n".join(lines)
 
     def __repr__(self) -> str:
         return f"Traced<{self.aval.str_short(short_dtypes=False)}>with<{self._trace}>"

@@ -30,6 +30,7 @@ from polyjax_core.dce import dce_jaxpr
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from polyjax_core.jaxpr_eval import eval_jaxpr, jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import JaxprTrace, JaxprTracer, trace_to_jaxpr
+from polyjax_core.lists import partition_list
 from polyjax_core.primitive import Primitive
 from polyjax_core.rules import RuleTable
 from polyjax_core.tracing import Trace, Tracer, current_trace, set_current_trace
@@ -239,36 +240,36 @@ def defjvp(prim: Primitive, *jvp_fns: Callable[..., Any] | None) -> None:
         for an input that is not differentiable. Zero tangents are skipped.
 
     Example:
-      >>> defjvp(sin_p, lambda g, x: mul(g, cos(x)))
+      >>> from polyjax_numpy import lax
+      >>> from polyjax_core.primitive import Primitive
+      >>> my_sin_p = Primitive("my_sin")
+      >>> defjvp(my_sin_p, lambda g, x: lax.mul(g, lax.cos(x)))
     """
-
-    def rule(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
-        ans = prim.bind(*primals, **params)
-        if not _is_float_out(prim, ans):
-            return ans, _zero_tangents_like(prim, ans)
-        contributions = [
-            fn(t, *primals, **params)
-            for fn, t in zip(jvp_fns, tangents)
-            if fn is not None and type(t) is not Zero
-        ]
-        return ans, _sum_contributions(prim, ans, contributions)
-
-    primitive_jvps[prim] = rule
+    _def_summed_jvp(prim, jvp_fns, with_ans=False)
 
 
 def defjvp2(prim: Primitive, *jvp_fns: Callable[..., Any] | None) -> None:
     """Like `defjvp`, but each function also gets the output: `fn(tangent, ans, *primals)`.
 
     Example:
-      >>> defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
+      >>> from polyjax_numpy import lax
+      >>> from polyjax_core.primitive import Primitive
+      >>> my_exp_p = Primitive("my_exp")
+      >>> defjvp2(my_exp_p, lambda g, ans, x: lax.mul(g, ans))
     """
+    _def_summed_jvp(prim, jvp_fns, with_ans=True)
+
+
+def _def_summed_jvp(prim: Primitive, jvp_fns: tuple, with_ans: bool) -> None:
+    """The jvp rule of `defjvp` (`with_ans=False`) and `defjvp2` (`with_ans=True`)."""
 
     def rule(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
         ans = prim.bind(*primals, **params)
         if not _is_float_out(prim, ans):
             return ans, _zero_tangents_like(prim, ans)
+        lead = (ans,) if with_ans else ()
         contributions = [
-            fn(t, ans, *primals, **params)
+            fn(t, *lead, *primals, **params)
             for fn, t in zip(jvp_fns, tangents)
             if fn is not None and type(t) is not Zero
         ]
@@ -388,6 +389,8 @@ def stop_gradient(x: Any) -> Any:
       `x`, whose leaves are treated as constants by `grad`, `jvp` and friends.
 
     Example:
+      >>> import polyjax.numpy as jnp
+      >>> from polyjax_interpreters.ad import grad
       >>> grad(lambda x: x * stop_gradient(x))(3.0)
       Array(3., dtype=float32, weak_type=True)
     """
@@ -728,7 +731,7 @@ class _Linearized:
         """Input cotangents (symbolic `Zero`s where zero) for output cotangents."""
         jaxpr = self.jaxpr.jaxpr
         undefined = [UndefinedPrimal(v.aval) for v in jaxpr.invars]
-        cts_nz = [ct for ct, nz in zip(cts, self.out_nonzero) if nz]
+        cts_nz = partition_list(self.out_nonzero, cts)[1]
         cts_in = iter(backward_pass(jaxpr, self.jaxpr.consts, undefined, cts_nz))
         return [next(cts_in) if nz else Zero(a) for a, nz in zip(self.in_avals, self.in_nonzero)]
 
@@ -855,7 +858,7 @@ def _transpose_jaxpr(
     closed: ClosedJaxpr, linear: tuple[bool, ...], ct_nonzeros: tuple[bool, ...]
 ) -> tuple[ClosedJaxpr, tuple[bool, ...]]:
     in_avals = closed.in_avals
-    known_avals = [a for a, lin in zip(in_avals, linear) if not lin]
+    known_avals = partition_list(linear, in_avals)[0]
     ct_avals = [tangent_aval(a) for a, nz in zip(closed.out_avals, ct_nonzeros) if nz]
     n_known = len(known_avals)
     ct_nz_box: list[tuple[bool, ...]] = []
@@ -868,7 +871,7 @@ def _transpose_jaxpr(
             for a, nz in zip(closed.out_avals, ct_nonzeros)
         ]
         cts_in = backward_pass(closed.jaxpr, closed.consts, primals, cts)
-        cts_lin = [ct for ct, lin in zip(cts_in, linear) if lin]
+        cts_lin = partition_list(linear, cts_in)[1]
         ct_nz_box.append(tuple(type(ct) is not Zero for ct in cts_lin))
         return [ct for ct in cts_lin if type(ct) is not Zero]
 

@@ -190,7 +190,8 @@ def jvp(
       TypeError: `primals`/`tangents` are not tuples or lists, or do not match.
 
     Example:
-      >>> jvp(sin, (0.0,), (1.0,))
+      >>> import polyjax.numpy as jnp
+      >>> jvp(jnp.sin, (0.0,), (1.0,))
       (Array(0., dtype=float32, weak_type=True), Array(1., dtype=float32, weak_type=True))
     """
     if not isinstance(primals, tuple | list) or not isinstance(tangents, tuple | list):
@@ -347,8 +348,10 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
       `f_jvp(*tangents)` returns the output tangents.
 
     Example:
-      >>> y, f_jvp = linearize(sin, 1.0)
+      >>> import polyjax.numpy as jnp
+      >>> y, f_jvp = linearize(jnp.sin, 1.0)
       >>> f_jvp(2.0)   # 2 * cos(1)
+      Array(1.0806046, dtype=float32, weak_type=True)
     """
     flat_fun, leaves = _flatten_call(fun, primals, {}, has_aux, "linearize")
     lin, aux = _linearize_flat(flat_fun, leaves, has_aux)
@@ -383,8 +386,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
       tuple with one cotangent per primal (`float0` zeros for integer ones).
 
     Example:
-      >>> y, f_vjp = vjp(sin, 1.0)
+      >>> import polyjax.numpy as jnp
+      >>> y, f_vjp = vjp(jnp.sin, 1.0)
       >>> f_vjp(1.0)   # (cos(1),)
+      (Array(0.5403023, dtype=float32, weak_type=True),)
     """
     out, aux, lin, leaves, flat_fun = _vjp(fun, primals, has_aux)
     info = _LinearInfo(lin, tree_structure(tuple(primals)), flat_fun.out_tree, fun)
@@ -538,6 +543,7 @@ def value_and_grad(
         `allow_int`, too few positional arguments for `argnums`.
 
     Example:
+      >>> import polyjax.numpy as jnp
       >>> value_and_grad(lambda x: x * x)(3.0)
       (Array(9., dtype=float32, weak_type=True), Array(6., dtype=float32, weak_type=True))
     """
@@ -600,6 +606,7 @@ def grad(
       of the argument at `argnums` (a tuple of them for a tuple `argnums`).
 
     Example:
+      >>> import polyjax.numpy as jnp
       >>> grad(lambda x: x * x)(3.0)
       Array(6., dtype=float32, weak_type=True)
     """
@@ -771,7 +778,8 @@ def jacfwd(
       `S + leaf shape`.
 
     Example:
-      >>> jacfwd(lambda x: x * x)(np.arange(3.0)).shape
+      >>> import polyjax.numpy as jnp
+      >>> jacfwd(lambda x: x * x)(jnp.arange(3.0)).shape
       (3, 3)
     """
     return _jacobian(fun, argnums, has_aux, holomorphic, False, "jacfwd")
@@ -798,7 +806,8 @@ def jacrev(
       A function returning the Jacobian, laid out as for `jacfwd`.
 
     Example:
-      >>> jacrev(lambda x: x * x)(np.arange(3.0)).shape
+      >>> import polyjax.numpy as jnp
+      >>> jacrev(lambda x: x * x)(jnp.arange(3.0)).shape
       (3, 3)
     """
     return _jacobian(fun, argnums, has_aux, holomorphic, allow_int, "jacrev")
@@ -816,7 +825,11 @@ def hessian(
     """The Hessian of `fun`: `jacfwd(jacrev(fun))` (forward over reverse).
 
     Example:
-      >>> hessian(lambda x: (x * x * x).sum())(np.arange(3.0))   # diag(6 x)
+      >>> import polyjax.numpy as jnp
+      >>> hessian(lambda x: (x * x * x).sum())(jnp.arange(3.0))   # diag(6 x)
+      Array([[ 0.,  0.,  0.],
+             [ 0.,  6.,  0.],
+             [ 0.,  0., 12.]], dtype=float32)
     """
     return jacfwd(
         jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic),
@@ -849,6 +862,8 @@ def linear_transpose(
       TypeError: mixed float/integer types, or a cotangent of the wrong type.
 
     Example:
+      >>> import numpy as np
+      >>> import polyjax.numpy as jnp
       >>> f_t = linear_transpose(lambda x: x * 2.0, np.float32(1.0))
       >>> f_t(np.float32(3.0))
       (Array(6., dtype=float32),)

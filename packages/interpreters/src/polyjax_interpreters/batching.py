@@ -650,7 +650,8 @@ def vmap(
       TypeError: `in_axes`/`out_axes` leaves that are not ints or None.
 
     Example:
-      >>> vmap(lambda x, y: x * y, in_axes=(0, None))(np.ones((5, 3)), np.ones(3)).shape
+      >>> import polyjax.numpy as jnp
+      >>> vmap(lambda x, y: x * y, in_axes=(0, None))(jnp.ones((5, 3)), jnp.ones(3)).shape
       (5, 3)
     """
     if not callable(fun):

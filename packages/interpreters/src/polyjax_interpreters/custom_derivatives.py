@@ -48,6 +48,7 @@ from polyjax_core.errors import UnexpectedTracerError
 from polyjax_core.jaxpr import ClosedJaxpr
 from polyjax_core.jaxpr_eval import eval_jaxpr
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
+from polyjax_core.lists import partition_list
 from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import Tracer, current_trace
 from polyjax_core.tree_util import (
@@ -59,6 +60,7 @@ from polyjax_core.tree_util import (
 )
 from polyjax_core.wrapped_fun import debug_info
 from polyjax_interpreters import ad, batching, mlir
+from polyjax_interpreters import partial_eval as pe
 
 __all__ = [
     "CustomJVPException",
@@ -111,8 +113,9 @@ def zero_from_primal(x: Any, symbolic_zeros: bool = False) -> Any:
     """Zero tangents for the pytree `x`: `SymbolicZero`s, or arrays of zeros.
 
     Example:
+      >>> import polyjax.numpy  # with the array library loaded, zeros are Arrays
       >>> zero_from_primal((1.0, 2))
-      (Array(0., dtype=float32, weak_type=True), array(b'', dtype=[('float0', 'V')]))
+      (Array(0., dtype=float32, weak_type=True), array((b'',), dtype=[('float0', 'V')]))
     """
 
     def zero(leaf: Any) -> Any:
@@ -280,25 +283,8 @@ def _trace_body(
 
     dbg = debug_info(what, fun, tuple(diff_args), {})
     closed = trace_to_jaxpr(flat_fun, [shaped_abstractify(x) for x in operands], dbg)
-    closed, hoisted = _hoist_tracer_consts(closed)
+    closed, hoisted = pe.hoist_tracer_consts(closed)
     return closed, hoisted, operands, in_tree, out_tree_box[0]
-
-
-def _hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
-    """Turns the constvars holding tracers into leading invars (concrete consts stay)."""
-    jaxpr = closed.jaxpr
-    if not any(isinstance(c, Tracer) for c in closed.consts):
-        return closed, []
-    keep_vars, keep_vals, hoist_vars, hoist_vals = [], [], [], []
-    for v, c in zip(jaxpr.constvars, closed.consts):
-        if isinstance(c, Tracer):
-            hoist_vars.append(v)
-            hoist_vals.append(c)
-        else:
-            keep_vars.append(v)
-            keep_vals.append(c)
-    new = jaxpr.replace(constvars=keep_vars, invars=[*hoist_vars, *jaxpr.invars])
-    return ClosedJaxpr(new, keep_vals), hoist_vals
 
 
 def _is_float0(aval: AbstractValue) -> bool:
@@ -374,21 +360,13 @@ def _at_front(axis_data: batching.AxisData, trace: batching.BatchTrace, x: Any) 
     return batching.bdim_at_front(val, dim, axis_data.size)
 
 
-# ---------------------------------------------------------------------------
-# custom_jvp
-
-
-class _JVPRule:
-    """The user's JVP rule over flat values: what `custom_jvp_call` carries as `jvp_jaxpr_fun`.
-
-    Called as `rule(nondiff_values, primals, tangents)` with flat lists
-    (tangents may be `ad.Zero`); returns flat `(primals_out, tangents_out)`
-    (tangents may be `ad.Zero`). Printed as the rule's name.
-    """
+class _UserRule:
+    """A user's custom rule (a custom_jvp's jvp, a custom_vjp's fwd) over flat values,
+    with what checking its results against the function needs. Printed as its name."""
 
     def __init__(
         self,
-        jvp: Callable[..., Any],
+        rule: Callable[..., Any],
         fun_name: str,
         nondiff_argnums: tuple[int, ...],
         nondiff: _Nondiff,
@@ -397,9 +375,9 @@ class _JVPRule:
         out_avals: Sequence[AbstractValue],
         symbolic_zeros: bool,
     ):
-        self.jvp = jvp
+        self.rule = rule
         self.fun_name = fun_name
-        self.name = _fun_name(jvp)
+        self.name = _fun_name(rule)
         self.nondiff_argnums = nondiff_argnums
         self.nondiff = nondiff
         self.num_nondiff = len(nondiff.dyn_pos)
@@ -411,6 +389,19 @@ class _JVPRule:
     def __str__(self) -> str:
         return self.name
 
+
+# ---------------------------------------------------------------------------
+# custom_jvp
+
+
+class _JVPRule(_UserRule):
+    """The user's JVP rule over flat values: what `custom_jvp_call` carries as `jvp_jaxpr_fun`.
+
+    Called as `rule(nondiff_values, primals, tangents)` with flat lists
+    (tangents may be `ad.Zero`); returns flat `(primals_out, tangents_out)`
+    (tangents may be `ad.Zero`). Printed as the rule's name.
+    """
+
     def __call__(
         self, nondiff_values: Sequence[Any], primals: Sequence[Any], tangents: Sequence[Any]
     ) -> tuple[list[Any], list[Any]]:
@@ -419,7 +410,7 @@ class _JVPRule:
             self.in_tree, [_tangent_in(t, self.symbolic_zeros) for t in tangents]
         )
         static = self.nondiff.rebuild(nondiff_values) if self.nondiff_argnums else []
-        out = self.jvp(*static, primals_tree, tangents_tree)
+        out = self.rule(*static, primals_tree, tangents_tree)
         if not (isinstance(out, tuple | list) and len(out) == 2):
             raise TypeError(
                 f"Custom JVP rule {self.name} for function {self.fun_name} must produce a pair "
@@ -550,44 +541,66 @@ def _move_to_front(args: Sequence[Any], dims: Sequence[int | None]) -> list[Any]
     return [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
 
 
-def _custom_jvp_call_batch(
+def _batch_custom_call(
+    prim: Primitive,
+    batched_rules: Callable[[Sequence[int | None]], dict[str, Any]],
     axis_data: batching.AxisData,
     args: list,
     dims: list,
-    *,
-    call_jaxpr: ClosedJaxpr,
-    jvp_jaxpr_fun: Any,
-    num_consts: int,
-    symbolic_zeros: bool,
+    params: dict[str, Any],
 ) -> tuple[list, list]:
-    params = dict(
-        call_jaxpr=call_jaxpr,
-        jvp_jaxpr_fun=jvp_jaxpr_fun,
-        num_consts=num_consts,
-        symbolic_zeros=symbolic_zeros,
-    )
+    """The batching rule of `custom_jvp_call` and `custom_vjp_call`.
+
+    The body is batched with `batch_jaxpr` (operands moved to axis 0), and
+    `batched_rules(in_dims)` gives the params holding the custom rules, wrapped
+    to run under a batch trace.
+    """
     if all(d is None for d in dims):
-        outs = custom_jvp_call_p.bind(*args, **params)
+        outs = prim.bind(*args, **params)
         return outs, [None] * len(outs)
     args = _move_to_front(args, dims)
     in_dims = [None if d is None else 0 for d in dims]
-    body, out_dims = batching.batch_jaxpr(call_jaxpr, axis_data, in_dims, True)
-    n_hoisted = num_consts - jvp_jaxpr_fun.num_nondiff
-    rule = jvp_jaxpr_fun.batched(axis_data, in_dims[n_hoisted:])
-    outs = custom_jvp_call_p.bind(
-        *args,
-        call_jaxpr=body,
-        jvp_jaxpr_fun=rule,
-        num_consts=num_consts,
-        symbolic_zeros=symbolic_zeros,
-    )
+    body, out_dims = batching.batch_jaxpr(params["call_jaxpr"], axis_data, in_dims, True)
+    outs = prim.bind(*args, **{**params, "call_jaxpr": body, **batched_rules(in_dims)})
     return outs, out_dims
+
+
+def _custom_jvp_call_batch(
+    axis_data: batching.AxisData, args: list, dims: list, **params: Any
+) -> tuple[list, list]:
+    rule = params["jvp_jaxpr_fun"]
+    n_hoisted = params["num_consts"] - rule.num_nondiff
+
+    def batched_rules(in_dims: Sequence[int | None]) -> dict[str, Any]:
+        return {"jvp_jaxpr_fun": rule.batched(axis_data, in_dims[n_hoisted:])}
+
+    return _batch_custom_call(custom_jvp_call_p, batched_rules, axis_data, args, dims, params)
 
 
 batching.axis_primitive_batchers[custom_jvp_call_p] = _custom_jvp_call_batch
 
 
-class custom_jvp:
+class _CustomFunction:
+    """What `custom_jvp` and `custom_vjp` share: the wrapped function, its
+    non-differentiable arguments, and binding as a method."""
+
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        nondiff_argnums: Sequence[int] = (),
+        nondiff_argnames: Sequence[str] = (),
+    ):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
+        self.nondiff_argnames = tuple(nondiff_argnames)
+        self.symbolic_zeros = False
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else functools.partial(self, obj)
+
+
+class custom_jvp(_CustomFunction):
     """A function with a custom JVP (forward-mode derivative) rule.
 
     Use as a decorator, then define the rule with `defjvp` (or `defjvps`).
@@ -619,15 +632,8 @@ class custom_jvp:
         nondiff_argnums: Sequence[int] = (),
         nondiff_argnames: Sequence[str] = (),
     ):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
-        self.nondiff_argnames = tuple(nondiff_argnames)
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.jvp: Callable[..., Any] | None = None
-        self.symbolic_zeros = False
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        return self if obj is None else functools.partial(self, obj)
 
     def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
         """Defines the JVP rule: `jvp(*nondiff_args, primals, tangents) -> (out, tangent_out)`.
@@ -716,36 +722,12 @@ class custom_jvp:
 # custom_vjp
 
 
-class _FwdRule:
+class _FwdRule(_UserRule):
     """The user's fwd over flat values: what `custom_vjp_call` carries as `fwd_jaxpr_thunk`.
 
     Called as `fwd(primals, in_zeros)`, it runs the forward pass under the
     current trace and returns `(primals_out, residual_leaves, residual_tree)`.
     """
-
-    def __init__(
-        self,
-        fwd: Callable[..., Any],
-        fun_name: str,
-        nondiff_argnums: tuple[int, ...],
-        nondiff: _Nondiff,
-        in_tree: Any,
-        out_tree: Any,
-        out_avals: Sequence[AbstractValue],
-        symbolic_zeros: bool,
-    ):
-        self.fwd = fwd
-        self.fun_name = fun_name
-        self.name = _fun_name(fwd)
-        self.nondiff_argnums = nondiff_argnums
-        self.nondiff = nondiff
-        self.in_tree = in_tree
-        self.out_tree = out_tree
-        self.out_avals = list(out_avals)
-        self.symbolic_zeros = symbolic_zeros
-
-    def __str__(self) -> str:
-        return self.name
 
     def __call__(
         self, primals: Sequence[Any], in_zeros: Sequence[bool]
@@ -754,7 +736,7 @@ class _FwdRule:
             primals = [CustomVJPPrimal(p, not z) for p, z in zip(primals, in_zeros)]
         args = tree_unflatten(self.in_tree, primals)
         static = self.nondiff.rebuild([]) if self.nondiff_argnums else []
-        out = self.fwd(*_merge_args(self.nondiff_argnums, static, args))
+        out = self.rule(*_merge_args(self.nondiff_argnums, static, args))
         if not (isinstance(out, tuple | list) and len(out) == 2):
             raise TypeError(
                 f"Custom VJP fwd rule {self.name} for function {self.fun_name} must produce a "
@@ -1046,42 +1028,18 @@ ad.primitive_jvps[custom_vjp_call_p] = _custom_vjp_call_jvp
 
 
 def _custom_vjp_call_batch(
-    axis_data: batching.AxisData,
-    args: list,
-    dims: list,
-    *,
-    call_jaxpr: ClosedJaxpr,
-    fwd_jaxpr_thunk: Any,
-    bwd: Any,
-    num_consts: int,
-    out_trees: Any,
-    symbolic_zeros: bool,
+    axis_data: batching.AxisData, args: list, dims: list, **params: Any
 ) -> tuple[list, list]:
-    params = dict(
-        call_jaxpr=call_jaxpr,
-        fwd_jaxpr_thunk=fwd_jaxpr_thunk,
-        bwd=bwd,
-        num_consts=num_consts,
-        out_trees=out_trees,
-        symbolic_zeros=symbolic_zeros,
-    )
-    if all(d is None for d in dims):
-        outs = custom_vjp_call_p.bind(*args, **params)
-        return outs, [None] * len(outs)
-    args = _move_to_front(args, dims)
-    in_dims = [None if d is None else 0 for d in dims]
-    body, out_dims = batching.batch_jaxpr(call_jaxpr, axis_data, in_dims, True)
-    arg_dims = in_dims[num_consts:]
-    outs = custom_vjp_call_p.bind(
-        *args,
-        **{
-            **params,
-            "call_jaxpr": body,
-            "fwd_jaxpr_thunk": fwd_jaxpr_thunk.batched(axis_data, arg_dims),
-            "bwd": bwd.batched(axis_data, arg_dims),
-        },
-    )
-    return outs, out_dims
+    num_consts = params["num_consts"]
+
+    def batched_rules(in_dims: Sequence[int | None]) -> dict[str, Any]:
+        arg_dims = in_dims[num_consts:]
+        return {
+            "fwd_jaxpr_thunk": params["fwd_jaxpr_thunk"].batched(axis_data, arg_dims),
+            "bwd": params["bwd"].batched(axis_data, arg_dims),
+        }
+
+    return _batch_custom_call(custom_vjp_call_p, batched_rules, axis_data, args, dims, params)
 
 
 batching.axis_primitive_batchers[custom_vjp_call_p] = _custom_vjp_call_batch
@@ -1135,14 +1093,14 @@ def _custom_lin_transpose(
 ) -> list[Any]:
     res = list(args[:num_res])
     cts_in = bwd(res, list(cts))
-    nonzero = [ct for ct, z in zip(cts_in, in_zeros) if not z]
+    nonzero = partition_list(in_zeros, cts_in)[0]
     return [None] * num_res + nonzero
 
 
 ad.primitive_transposes[custom_lin_p] = _custom_lin_transpose
 
 
-class custom_vjp:
+class custom_vjp(_CustomFunction):
     """A function with a custom VJP (reverse-mode derivative) rule.
 
     Use as a decorator, then define the rule with `defvjp(fwd, bwd)`.
@@ -1171,17 +1129,10 @@ class custom_vjp:
         nondiff_argnums: Sequence[int] = (),
         nondiff_argnames: Sequence[str] = (),
     ):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
-        self.nondiff_argnames = tuple(nondiff_argnames)
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
-        self.symbolic_zeros = False
         self.optimize_remat = False
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        return self if obj is None else functools.partial(self, obj)
 
     def defvjp(
         self,

@@ -785,6 +785,8 @@ def apply_primitive(prim: Primitive, *args: Any, **params: Any) -> Any:
     placement, config context) and reused.
 
     Example:
+      >>> import numpy as np
+      >>> from polyjax_numpy import lax
       >>> apply_primitive(lax.sin_p, np.float32(0.5), accuracy=None)
       Array(0.47942555, dtype=float32)
     """

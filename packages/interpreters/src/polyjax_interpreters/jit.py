@@ -39,6 +39,7 @@ from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.jaxpr import CalleeJaxpr, ClosedJaxpr, Var
 from polyjax_core.jaxpr_eval import jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
+from polyjax_core.lists import partition_list
 from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
@@ -150,7 +151,7 @@ def _jit_partial_eval(
     known_eqn = None
     if known_body.jaxpr.outvars or known_body.effects:
         known_eqn = eqn.replace(
-            invars=[x for x, u in zip(eqn.invars, unknowns) if not u],
+            invars=partition_list(unknowns, eqn.invars)[0],
             outvars=[*(v for v, u in zip(eqn.outvars, out_unks) if not u), *residuals],
             params=dict(
                 params,
@@ -167,7 +168,7 @@ def _jit_partial_eval(
         )
     unknown_eqn = eqn.replace(
         invars=[*residuals, *(x for x, u in zip(eqn.invars, unknowns) if u)],
-        outvars=[v for v, u in zip(eqn.outvars, out_unks) if u],
+        outvars=partition_list(out_unks, eqn.outvars)[1],
         params=dict(
             params,
             jaxpr=unknown_body,
@@ -191,8 +192,8 @@ def _jit_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:
     if body is params["jaxpr"]:
         return used_inputs, eqn
     new_eqn = eqn.replace(
-        invars=[x for x, u in zip(eqn.invars, used_inputs) if u],
-        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+        invars=partition_list(used_inputs, eqn.invars)[1],
+        outvars=partition_list(used_outputs, eqn.outvars)[1],
         params=dict(
             params,
             jaxpr=body,
@@ -261,7 +262,7 @@ def _jit_transpose(cts: list[Any], *args: Any, jaxpr: ClosedJaxpr, **params: Any
     linear = [ad.is_undefined_primal(x) for x in args]
     ct_nz = [type(ct) is not ad.Zero for ct in cts]
     body, ct_in_nz = ad.transpose_jaxpr(jaxpr, linear, ct_nz)
-    known = [x for x, lin in zip(args, linear) if not lin]
+    known = partition_list(linear, args)[0]
     nz_cts = [ct for ct in cts if type(ct) is not ad.Zero]
     outs = iter(
         jit_p.bind(
@@ -386,18 +387,6 @@ def _trace(
 
     closed = trace_to_jaxpr(flat_fun, in_avals, debug.value)
     return closed, out_tree_box[0]
-
-
-def _hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
-    """Turns the constvars holding tracers into leading invars: (jaxpr, those tracers)."""
-    jaxpr = closed.jaxpr
-    is_tracer = [isinstance(c, tracing.Tracer) for c in closed.consts]
-    hoisted = [c for c, t in zip(closed.consts, is_tracer) if t]
-    body = jaxpr.replace(
-        constvars=[v for v, t in zip(jaxpr.constvars, is_tracer) if not t],
-        invars=[*(v for v, t in zip(jaxpr.constvars, is_tracer) if t), *jaxpr.invars],
-    )
-    return ClosedJaxpr(body, [c for c, t in zip(closed.consts, is_tracer) if not t]), hoisted
 
 
 class _Unhashed:
@@ -834,7 +823,7 @@ class JitWrapped:
                 # The body closes over values of an enclosing transformation
                 # (e.g. `grad` of a function calling a jitted closure): they
                 # become explicit inputs, so that the outer trace sees them.
-                body, hoisted = _hoist_tracer_consts(traced.jaxpr)
+                body, hoisted = pe.hoist_tracer_consts(traced.jaxpr)
                 leaves = [*hoisted, *leaves]
                 params = dict(
                     params,
@@ -1031,6 +1020,8 @@ def jit(
         donated arguments), bad argnums.
 
     Example:
+      >>> import numpy as np
+      >>> import polyjax.numpy as jnp
       >>> f = jit(lambda x, y: x * 2 + y)
       >>> f(np.float32(1.0), np.float32(2.0))
       Array(4., dtype=float32)
@@ -1081,6 +1072,8 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
       A pytree of `ShapeDtypeStruct` with the structure of ``fun``'s result.
 
     Example:
+      >>> import numpy as np
+      >>> import polyjax.numpy as jnp
       >>> eval_shape(lambda x: x.T, ShapeDtypeStruct((2, 3), np.float32))
       ShapeDtypeStruct(shape=(3, 2), dtype=float32)
     """

@@ -52,6 +52,7 @@ from polyjax_core import source_info as si
 from polyjax_core.abstract_values import AbstractValue, ShapedArray
 from polyjax_core.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
+from polyjax_core.rules import RuleTable
 from polyjax_core.symbolic_dims import DimExpr
 from polyjax_interpreters import _mlir_dims
 
@@ -160,8 +161,10 @@ def _type_cache() -> dict:
 # ---------------------------------------------------------------------------
 # Lowering rule tables
 
-_default_lowerings: dict[Any, LoweringRule] = {}
-_platform_lowerings: dict[str, dict[Any, LoweringRule]] = {}
+# Rule tables like those of the other transformations (ARCHITECTURE decision 3); the
+# lookup (`_find_rule`) reports a missing rule with the platform and the user's line.
+_default_lowerings: RuleTable = RuleTable("MLIR lowering")
+_platform_lowerings: dict[str, RuleTable] = {}
 
 # Platform names that stand for several backends' platform names.
 _PLATFORM_ALIASES: dict[str, tuple[str, ...]] = {"gpu": ("cuda", "rocm")}
@@ -188,13 +191,16 @@ def register_lowering(prim: Any, rule: LoweringRule, platform: str | None = None
       `rule`, so this can be used as a decorator body.
 
     Example:
-      >>> register_lowering(sin_p, lambda ctx, x: [hlo.sine(x)])
+      >>> from jaxlib.mlir.dialects import stablehlo as hlo
+      >>> from polyjax_core.primitive import Primitive
+      >>> my_sin_p = Primitive("my_sin")
+      >>> rule = register_lowering(my_sin_p, lambda ctx, x: [hlo.sine(x)])
     """
     if platform is None:
         _default_lowerings[prim] = rule
     else:
         for p in _canonical_platforms(platform):
-            _platform_lowerings.setdefault(p, {})[prim] = rule
+            _platform_lowerings.setdefault(p, RuleTable(f"MLIR lowering ({p})"))[prim] = rule
     return rule
 
 

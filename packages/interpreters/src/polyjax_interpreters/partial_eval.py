@@ -45,7 +45,9 @@ from typing import Any
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.dce import dce_jaxpr, dce_rules
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from polyjax_core.lists import partition_list
 from polyjax_core.rules import RuleTable
+from polyjax_core.tracing import Tracer
 
 __all__ = [
     "PartialEvalRule",
@@ -53,6 +55,7 @@ __all__ = [
     "dce_closed_jaxpr",
     "dce_jaxpr",
     "dce_rules",
+    "hoist_tracer_consts",
     "partial_eval_jaxpr_custom",
     "partial_eval_jaxpr_custom_rules",
     "partial_eval_jaxpr_nounits",
@@ -213,8 +216,13 @@ def partial_eval_jaxpr_nounits(
     same way twice returns the same objects.
 
     Example:
+      >>> import polyjax.numpy as jnp
+      >>> from polyjax_core.make_jaxpr import make_jaxpr
+      >>> closed = make_jaxpr(lambda x, y: jnp.sin(x) * y)(1.0, 2.0)
       >>> known, unknown, out_uk, res = partial_eval_jaxpr_nounits(
       ...     closed, [False, True], instantiate=False)
+      >>> out_uk, len(res)   # sin(x) is known, the product is not
+      ([True], 1)
     """
     n_in, n_out = len(jaxpr.jaxpr.invars), len(jaxpr.jaxpr.outvars)
     unknowns_t = _bools(unknowns, n_in, "unknowns")
@@ -231,8 +239,7 @@ def _partial_eval_jaxpr_nounits(
 ) -> tuple[ClosedJaxpr, ClosedJaxpr, tuple[bool, ...], tuple[Any, ...]]:
     jaxpr = closed.jaxpr
     split = _walk(jaxpr, unknowns, instantiate, None)
-    unknown_ins = [v for v, u in zip(jaxpr.invars, unknowns) if u]
-    known_ins = [v for v, u in zip(jaxpr.invars, unknowns) if not u]
+    known_ins, unknown_ins = partition_list(unknowns, jaxpr.invars)
 
     # The unknown side: its free (known) vars are the residual candidates; DCE
     # keeps those that live equations read.
@@ -243,10 +250,10 @@ def _partial_eval_jaxpr_nounits(
         [True] * len(split.staged_outvars),
         [False] * len(candidates) + [True] * len(unknown_ins),
     )
-    residuals = [v for v, u in zip(candidates, used_ins) if u]
+    residuals = partition_list(used_ins[: len(candidates)], candidates)[1]
 
     # The known side: known outputs, then the residuals. Drop unknown outvars.
-    known_outs = [x for x, u in zip(jaxpr.outvars, split.out_unknowns) if not u]
+    known_outs = partition_list(split.out_unknowns, jaxpr.outvars)[0]
     known = Jaxpr(jaxpr.constvars, known_ins, [*known_outs, *residuals], split.known_eqns)
     known, _ = dce_jaxpr(known, [True] * len(known.outvars), instantiate=True)
     known, known_consts = _prune_constvars(known, closed.consts)
@@ -295,8 +302,7 @@ def partial_eval_jaxpr_custom(
     in_unknowns = _bools(in_unknowns, n_in, "unknowns")
     ensure = _bools(ensure_out_unknowns, n_out, "instantiate")
     split = _walk(jaxpr, in_unknowns, ensure, saveable)
-    unknown_ins = [v for v, u in zip(jaxpr.invars, in_unknowns) if u]
-    known_ins = [v for v, u in zip(jaxpr.invars, in_unknowns) if not u]
+    known_ins, unknown_ins = partition_list(in_unknowns, jaxpr.invars)
 
     candidates = _free_vars(
         split.staged_eqns, split.staged_outvars, set(unknown_ins) | set(known_ins)
@@ -309,10 +315,10 @@ def partial_eval_jaxpr_custom(
         [True] * len(split.staged_outvars),
         [False] * (len(candidates) + len(known_ins)) + [True] * len(unknown_ins),
     )
-    residuals = [v for v, u in zip(candidates, used_ins) if u]
+    residuals = partition_list(used_ins[: len(candidates)], candidates)[1]
     staged_known_ins = list(used_ins[len(candidates) : len(candidates) + len(known_ins)])
 
-    known_outs = [x for x, u in zip(jaxpr.outvars, split.out_unknowns) if not u]
+    known_outs = partition_list(split.out_unknowns, jaxpr.outvars)[0]
     known = Jaxpr(jaxpr.constvars, known_ins, [*known_outs, *residuals], split.known_eqns)
     known, _ = dce_jaxpr(known, [True] * len(known.outvars), instantiate=True)
     return known, staged, list(split.out_unknowns), residuals, staged_known_ins
@@ -358,6 +364,23 @@ def _dce_closed_jaxpr(
         return closed, tuple(used_inputs)
     jaxpr, consts = _prune_constvars(jaxpr, closed.consts)
     return ClosedJaxpr(jaxpr, consts), tuple(used_inputs)
+
+
+def hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
+    """Turns the constvars holding tracers into leading invars: (jaxpr, those tracers).
+
+    A body traced under an enclosing transformation may close over that
+    transformation's tracers; as explicit inputs, the enclosing trace sees them.
+    Concrete consts stay consts; with no tracer among them, `closed` is returned.
+    """
+    is_tracer = [isinstance(c, Tracer) for c in closed.consts]
+    if not any(is_tracer):
+        return closed, []
+    jaxpr = closed.jaxpr
+    kept, hoisted = partition_list(is_tracer, closed.consts)
+    kept_vars, hoisted_vars = partition_list(is_tracer, jaxpr.constvars)
+    body = jaxpr.replace(constvars=kept_vars, invars=[*hoisted_vars, *jaxpr.invars])
+    return ClosedJaxpr(body, kept), hoisted
 
 
 def convert_constvars_jaxpr(jaxpr: Jaxpr) -> Jaxpr:

@@ -154,6 +154,7 @@ class SingleDeviceSharding(_jax.SingleDeviceSharding):
         (reported as ``'device'`` on CPU and GPU).
 
     Example:
+      >>> from polyjax_interpreters import backends
       >>> d = backends.devices()[0]
       >>> SingleDeviceSharding(d) == SingleDeviceSharding(d, memory_kind="device")
       True
@@ -321,6 +322,7 @@ class GSPMDSharding(_jax.GSPMDSharding):
 
     Example:
       >>> from jaxlib import xla_client
+      >>> from polyjax_interpreters import backends
       >>> devs = backends.devices()
       >>> s = GSPMDSharding(devs, xla_client.HloSharding.replicate())
       >>> s.is_fully_replicated, s.shard_shape((4, 2))

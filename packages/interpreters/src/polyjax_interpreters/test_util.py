@@ -26,6 +26,8 @@ floating dtype involved (`bfloat16` and `float16` get loose ones); `atol` and
 the defaults.
 
 Example:
+  >>> import numpy as np
+  >>> import polyjax.numpy as jnp
   >>> check_grads(lambda x: x * x, (np.float32(3.0),), order=2)
 """
 

@@ -115,88 +115,6 @@ if TYPE_CHECKING:
     from polyjax_interpreters.remat import checkpoint, checkpoint_policies, remat
     from polyjax_sharding import NamedSharding, make_mesh, pmap, set_mesh, shard_map
 
-__all__ = [
-    "Array",
-    "Device",
-    "NamedSharding",
-    "P",
-    "ShapeDtypeStruct",
-    "__version__",
-    "ad_checkpoint",
-    "block_until_ready",
-    "check_tracer_leaks",
-    "checkpoint",
-    "checkpoint_policies",
-    "clear_caches",
-    "config",
-    "custom_derivatives",
-    "custom_jvp",
-    "custom_vjp",
-    "debug",
-    "debug_infs",
-    "debug_nans",
-    "default_backend",
-    "default_device",
-    "default_matmul_precision",
-    "default_prng_impl",
-    "device_count",
-    "device_get",
-    "device_put",
-    "devices",
-    "disable_jit",
-    "dlpack",
-    "dtypes",
-    "enable_checks",
-    "enable_x64",
-    "errors",
-    "eval_shape",
-    "explain_cache_misses",
-    "float0",
-    "grad",
-    "hessian",
-    "jacfwd",
-    "jacobian",
-    "jacrev",
-    "jit",
-    "jvp",
-    "lax",
-    "linear_transpose",
-    "linearize",
-    "local_device_count",
-    "local_devices",
-    "log_compiles",
-    "make_array_from_callback",
-    "make_array_from_process_local_data",
-    "make_array_from_single_device_arrays",
-    "make_jaxpr",
-    "make_mesh",
-    "nn",
-    "numpy",
-    "numpy_dtype_promotion",
-    "numpy_rank_promotion",
-    "pmap",
-    "process_count",
-    "process_index",
-    "random",
-    "remat",
-    "scipy",
-    "set_mesh",
-    "shard_map",
-    "sharding",
-    "softmax_custom_jvp",
-    "stages",
-    "test_util",
-    "threefry_partitionable",
-    "transfer_guard",
-    "tree",
-    "tree_util",
-    "typeof",
-    "typing",
-    "value_and_grad",
-    "vjp",
-    "vmap",
-]
-
 # Public name -> (module, attribute). Each is imported on first lookup and then
 # stored in this module's globals, so later lookups cost a plain dict access.
 _CORE = "polyjax_core"
@@ -297,6 +215,10 @@ _SUBMODULES = frozenset(
         "typing",
     }
 )
+
+# Every public name, derived from the tables above (and the two functions defined
+# below) so that a new name is listed in one place.
+__all__ = sorted([*_LAZY_ATTRS, *_SUBMODULES, "__version__", "clear_caches", "disable_jit"])
 
 # Names whose use needs the whole runtime: operators on `Array` and on tracers
 # are registered by the lax primitives, so those are loaded first (what

@@ -5,8 +5,8 @@ re-exports that public namespace unchanged (``polyjax.nn.initializers`` too).
 
 Example:
   >>> import polyjax
-  >>> polyjax.nn.relu(-1.0)
-  Array(0., dtype=float32, weak_type=True)
+  >>> polyjax.nn.relu(polyjax.numpy.array([-1.0, 2.0]))
+  Array([0., 2.], dtype=float32)
 """
 
 import sys as _sys

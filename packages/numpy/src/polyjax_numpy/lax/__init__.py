@@ -13,21 +13,43 @@ Example:
   Array(3., dtype=float32)
 
 Areas (private modules):
+  - `_declare`: `standard_primitive` / `define_rules`, through which every
+    primitive gets its impl, lowering and rules in one call;
+  - `_shape_rules`: the dtype and shape checks the primitives share;
   - `_elementwise`: arithmetic, math functions, comparisons, bitwise ops,
     `select_n`, `clamp`, `convert_element_type`;
+  - `_bits`: `population_count`, `clz`, `nextafter`, `bitcast_convert_type`,
+    `reduce_precision`, the general `reduce` and `reduce_and/or/xor`;
   - `_shape_ops`: broadcasting, reshaping, slicing, padding, iota, full;
+  - `_slicing`: `dynamic_slice`, `dynamic_update_slice`, `gather`, `scatter*`;
   - `_reductions`: `reduce_sum/max/min/prod`, `argmax/argmin`;
+  - `_cumulative`: `cumsum`, `cumprod`, `cummax`, `cummin`, `cumlogsumexp`;
+  - `_windowed`: `reduce_window` and the pooling primitives;
+  - `_sorting`: `sort`, `sort_key_val`, `top_k`;
   - `_dot`: `dot_general`, `dot`, `Precision`;
+  - `_convolution`: `conv_general_dilated`, `conv`, `conv_transpose`;
   - `_complex`: `complex`, `real`, `imag`, `conj`;
-  - `_control_flow`: `cond`/`switch`, `scan`, `while_loop`, `fori_loop`, `map`,
-    `associative_scan` (initial-style primitives `cond`, `scan`, `while`);
+  - `_fft`: the `fft` primitive and `FftType`;
+  - `_parallel`: collectives over named axes (`psum`, `all_gather`,
+    `ppermute`, `axis_index`, ...);
+  - control flow, initial-style primitives: `_cond` (`cond`, `switch`), `_scan`
+    (`scan`, `map`, `associative_scan`), `_while` (`while_loop`, `fori_loop`), and
+    `_loop_helpers` (tracing their bodies, hoisting loop invariants);
   - `_custom_solvers`: `custom_linear_solve`, `custom_root` (implicit
     differentiation of solvers; primitive `custom_linear_solve`);
   - `_special`: `igamma`/`igammac` (and their derivatives), `betainc`,
     `bessel_i0e/i1e`, `zeta`;
   - `_random_bits`: `threefry2x32`, `rng_bit_generator`;
   - `_optimization_barrier`: `optimization_barrier`;
-  - `_sharding_constraint`: `with_sharding_constraint`, `reshard`.
+  - `_sharding_constraint`: `with_sharding_constraint`, `reshard`;
+  - `_lapack`: calls into jaxlib's LAPACK kernels, for `linalg`;
+  - `_extended`: arrays of an extended dtype (typed PRNG keys) in the structural
+    primitives;
+  - `_transform_hooks`: what the transformations need from the array library,
+    registered at import.
+
+Public submodule: `linalg` (`lax.linalg`: Cholesky, QR, eigen- and singular
+value decompositions, triangular solves, ...).
 """
 
 from polyjax_interpreters.ad import stop_gradient
@@ -65,18 +87,7 @@ from polyjax_numpy.lax._complex import (
     real,
     real_p,
 )
-from polyjax_numpy.lax._control_flow import (
-    associative_scan,
-    cond,
-    cond_p,
-    fori_loop,
-    map,
-    scan,
-    scan_p,
-    switch,
-    while_loop,
-    while_p,
-)
+from polyjax_numpy.lax._cond import cond, cond_p, switch
 from polyjax_numpy.lax._convolution import (
     ConvDimensionNumbers,
     ConvGeneralDilatedDimensionNumbers,
@@ -289,6 +300,7 @@ from polyjax_numpy.lax._reductions import (
     reduce_sum,
     reduce_sum_p,
 )
+from polyjax_numpy.lax._scan import associative_scan, map, scan, scan_p
 from polyjax_numpy.lax._shape_ops import (
     broadcast,
     broadcast_in_dim,
@@ -383,6 +395,7 @@ from polyjax_numpy.lax._special import (
     zeta,
     zeta_p,
 )
+from polyjax_numpy.lax._while import fori_loop, while_loop, while_p
 from polyjax_numpy.lax._windowed import (
     reduce_window,
     reduce_window_max_p,

@@ -29,11 +29,12 @@ from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.jaxpr_eval import eval_jaxpr
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax import _reductions as _red
 from polyjax_numpy.lax import _shape_ops as _so
 from polyjax_numpy.lax import _shape_rules as sr
+from polyjax_numpy.lax._declare import define_rules
 
 __all__ = [
     "bitcast_convert_type",
@@ -124,11 +125,9 @@ def _bitcast_batch(args, dims, *, new_dtype):
     return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), 0
 
 
-bitcast_convert_type_p.def_abstract_eval(_bitcast_rule)
-bitcast_convert_type_p.def_impl(functools.partial(dispatch.apply_primitive, bitcast_convert_type_p))
-mlir.register_lowering(bitcast_convert_type_p, _bitcast_lowering)
-ad.defjvp_zero(bitcast_convert_type_p)
-batching.primitive_batchers[bitcast_convert_type_p] = _bitcast_batch
+define_rules(
+    bitcast_convert_type_p, _bitcast_rule, _bitcast_lowering, jvp="zero", batching=_bitcast_batch
+)
 
 
 def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
@@ -165,11 +164,10 @@ def _reduce_precision_transpose(ct, operand, *, exponent_bits, mantissa_bits):
     return [reduce_precision_p.bind(ct, exponent_bits=exponent_bits, mantissa_bits=mantissa_bits)]
 
 
-reduce_precision_p.def_abstract_eval(_reduce_precision_rule)
-reduce_precision_p.def_impl(functools.partial(dispatch.apply_primitive, reduce_precision_p))
-mlir.register_lowering(reduce_precision_p, _reduce_precision_lowering)
 ad.deflinear2(reduce_precision_p, _reduce_precision_transpose)
-batching.defvectorized(reduce_precision_p)
+define_rules(
+    reduce_precision_p, _reduce_precision_rule, _reduce_precision_lowering, batching="vectorized"
+)
 
 
 def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> Any:
@@ -208,11 +206,13 @@ def _make_bitwise_reduction(kind: str) -> tuple[Primitive, Callable]:
             [x], [mlir.ir_constant(init)], axes, ctx.avals_out, lambda a, b: [combine(a, b)]
         )
 
-    prim.def_abstract_eval(abstract_eval)
-    prim.def_impl(functools.partial(dispatch.apply_primitive, prim))
-    mlir.register_lowering(prim, lowering)
-    ad.defjvp_zero(prim)
-    batching.primitive_batchers[prim] = functools.partial(_red._reduction_batch, prim)
+    define_rules(
+        prim,
+        abstract_eval,
+        lowering,
+        jvp="zero",
+        batching=functools.partial(_red._reduction_batch, prim),
+    )
 
     def fun(operand: Any, axes: Sequence[int]) -> Any:
         return prim.bind(operand, axes=_red._axes_tuple(axes))
@@ -321,11 +321,9 @@ def _reduce_jvp(primals, tangents, *, computation, dimensions):
     return out, tangents_out
 
 
-reduce_p.def_abstract_eval(_reduce_abstract_eval)
-reduce_p.def_impl(functools.partial(dispatch.apply_primitive, reduce_p))
-mlir.register_lowering(reduce_p, _reduce_lowering)
-batching.primitive_batchers[reduce_p] = _reduce_batch
-ad.primitive_jvps[reduce_p] = _reduce_jvp
+define_rules(
+    reduce_p, _reduce_abstract_eval, _reduce_lowering, batching=_reduce_batch, jvp=_reduce_jvp
+)
 
 _MONOIDS = {
     _ew.add: ("sum", _red.reduce_sum),

@@ -16,6 +16,7 @@ between the two views:
 Only the two IEEE widths pair up: XLA has no ``complex32``, so ``float16`` and
 ``bfloat16`` operands are dtype errors, as in JAX.
 
+    >>> from polyjax_core.make_jaxpr import make_jaxpr
     >>> print(make_jaxpr(lambda x, y: conj(complex(x, y)))(*[np.ones(2, np.float32)] * 2))
     { lambda ; a:f32[2] b:f32[2]. let
         c:c64[2] = complex a b
@@ -36,10 +37,10 @@ from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax import _shape_rules as sr
+from polyjax_numpy.lax._declare import standard_primitive
 from polyjax_numpy.lax._elementwise import (
     _broadcast_operands,
     _linear_cts,
-    _primitive,
     _real_dtype,
     _unbroadcast,
     neg,
@@ -121,10 +122,10 @@ def _conj_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, *, input_dtype: A
     return [hlo.complex(x, mlir.full_like_aval(ctx, 0, aval))]
 
 
-complex_p = _primitive("complex", _complex_rule, _complex_lowering)
-real_p = _primitive("real", _part_rule("real"), _real_lowering)
-imag_p = _primitive("imag", _part_rule("imag"), _imag_lowering)
-conj_p = _primitive("conj", _conj_rule, _conj_lowering)
+complex_p = standard_primitive("complex", _complex_rule, _complex_lowering)
+real_p = standard_primitive("real", _part_rule("real"), _real_lowering)
+imag_p = standard_primitive("imag", _part_rule("imag"), _imag_lowering)
+conj_p = standard_primitive("conj", _conj_rule, _conj_lowering)
 
 
 # ---------------------------------------------------------------------------

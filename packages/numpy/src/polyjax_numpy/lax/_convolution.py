@@ -35,7 +35,6 @@ groups of the kernel transpose, and the other way around.
 
 from __future__ import annotations
 
-import functools
 import operator
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -48,7 +47,8 @@ from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import ad, batching, mlir
+from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._dot import _check_preferred, canonicalize_precision
 from polyjax_numpy.lax._elementwise import _convert_element_type
 from polyjax_numpy.lax._shape_ops import reshape, rev, transpose
@@ -418,11 +418,6 @@ def _conv_print_params(params: dict[str, Any]) -> dict[str, Any]:
     return dict(sorted(shown.items()))  # all of them, sorted, as JAX prints them
 
 
-conv_general_dilated_p.def_abstract_eval(_conv_abstract_eval)
-conv_general_dilated_p.def_impl(functools.partial(dispatch.apply_primitive, conv_general_dilated_p))
-conv_general_dilated_p.print_params = _conv_print_params
-
-
 def _conv_lowering(
     ctx,
     lhs,
@@ -474,9 +469,6 @@ def _conv_lowering(
         precision_config=precision_config,
     ).result
     return [out]
-
-
-mlir.register_lowering(conv_general_dilated_p, _conv_lowering)
 
 
 # ---------------------------------------------------------------------------
@@ -643,7 +635,6 @@ def _conv_jvp_rhs(g, lhs, rhs, **params):
 
 
 ad.defjvp(conv_general_dilated_p, _conv_jvp_lhs, _conv_jvp_rhs)
-ad.primitive_transposes[conv_general_dilated_p] = _conv_transpose_rule
 
 
 # ---------------------------------------------------------------------------
@@ -712,7 +703,14 @@ def _conv_batch(args, dims, **params):
     return _split_out(out, out_spec[1], groups, v), 0
 
 
-batching.primitive_batchers[conv_general_dilated_p] = _conv_batch
+define_rules(
+    conv_general_dilated_p,
+    _conv_abstract_eval,
+    _conv_lowering,
+    print_params=_conv_print_params,
+    transpose=_conv_transpose_rule,
+    batching=_conv_batch,
+)
 
 
 # ---------------------------------------------------------------------------

@@ -26,9 +26,10 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax import _reductions
+from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._shape_ops import pad, slice_in_dim
 
 __all__ = [
@@ -110,8 +111,7 @@ def _make(kind: str, name: str, accepted: str) -> tuple[Primitive, Callable]:
             raise TypeError(f"{name} does not accept dtype {dt.name}")
         return ShapedArray(operand.shape, operand.dtype, operand.weak_type)
 
-    prim.def_abstract_eval(abstract_eval)
-    prim.def_impl(functools.partial(dispatch.apply_primitive, prim))
+    define_rules(prim, abstract_eval)
 
     def lowering(ctx, x, *, axis, reverse):
         aval = ctx.avals_in[0]

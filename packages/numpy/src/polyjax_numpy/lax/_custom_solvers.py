@@ -15,7 +15,7 @@ solution does not depend on how it was found:
 ``matvec``, ``solve`` and, when reverse mode is possible, the transposed map
 ``vecmat`` and ``transpose_solve`` are traced to `ClosedJaxpr`s at bind time
 (with their closed-over values hoisted into leading operands, as in
-`_control_flow`). Its rules:
+`_loop_helpers`). Its rules:
 
 - evaluation and lowering run (inline) the ``solve`` jaxpr only;
 - jvp: the tangent is the same primitive applied to ``b' - matvec'(x)``,
@@ -41,7 +41,6 @@ and its transpose), so its reverse mode never transposes ``tangent_solve``.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -50,13 +49,15 @@ import numpy as np
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import get_aval
 from polyjax_core.jaxpr import ClosedJaxpr
+from polyjax_core.lists import partition_list
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import tree_flatten, tree_leaves, tree_structure, tree_unflatten
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import ad, batching, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.custom_derivatives import SymbolicZero, custom_jvp
 from polyjax_numpy.lax import _elementwise as _ew
-from polyjax_numpy.lax._control_flow import _closed_call, _trace_fun, _with_zero_outputs
+from polyjax_numpy.lax._declare import define_rules
+from polyjax_numpy.lax._loop_helpers import _closed_call, _trace_fun, _with_zero_outputs
 
 __all__ = ["custom_linear_solve", "custom_linear_solve_p", "custom_root"]
 
@@ -202,7 +203,6 @@ def _trace_solver(
 
 custom_linear_solve_p = Primitive("custom_linear_solve")
 custom_linear_solve_p.multiple_results = True
-custom_linear_solve_p.def_impl(functools.partial(dispatch.apply_primitive, custom_linear_solve_p))
 
 
 def custom_linear_solve(
@@ -249,6 +249,7 @@ def custom_linear_solve(
         is no ``transpose_solve`` (and ``symmetric`` is False).
 
     Example:
+      >>> from polyjax_numpy import lax
       >>> a = np.array([[2.0, 1.0], [1.0, 3.0]], np.float32)
       >>> def solve(matvec, y):  # Richardson iterations: any solver of `matvec` will do
       ...     return lax.fori_loop(0, 100, lambda i, x: x + 0.3 * (y - matvec(x)), y * 0)
@@ -307,7 +308,6 @@ def _transpose_matvec(mv: ClosedJaxpr, n_consts: int, avals: Sequence[Any]) -> C
     return _with_zero_outputs(vm, nonzero, [ad.tangent_aval(a) for a in avals])
 
 
-@custom_linear_solve_p.def_effectful_abstract_eval
 def _linear_solve_abstract_eval(*avals: Any, const_lengths: Any, jaxprs: Any):
     _, b_avals = _split_operands(avals, const_lengths)
     want = jaxprs.solve.in_avals[const_lengths.solve :]
@@ -327,9 +327,6 @@ def _linear_solve_lowering(ctx: Any, *args: Any, const_lengths: Any, jaxprs: Any
     return mlir.jaxpr_subcomp(
         ctx.module_context, solve.jaxpr, solve.consts, [*sv_consts, *b], ctx.dim_var_values
     )
-
-
-mlir.register_lowering(custom_linear_solve_p, _linear_solve_lowering)
 
 
 def _is_inexact(aval: Any) -> bool:
@@ -372,9 +369,6 @@ def _linear_solve_jvp(
     return outs, [*x_dot, *aux_dot]
 
 
-ad.primitive_jvps[custom_linear_solve_p] = _linear_solve_jvp
-
-
 _NO_TRANSPOSE_SOLVE = (
     "transpose_solve required for backwards mode automatic differentiation of "
     "custom_linear_solve: pass transpose_solve, or symmetric=True when matvec is self-adjoint."
@@ -409,9 +403,6 @@ def _linear_solve_transpose(cts: list, *args: Any, const_lengths: Any, jaxprs: A
     )[:nb]
     cts_b = [ct if ad.is_undefined_primal(x) else None for x, ct in zip(b, cts_b)]
     return [None] * n_consts + cts_b
-
-
-ad.primitive_transposes[custom_linear_solve_p] = _linear_solve_transpose
 
 
 def _linear_solve_batching(
@@ -460,9 +451,6 @@ def _linear_solve_batching(
     return outs, out_dims
 
 
-batching.axis_primitive_batchers[custom_linear_solve_p] = _linear_solve_batching
-
-
 def _linear_solve_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:
     """Drops the equation when unused, else the auxiliary outputs nobody reads.
 
@@ -483,13 +471,22 @@ def _linear_solve_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], A
     if all(a is b for a, b in zip(new_jaxprs, jaxprs)):
         return [True] * n_in, eqn
     new_eqn = eqn.replace(
-        outvars=[v for v, u in zip(eqn.outvars, used) if u],
+        outvars=partition_list(used, eqn.outvars)[1],
         params=dict(eqn.params, jaxprs=_LinearSolveTuple(new_jaxprs)),
     )
     return [True] * n_in, new_eqn
 
 
-pe.dce_rules[custom_linear_solve_p] = _linear_solve_dce
+define_rules(
+    custom_linear_solve_p,
+    _linear_solve_abstract_eval,
+    _linear_solve_lowering,
+    effectful=True,
+    jvp=_linear_solve_jvp,
+    transpose=_linear_solve_transpose,
+    axis_batching=_linear_solve_batching,
+    dce=_linear_solve_dce,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -533,6 +530,8 @@ def custom_root(
         not of ``initial_guess``'s structure and types.
 
     Example:
+      >>> from polyjax_interpreters.ad import grad
+      >>> from polyjax_numpy import lax
       >>> def sqrt(a):  # Newton's method on x**2 - a
       ...     f = lambda x: x * x - a
       ...     newton = lambda f, x0: lax.fori_loop(0, 20, lambda i, x: 0.5 * (x + a / x), x0)
@@ -571,7 +570,7 @@ def custom_root(
         sol = outs[:n]
         # df/dp p' at the root, then x' solves (df/dx) x' = -(df/dp) p'.
         jj, _ = ad.jvp_jaxpr(fj, nz + [False] * n, instantiate=True)
-        nz_dots = [t for t, z in zip(tangents[0], nz) if z]
+        nz_dots = partition_list(nz, tangents[0])[1]
         rhs = _closed_call(jj, *f_c, *sol, *nz_dots)[n:]
         _, df_dx = ad.linearize(f_at(f_c), tree_unflatten(tree, sol))
         neg_rhs = tree_unflatten(tree, [_ew.neg(r) for r in rhs])

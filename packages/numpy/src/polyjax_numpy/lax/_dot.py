@@ -17,7 +17,6 @@ when given (the accumulation and result type, e.g. `int8 x int8 -> int32`).
 from __future__ import annotations
 
 import enum
-import functools
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -30,8 +29,9 @@ from polyjax_core import config, dtypes
 from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax._complex import real
+from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._elementwise import _convert_element_type
 from polyjax_numpy.lax._shape_ops import transpose
 
@@ -331,11 +331,6 @@ def _dot_general_print_params(params: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
-dot_general_p.def_abstract_eval(_dot_general_abstract_eval)
-dot_general_p.def_impl(functools.partial(dispatch.apply_primitive, dot_general_p))
-dot_general_p.print_params = _dot_general_print_params
-
-
 def _dot_general_lowering(
     ctx, lhs, rhs, *, dimension_numbers, out_sharding, precision, preferred_element_type
 ):
@@ -361,9 +356,6 @@ def _dot_general_lowering(
         mlir.aval_to_ir_type(aval_out), lhs, rhs, dnums, precision_config=precision_config
     )
     return [out]
-
-
-mlir.register_lowering(dot_general_p, _dot_general_lowering)
 
 
 # ---------------------------------------------------------------------------
@@ -508,8 +500,14 @@ def _dot_general_batch(
 
 
 ad.defjvp(dot_general_p, _dot_general_jvp_lhs, _dot_general_jvp_rhs)
-ad.primitive_transposes[dot_general_p] = _dot_general_transpose
-batching.primitive_batchers[dot_general_p] = _dot_general_batch
+define_rules(
+    dot_general_p,
+    _dot_general_abstract_eval,
+    _dot_general_lowering,
+    print_params=_dot_general_print_params,
+    transpose=_dot_general_transpose,
+    batching=_dot_general_batch,
+)
 
 
 def dot(

@@ -15,6 +15,7 @@ The public functions bind the primitives and let Python scalars take the dtype
 of the other operands: ``lax.add(x, 1.0)`` works for any floating ``x``, as in
 JAX, while ``lax.add(int32_x, 1.5)`` is a dtype error.
 
+    >>> from polyjax_core.make_jaxpr import make_jaxpr
     >>> print(make_jaxpr(lambda x: mul(sin(x), 2.0))(np.ones(3, np.float32)))
     { lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }
 """
@@ -43,6 +44,7 @@ from polyjax_core.tracing import EvalTrace, Tracer, current_trace
 from polyjax_interpreters import ad, array, backends, batching, dispatch, mlir
 from polyjax_interpreters.sharding import SingleDeviceSharding
 from polyjax_numpy.lax import _shape_rules as sr
+from polyjax_numpy.lax._declare import standard_primitive
 
 __all__ = [
     "AccuracyMode",
@@ -220,14 +222,6 @@ def _accuracy_attr(accuracy: Tolerance | AccuracyMode) -> ir.Attribute:
 # Declaring primitives
 
 
-def _primitive(name: str, shape_rule: Callable[..., ShapedArray], lowering: Callable) -> Primitive:
-    prim = Primitive(name)
-    prim.def_abstract_eval(shape_rule)
-    prim.def_impl(functools.partial(dispatch.apply_primitive, prim))
-    mlir.register_lowering(prim, lowering)
-    return prim
-
-
 def _same_dtype(dtype: Any) -> Any:
     return dtype
 
@@ -401,7 +395,9 @@ def _linear_cts(ct: Any, args: Sequence[Any], make: Callable[[Any, int], Any]) -
 
 
 def _unop(name: str, accepted: tuple, op: Callable, out_dtype: Callable = _same_dtype):
-    return _primitive(name, _unop_rule(name, accepted, out_dtype), _nary_lowering(op))
+    # Their params (accuracy, rounding_method, y) do not depend on the shape.
+    rule = _unop_rule(name, accepted, out_dtype)
+    return standard_primitive(name, rule, _nary_lowering(op), batching="vectorized")
 
 
 neg_p = _unop("neg", sr.NUM, hlo.negate)
@@ -444,7 +440,9 @@ def _exp2_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, *, accuracy: Any)
     return [_set_accuracy(hlo.exponential(hlo.multiply(ln2, x)), accuracy)]
 
 
-exp2_p = _primitive("exp2", _unop_rule("exp2", sr.INEXACT), _exp2_lowering)
+exp2_p = standard_primitive(
+    "exp2", _unop_rule("exp2", sr.INEXACT), _exp2_lowering, batching="vectorized"
+)
 
 
 def _sign_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value) -> list:
@@ -457,7 +455,9 @@ def _sign_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value) -> list:
     return [hlo.sign(x)]
 
 
-sign_p = _primitive("sign", _unop_rule("sign", sr.NUM), _sign_lowering)
+sign_p = standard_primitive(
+    "sign", _unop_rule("sign", sr.NUM), _sign_lowering, batching="vectorized"
+)
 
 
 def _round_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, *, rounding_method) -> list:
@@ -466,7 +466,9 @@ def _round_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, *, rounding_meth
     return [hlo.round_nearest_even(x)]
 
 
-round_p = _primitive("round", _unop_rule("round", sr.FLOAT), _round_lowering)
+round_p = standard_primitive(
+    "round", _unop_rule("round", sr.FLOAT), _round_lowering, batching="vectorized"
+)
 
 
 def _integer_pow_rule(x: ShapedArray, *, y: int) -> ShapedArray:
@@ -494,7 +496,9 @@ def _integer_pow_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, *, y: int)
     return [acc]
 
 
-integer_pow_p = _primitive("integer_pow", _integer_pow_rule, _integer_pow_lowering)
+integer_pow_p = standard_primitive(
+    "integer_pow", _integer_pow_rule, _integer_pow_lowering, batching="vectorized"
+)
 
 
 # Autodiff and vmap of the unary operations. neg is linear; rounding, sign and tests
@@ -556,16 +560,6 @@ ad.defjvp(digamma_p, lambda g, x: mul(g, polygamma(1, x)))
 ad.defjvp(square_p, lambda g, x: mul(g, mul(2, x)))
 ad.defjvp(integer_pow_p, _integer_pow_jvp)
 
-# Unary elementwise operations batch by applying them to the stacked operand (their
-# params, accuracy, rounding_method and y, do not depend on the shape).
-for _p in (
-    neg_p, floor_p, ceil_p, is_finite_p, abs_p, exp_p, log_p, log1p_p, expm1_p, sin_p,
-    cos_p, tan_p, tanh_p, logistic_p, sqrt_p, rsqrt_p, cbrt_p, asin_p, acos_p, atan_p,
-    sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, erf_p, erfc_p, erf_inv_p, lgamma_p,
-    digamma_p, not_p, square_p, exp2_p, sign_p, round_p, integer_pow_p,
-):  # fmt: skip
-    batching.defvectorized(_p)
-
 
 # ---------------------------------------------------------------------------
 # Binary arithmetic
@@ -573,7 +567,7 @@ for _p in (
 
 def _binop(name: str, accepted: tuple, op: Callable, out_dtype: Callable = _same_dtype):
     rule = _naryop_rule(name, (accepted, accepted), out_dtype)
-    return _primitive(name, rule, _nary_lowering(op))
+    return standard_primitive(name, rule, _nary_lowering(op), batching="broadcasting")
 
 
 add_p = _binop("add", sr.NUM, hlo.add)
@@ -625,8 +619,12 @@ def _min_max_lowering(kind: str) -> Callable:
     return rule
 
 
-max_p = _primitive("max", _naryop_rule("max", (sr.ANY, sr.ANY)), _min_max_lowering("max"))
-min_p = _primitive("min", _naryop_rule("min", (sr.ANY, sr.ANY)), _min_max_lowering("min"))
+max_p = standard_primitive(
+    "max", _naryop_rule("max", (sr.ANY, sr.ANY)), _min_max_lowering("max"), batching="broadcasting"
+)
+min_p = standard_primitive(
+    "min", _naryop_rule("min", (sr.ANY, sr.ANY)), _min_max_lowering("min"), batching="broadcasting"
+)
 
 
 def _pow_rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
@@ -656,7 +654,7 @@ def _pow_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, y: ir.Value) -> li
     return [hlo.power(x, y)]
 
 
-pow_p = _primitive("pow", _pow_rule, _pow_lowering)
+pow_p = standard_primitive("pow", _pow_rule, _pow_lowering, batching="broadcasting")
 
 
 # Autodiff and vmap of the binary arithmetic. add and sub are linear; mul is linear
@@ -773,11 +771,6 @@ ad.defjvp2(
 ad.defjvp(polygamma_p, None, lambda g, m, x: mul(g, polygamma(add(m, 1.0), x)))
 for _p in (and_p, or_p, xor_p, shift_left_p, shift_right_logical_p, shift_right_arithmetic_p):
     ad.defjvp_zero(_p)
-for _p in (
-    add_p, sub_p, mul_p, div_p, rem_p, atan2_p, and_p, or_p, xor_p, shift_left_p,
-    shift_right_logical_p, shift_right_arithmetic_p, max_p, min_p, pow_p, polygamma_p,
-):  # fmt: skip
-    batching.defbroadcasting(_p)
 
 
 # ---------------------------------------------------------------------------
@@ -786,7 +779,10 @@ for _p in (
 
 def _cmp(name: str, accepted: tuple, direction: str) -> Primitive:
     rule = _naryop_rule(name, (accepted, accepted), _bool_dtype)
-    return _primitive(name, rule, _compare_lowering(direction))
+    # Bool results: zero (float0) tangents.
+    return standard_primitive(
+        name, rule, _compare_lowering(direction), jvp="zero", batching="broadcasting"
+    )
 
 
 eq_p = _cmp("eq", sr.ANY, "EQ")
@@ -795,11 +791,6 @@ lt_p = _cmp("lt", sr.ORDERED, "LT")
 le_p = _cmp("le", sr.ORDERED, "LE")
 gt_p = _cmp("gt", sr.ORDERED, "GT")
 ge_p = _cmp("ge", sr.ORDERED, "GE")
-
-# Comparisons have bool results: zero (float0) tangents.
-for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
-    ad.defjvp_zero(_p)
-    batching.defbroadcasting(_p)
 
 
 # ---------------------------------------------------------------------------
@@ -850,7 +841,7 @@ def _select_n_lowering(ctx: mlir.LoweringRuleContext, which: ir.Value, *cases: i
     return [tree(0, len(cases))]
 
 
-select_n_p = _primitive("select_n", _select_n_rule, _select_n_lowering)
+select_n_p = standard_primitive("select_n", _select_n_rule, _select_n_lowering)
 
 
 # Autodiff of select_n: the tangent (cotangent) of the output is selected from (routed
@@ -920,7 +911,7 @@ def _clamp_lowering(ctx: mlir.LoweringRuleContext, lo: ir.Value, x: ir.Value, hi
     return [hlo.clamp(lo, x, hi)]
 
 
-clamp_p = _primitive("clamp", _clamp_rule, _clamp_lowering)
+clamp_p = standard_primitive("clamp", _clamp_rule, _clamp_lowering)
 
 
 # Autodiff of clamp (as JAX): the operand's derivative passes where it is strictly
@@ -990,7 +981,7 @@ def _convert_element_type_lowering(
     return [mlir.convert_hlo(ctx, x, aval_in, aval_out)]
 
 
-convert_element_type_p = _primitive(
+convert_element_type_p = standard_primitive(
     "convert_element_type", _convert_element_type_rule, _convert_element_type_lowering
 )
 # JAX prints the sharding param only when there is one.

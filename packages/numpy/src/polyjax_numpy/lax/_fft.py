@@ -16,6 +16,7 @@ of a full ``FFT`` of the cotangent zero-padded to ``n``; ``IRFFT`` to
 ``conj(RFFT(ct))`` scaled by ``1/N``, doubled on the columns whose conjugate
 partners the half spectrum leaves out.
 
+    >>> from polyjax_numpy import lax
     >>> lax.fft(np.array([1, 2, 3, 4], np.complex64), "fft", (4,))
     Array([10.+0.j, -2.+2.j, -2.+0.j, -2.-2.j], dtype=complex64)
 """
@@ -35,7 +36,8 @@ from polyjax_core import config, dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax._complex import conj, real
-from polyjax_numpy.lax._elementwise import _primitive, convert_element_type, mul
+from polyjax_numpy.lax._declare import standard_primitive
+from polyjax_numpy.lax._elementwise import convert_element_type, mul
 from polyjax_numpy.lax._shape_ops import pad
 
 __all__ = ["FftType", "fft", "fft_p"]
@@ -123,7 +125,7 @@ def _fft_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, *, fft_type, fft_l
     ]
 
 
-fft_p = _primitive("fft", _fft_abstract_eval, _fft_lowering)
+fft_p = standard_primitive("fft", _fft_abstract_eval, _fft_lowering)
 
 
 # ---------------------------------------------------------------------------

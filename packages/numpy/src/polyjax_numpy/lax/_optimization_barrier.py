@@ -17,7 +17,6 @@ cotangents behind one, and vmap applies it to the batched values.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from jaxlib.mlir.dialects import stablehlo as hlo
@@ -25,7 +24,8 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from polyjax_core.abstract_values import ShapedArray
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import ad
+from polyjax_numpy.lax._declare import define_rules
 
 __all__ = ["optimization_barrier", "optimization_barrier_p"]
 
@@ -52,17 +52,10 @@ def _abstract_eval(*avals: ShapedArray) -> list[ShapedArray]:
     return list(avals)
 
 
-optimization_barrier_p.def_abstract_eval(_abstract_eval)
-optimization_barrier_p.def_impl(functools.partial(dispatch.apply_primitive, optimization_barrier_p))
-
-
 def _lowering(ctx: Any, *args: Any) -> list:
     if not args:
         return []
     return list(hlo.OptimizationBarrierOp(list(args)).results)
-
-
-mlir.register_lowering(optimization_barrier_p, _lowering)
 
 
 def _barrier_nonzero(values: list) -> list:
@@ -86,6 +79,11 @@ def _batch(args: list, dims: list) -> tuple[list, list]:
     return optimization_barrier_p.bind(*args), list(dims)
 
 
-ad.primitive_jvps[optimization_barrier_p] = _jvp
-ad.primitive_transposes[optimization_barrier_p] = _transpose
-batching.primitive_batchers[optimization_barrier_p] = _batch
+define_rules(
+    optimization_barrier_p,
+    _abstract_eval,
+    _lowering,
+    jvp=_jvp,
+    transpose=_transpose,
+    batching=_batch,
+)

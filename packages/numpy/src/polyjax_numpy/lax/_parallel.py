@@ -204,6 +204,7 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
       NameError: an axis name is not bound.
 
     Example:
+      >>> from polyjax_interpreters.batching import vmap
       >>> vmap(lambda x: psum(x, "i"), axis_name="i")(np.arange(3.0))
       Array([3., 3., 3.], dtype=float32)
     """
@@ -324,10 +325,12 @@ axis_index_p = Primitive("axis_index")
 axis_index_p.def_impl(_unsupported_impl("axis_index"))
 
 
-@axis_index_p.def_abstract_eval
 def _axis_index_abstract_eval(*, axis_name: tuple) -> ShapedArray:
     _size(axis_name)
     return ShapedArray((), np.dtype(np.int32))
+
+
+axis_index_p.def_abstract_eval(_axis_index_abstract_eval)
 
 
 def axis_index(axis_name: Any) -> Any:
@@ -337,6 +340,7 @@ def axis_index(axis_name: Any) -> Any:
     axes (the first name varies slowest).
 
     Example:
+      >>> from polyjax_interpreters.batching import vmap
       >>> vmap(lambda _: axis_index("i"), axis_name="i")(np.zeros(3))
       Array([0, 1, 2], dtype=int32)
     """
@@ -373,7 +377,6 @@ all_gather_p = Primitive("all_gather")
 all_gather_p.def_impl(_unsupported_impl("all_gather"))
 
 
-@all_gather_p.def_abstract_eval
 def _all_gather_abstract_eval(
     x: ShapedArray,
     *,
@@ -390,6 +393,9 @@ def _all_gather_abstract_eval(
     else:
         s.insert(all_gather_dimension, axis_size)
     return ShapedArray(s, x.dtype, x.weak_type)
+
+
+all_gather_p.def_abstract_eval(_all_gather_abstract_eval)
 
 
 def all_gather(
@@ -410,6 +416,7 @@ def all_gather(
       concatenated) along `axis`.
 
     Example:
+      >>> from polyjax_interpreters.batching import vmap
       >>> vmap(lambda x: all_gather(x, "i"), axis_name="i")(np.arange(2.0)).shape
       (2, 2)
     """
@@ -492,7 +499,6 @@ reduce_scatter_p = Primitive("reduce_scatter")
 reduce_scatter_p.def_impl(_unsupported_impl("psum_scatter"))
 
 
-@reduce_scatter_p.def_abstract_eval
 def _reduce_scatter_abstract_eval(
     x: ShapedArray,
     *,
@@ -523,6 +529,9 @@ def _reduce_scatter_abstract_eval(
     return ShapedArray(s, x.dtype, x.weak_type)
 
 
+reduce_scatter_p.def_abstract_eval(_reduce_scatter_abstract_eval)
+
+
 def psum_scatter(
     x: Any,
     axis_name: Any,
@@ -543,6 +552,7 @@ def psum_scatter(
       tiled: keep the scattered dimension (as blocks).
 
     Example:
+      >>> from polyjax_interpreters.batching import vmap
       >>> vmap(lambda x: psum_scatter(x, "i"), axis_name="i")(np.ones((2, 2))).shape
       (2,)
     """
@@ -658,7 +668,6 @@ all_to_all_p = Primitive("all_to_all")
 all_to_all_p.def_impl(_unsupported_impl("all_to_all"))
 
 
-@all_to_all_p.def_abstract_eval
 def _all_to_all_abstract_eval(
     x: ShapedArray,
     *,
@@ -678,6 +687,9 @@ def _all_to_all_abstract_eval(
     s[split_axis] = s[split_axis] // n
     s[concat_axis] = s[concat_axis] * n
     return ShapedArray(s, x.dtype, x.weak_type)
+
+
+all_to_all_p.def_abstract_eval(_all_to_all_abstract_eval)
 
 
 def all_to_all(
@@ -703,6 +715,7 @@ def all_to_all(
       tiled: keep `split_axis` and concatenate along `concat_axis`.
 
     Example:
+      >>> from polyjax_interpreters.batching import vmap
       >>> x = np.arange(4.0).reshape(2, 2)  # position j holds row j
       >>> vmap(lambda r: all_to_all(r, "i", 0, 0), axis_name="i")(x)  # the transpose
       Array([[0., 2.],
@@ -889,10 +902,12 @@ ppermute_p = Primitive("ppermute")
 ppermute_p.def_impl(_unsupported_impl("ppermute"))
 
 
-@ppermute_p.def_abstract_eval
 def _ppermute_abstract_eval(x: ShapedArray, *, axis_name: tuple, perm: tuple) -> ShapedArray:
     _size(axis_name)
     return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+ppermute_p.def_abstract_eval(_ppermute_abstract_eval)
 
 
 def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
@@ -906,6 +921,7 @@ def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
       perm: `(src, dst)` pairs; sources and destinations are each unique.
 
     Example:
+      >>> from polyjax_interpreters.batching import vmap
       >>> shift = [(i, (i + 1) % 3) for i in range(3)]
       >>> vmap(lambda x: ppermute(x, "i", shift), axis_name="i")(np.arange(3.0))
       Array([2., 0., 1.], dtype=float32)

@@ -14,7 +14,6 @@ but pure generator: it maps a key to `(new_key, bits)`.
 from __future__ import annotations
 
 import enum
-import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,8 +23,9 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core.abstract_values import ShapedArray
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import batching, mlir
 from polyjax_numpy.lax import _shape_rules as sr
+from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._elementwise import (
     add,
     bitwise_or,
@@ -100,11 +100,13 @@ def _threefry2x32_batch(args: Sequence[Any], dims: Sequence[Any]) -> tuple:
 
 threefry2x32_p = Primitive("threefry2x32")
 threefry2x32_p.multiple_results = True
-threefry2x32_p.def_abstract_eval(_threefry2x32_rule)
-threefry2x32_p.def_impl(functools.partial(dispatch.apply_primitive, threefry2x32_p))
-mlir.register_lowering(threefry2x32_p, mlir.lower_fun(_threefry2x32_lowered))
-ad.defjvp_zero(threefry2x32_p)
-batching.primitive_batchers[threefry2x32_p] = _threefry2x32_batch
+define_rules(
+    threefry2x32_p,
+    _threefry2x32_rule,
+    mlir.lower_fun(_threefry2x32_lowered),
+    jvp="zero",
+    batching=_threefry2x32_batch,
+)
 
 
 def threefry2x32(key1: ArrayLike, key2: ArrayLike, x1: ArrayLike, x2: ArrayLike) -> list:
@@ -206,11 +208,13 @@ def _rng_bit_generator_batch(args: Sequence[Any], dims: Sequence[Any], **params:
 
 rng_bit_generator_p = Primitive("rng_bit_generator")
 rng_bit_generator_p.multiple_results = True
-rng_bit_generator_p.def_abstract_eval(_rng_bit_generator_rule)
-rng_bit_generator_p.def_impl(functools.partial(dispatch.apply_primitive, rng_bit_generator_p))
-mlir.register_lowering(rng_bit_generator_p, _rng_bit_generator_lowering)
-ad.defjvp_zero(rng_bit_generator_p)
-batching.primitive_batchers[rng_bit_generator_p] = _rng_bit_generator_batch
+define_rules(
+    rng_bit_generator_p,
+    _rng_bit_generator_rule,
+    _rng_bit_generator_lowering,
+    jvp="zero",
+    batching=_rng_bit_generator_batch,
+)
 
 
 def rng_bit_generator(

@@ -29,9 +29,10 @@ from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.jaxpr import ClosedJaxpr
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax import _shape_rules as sr
+from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._shape_ops import broadcast_in_dim, pad, reshape, slice_in_dim
 
 __all__ = [
@@ -191,8 +192,7 @@ def _make_reduction(name: str, kind: str, numbers_only: bool) -> tuple[Primitive
             raise NotImplementedError(f"{name}: out_sharding is not supported yet")
         return ShapedArray(_reduced_shape(operand.shape, axes), operand.dtype, operand.weak_type)
 
-    prim.def_abstract_eval(abstract_eval)
-    prim.def_impl(functools.partial(dispatch.apply_primitive, prim))
+    define_rules(prim, abstract_eval)
 
     def lowering(ctx, x, *, axes, out_sharding):
         dtype = ctx.avals_in[0].dtype
@@ -404,9 +404,11 @@ def _argminmax_lowering(direction: str, ctx, x, *, axes, index_dtype):
 
 
 for _prim, _direction in ((argmax_p, "GT"), (argmin_p, "LT")):
-    _prim.def_abstract_eval(functools.partial(_argminmax_abstract_eval, _prim.name))
-    _prim.def_impl(functools.partial(dispatch.apply_primitive, _prim))
-    mlir.register_lowering(_prim, functools.partial(_argminmax_lowering, _direction))
+    define_rules(
+        _prim,
+        functools.partial(_argminmax_abstract_eval, _prim.name),
+        functools.partial(_argminmax_lowering, _direction),
+    )
 
 
 # Indices are integers: zero (float0) tangents. Under vmap the axis skips the batch axis.

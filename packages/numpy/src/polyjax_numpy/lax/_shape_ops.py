@@ -28,7 +28,6 @@ not constant.
 from __future__ import annotations
 
 import builtins
-import functools
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -42,9 +41,10 @@ from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray, ShapeDtypeStruct, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import Tracer
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import ad, batching, mlir
 from polyjax_interpreters.array import Array
 from polyjax_numpy.lax import _shape_rules as sr
+from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._elementwise import _convert_element_type
 from polyjax_numpy.lax._elementwise import select_n as _select_n
 from polyjax_numpy.lax._elementwise import sub as _sub
@@ -134,10 +134,6 @@ def _dim_tuple(xs: Any, what: str) -> tuple[Any, ...]:
 
 def _is_static(shape: Sequence[Any]) -> bool:
     return all(type(d) is int for d in shape)
-
-
-def _impl(prim: Primitive) -> None:
-    prim.def_impl(functools.partial(dispatch.apply_primitive, prim))
 
 
 def _result_type(ctx: Any) -> ir.Type:
@@ -255,7 +251,6 @@ def _broadcast_in_dim_abstract_eval(
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
-broadcast_in_dim_p.def_abstract_eval(_broadcast_in_dim_abstract_eval)
 # JAX shows the broadcast dimensions only (when there are any; the shape is the
 # output's type), and the sharding only when there is one.
 broadcast_in_dim_p.print_params = lambda params: {
@@ -263,14 +258,10 @@ broadcast_in_dim_p.print_params = lambda params: {
     for k, v in params.items()
     if (k == "broadcast_dimensions" and v) or (k == "sharding" and v is not None)
 }
-_impl(broadcast_in_dim_p)
 
 
 def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions, sharding):
     return [mlir.broadcast_in_dim(ctx, x, ctx.avals_out[0], broadcast_dimensions)]
-
-
-mlir.register_lowering(broadcast_in_dim_p, _broadcast_in_dim_lowering)
 
 
 # Autodiff and vmap. broadcast_in_dim is linear: its transpose sums the cotangent
@@ -307,7 +298,12 @@ def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions, sharding
 
 
 ad.deflinear2(broadcast_in_dim_p, _broadcast_in_dim_transpose)
-batching.primitive_batchers[broadcast_in_dim_p] = _broadcast_in_dim_batch
+define_rules(
+    broadcast_in_dim_p,
+    _broadcast_in_dim_abstract_eval,
+    _broadcast_in_dim_lowering,
+    batching=_broadcast_in_dim_batch,
+)
 
 
 def broadcast(operand: Any, sizes: Sequence[Any], *, out_sharding: Any = None) -> Any:
@@ -397,19 +393,12 @@ def _reshape_abstract_eval(
     return ShapedArray(new_sizes, operand.dtype, operand.weak_type)
 
 
-reshape_p.def_abstract_eval(_reshape_abstract_eval)
-_impl(reshape_p)
-
-
 def _reshape_lowering(ctx, x, *, new_sizes, dimensions, sharding):
     aval_in = ctx.avals_in[0]
     if dimensions is not None:
         shape = tuple(aval_in.shape[d] for d in dimensions)
         x = _transpose_hlo(x, aval_in.update(shape=shape), dimensions)
     return [mlir.reshape(ctx, x, ctx.avals_out[0])]
-
-
-mlir.register_lowering(reshape_p, _reshape_lowering)
 
 
 # Autodiff and vmap. reshape is linear; its transpose reshapes back (and undoes
@@ -438,7 +427,7 @@ def _reshape_batch(args, dims, *, new_sizes, dimensions, sharding):
 
 
 ad.deflinear2(reshape_p, _reshape_transpose)
-batching.primitive_batchers[reshape_p] = _reshape_batch
+define_rules(reshape_p, _reshape_abstract_eval, _reshape_lowering, batching=_reshape_batch)
 
 
 def _compute_newshape(shape: Sequence[Any], newshape: Any) -> tuple[Any, ...]:
@@ -528,19 +517,12 @@ def _transpose_abstract_eval(operand: ShapedArray, *, permutation: tuple) -> Sha
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
-transpose_p.def_abstract_eval(_transpose_abstract_eval)
-_impl(transpose_p)
-
-
 def _transpose_hlo(x: ir.Value, aval_out: ShapedArray, permutation: Sequence[int]) -> ir.Value:
     return hlo.TransposeOp(x, list(permutation), results=[mlir.aval_to_ir_type(aval_out)]).result
 
 
 def _transpose_lowering(ctx, x, *, permutation):
     return [_transpose_hlo(x, ctx.avals_out[0], permutation)]
-
-
-mlir.register_lowering(transpose_p, _transpose_lowering)
 
 
 # Autodiff and vmap: transpose is linear, and its transpose is the inverse permutation.
@@ -557,7 +539,7 @@ def _transpose_batch(args, dims, *, permutation):
 
 
 ad.deflinear2(transpose_p, _transpose_transpose)
-batching.primitive_batchers[transpose_p] = _transpose_batch
+define_rules(transpose_p, _transpose_abstract_eval, _transpose_lowering, batching=_transpose_batch)
 
 
 # ---------------------------------------------------------------------------
@@ -594,15 +576,8 @@ def _squeeze_abstract_eval(operand: ShapedArray, *, dimensions: tuple) -> Shaped
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
-squeeze_p.def_abstract_eval(_squeeze_abstract_eval)
-_impl(squeeze_p)
-
-
 def _squeeze_lowering(ctx, x, *, dimensions):
     return [mlir.reshape(ctx, x, ctx.avals_out[0])]
-
-
-mlir.register_lowering(squeeze_p, _squeeze_lowering)
 
 
 # Autodiff and vmap: squeeze is linear, and its transpose puts the size-1 axes back.
@@ -620,7 +595,7 @@ def _squeeze_batch(args, dims, *, dimensions):
 
 
 ad.deflinear2(squeeze_p, _squeeze_transpose)
-batching.primitive_batchers[squeeze_p] = _squeeze_batch
+define_rules(squeeze_p, _squeeze_abstract_eval, _squeeze_lowering, batching=_squeeze_batch)
 
 
 def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
@@ -688,10 +663,6 @@ def _iota_abstract_eval(*, dtype: Any, shape: tuple, dimension: int, sharding: A
     return ShapedArray(shape, dtype)
 
 
-iota_p.def_abstract_eval(_iota_abstract_eval)
-_impl(iota_p)
-
-
 def _iota_lowering(ctx, *, dtype, shape, dimension, sharding):
     aval_out = ctx.avals_out[0]
     if aval_out.dtype == np.dtype(bool):
@@ -702,9 +673,6 @@ def _iota_lowering(ctx, *, dtype, shape, dimension, sharding):
     return [mlir.iota(ctx, aval_out, dimension)]
 
 
-mlir.register_lowering(iota_p, _iota_lowering)
-
-
 # Autodiff and vmap: iota has no operands, so its tangent is zero and it is never
 # batched (under vmap it is created once and broadcast where combined with batched values).
 
@@ -713,8 +681,7 @@ def _iota_batch(args, dims, **params):
     return iota_p.bind(**params), batching.not_mapped
 
 
-ad.defjvp_zero(iota_p)
-batching.primitive_batchers[iota_p] = _iota_batch
+define_rules(iota_p, _iota_abstract_eval, _iota_lowering, jvp="zero", batching=_iota_batch)
 
 
 def full(shape: Sequence[Any], fill_value: Any, dtype: Any = None, *, sharding: Any = None):
@@ -822,10 +789,8 @@ def _empty_abstract_eval(*, shape: tuple, dtype: Any, out_sharding: Any) -> Shap
     return ShapedArray(shape, dtype)
 
 
-empty_p.def_abstract_eval(_empty_abstract_eval)
-_impl(empty_p)
 mlir.register_lowering(empty_p, lambda ctx, **_: [mlir.full_like_aval(ctx, 0, ctx.avals_out[0])])
-ad.defjvp_zero(empty_p)
+define_rules(empty_p, _empty_abstract_eval, None, jvp="zero")
 batching.primitive_batchers[empty_p] = lambda args, dims, **params: (
     empty_p.bind(**params),
     batching.not_mapped,
@@ -947,10 +912,6 @@ def _ge(a: Any, b: Any) -> bool:
     return bool(a >= b) if sd.is_symbolic_dim(a) else bool(b <= a)
 
 
-slice_p.def_abstract_eval(_slice_abstract_eval)
-_impl(slice_p)
-
-
 def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
     strides = (1,) * len(start_indices) if strides is None else strides
     if _is_static(start_indices) and _is_static(limit_indices) and _is_static(strides):
@@ -972,9 +933,6 @@ def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
             _dims_tensor(ctx, strides),
         ).result
     ]
-
-
-mlir.register_lowering(slice_p, _slice_lowering)
 
 
 # Autodiff and vmap. slice is linear; its transpose scatters the cotangent back into
@@ -1008,7 +966,7 @@ def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
 
 
 ad.deflinear2(slice_p, _slice_transpose)
-batching.primitive_batchers[slice_p] = _slice_batch
+define_rules(slice_p, _slice_abstract_eval, _slice_lowering, batching=_slice_batch)
 
 
 # ---------------------------------------------------------------------------
@@ -1064,15 +1022,8 @@ def _concatenate_abstract_eval(*operands: ShapedArray, dimension: int) -> Shaped
     return ShapedArray(out_shape, operands[0].dtype, weak)
 
 
-concatenate_p.def_abstract_eval(_concatenate_abstract_eval)
-_impl(concatenate_p)
-
-
 def _concatenate_lowering(ctx, *xs, dimension):
     return [hlo.ConcatenateOp(list(xs), dimension, results=[_result_type(ctx)]).result]
-
-
-mlir.register_lowering(concatenate_p, _concatenate_lowering)
 
 
 # Autodiff and vmap. concatenate is linear in every operand; the transpose slices
@@ -1099,7 +1050,9 @@ def _concatenate_batch(args, dims, *, dimension):
 
 
 ad.deflinear2(concatenate_p, _concatenate_transpose)
-batching.primitive_batchers[concatenate_p] = _concatenate_batch
+define_rules(
+    concatenate_p, _concatenate_abstract_eval, _concatenate_lowering, batching=_concatenate_batch
+)
 
 
 # ---------------------------------------------------------------------------
@@ -1150,10 +1103,6 @@ def _split_abstract_eval(operand: ShapedArray, *, sizes: tuple, axis: int) -> li
     ]
 
 
-split_p.def_abstract_eval(_split_abstract_eval)
-_impl(split_p)
-
-
 def _split_lowering(ctx, x, *, sizes, axis):
     outs = []
     start: Any = 0
@@ -1168,9 +1117,6 @@ def _split_lowering(ctx, x, *, sizes, axis):
         outs.append(out)
         start = start + size
     return outs
-
-
-mlir.register_lowering(split_p, _split_lowering)
 
 
 # Autodiff and vmap: split is linear; its transpose concatenates the cotangents
@@ -1192,7 +1138,7 @@ def _split_batch(args, dims, *, sizes, axis):
 
 
 ad.deflinear2(split_p, _split_transpose)
-batching.primitive_batchers[split_p] = _split_batch
+define_rules(split_p, _split_abstract_eval, _split_lowering, batching=_split_batch)
 
 
 # ---------------------------------------------------------------------------
@@ -1258,10 +1204,6 @@ def _pad_abstract_eval(
     return ShapedArray(out, operand.dtype, weak)
 
 
-pad_p.def_abstract_eval(_pad_abstract_eval)
-_impl(pad_p)
-
-
 def _pad_lowering(ctx, x, padding_value, *, padding_config):
     lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
     if all(_is_static(v) for v in (lo, hi, interior)):
@@ -1285,9 +1227,6 @@ def _pad_lowering(ctx, x, padding_value, *, padding_config):
             _dims_tensor(ctx, interior),
         ).result
     ]
-
-
-mlir.register_lowering(pad_p, _pad_lowering)
 
 
 # Autodiff and vmap. pad is linear in (operand, padding_value) together. The
@@ -1343,8 +1282,7 @@ def _pad_jvp(primals, tangents, *, padding_config):
 
 
 ad.deflinear2(pad_p, _pad_transpose)
-ad.primitive_jvps[pad_p] = _pad_jvp
-batching.primitive_batchers[pad_p] = _pad_batch
+define_rules(pad_p, _pad_abstract_eval, _pad_lowering, jvp=_pad_jvp, batching=_pad_batch)
 
 
 # ---------------------------------------------------------------------------
@@ -1377,15 +1315,8 @@ def _rev_abstract_eval(operand: ShapedArray, *, dimensions: tuple) -> ShapedArra
     return operand
 
 
-rev_p.def_abstract_eval(_rev_abstract_eval)
-_impl(rev_p)
-
-
 def _rev_lowering(ctx, x, *, dimensions):
     return [hlo.ReverseOp(x, list(dimensions), results=[_result_type(ctx)]).result]
-
-
-mlir.register_lowering(rev_p, _rev_lowering)
 
 
 # Autodiff and vmap: rev is linear and its own transpose.
@@ -1401,7 +1332,7 @@ def _rev_batch(args, dims, *, dimensions):
 
 
 ad.deflinear2(rev_p, _rev_transpose)
-batching.primitive_batchers[rev_p] = _rev_batch
+define_rules(rev_p, _rev_abstract_eval, _rev_lowering, batching=_rev_batch)
 
 
 # For the derivative rules of `_elementwise`, which this module imports.

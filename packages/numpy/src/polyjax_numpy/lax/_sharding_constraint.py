@@ -27,8 +27,9 @@ from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
-from polyjax_interpreters import ad, array, batching, mlir
+from polyjax_interpreters import ad, array, mlir
 from polyjax_interpreters.sharding import Sharding
+from polyjax_numpy.lax._declare import define_rules
 
 __all__ = ["reshard", "sharding_constraint_p", "with_sharding_constraint"]
 
@@ -118,12 +119,10 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
     return _apply(xs, out_shardings, "reshard")
 
 
-@sharding_constraint_p.def_abstract_eval
 def _abstract_eval(x: ShapedArray, *, sharding: Any, inserted: tuple) -> ShapedArray:
     return x
 
 
-@sharding_constraint_p.def_impl
 def _impl(x: Any, *, sharding: Any, inserted: tuple) -> Any:
     if inserted:  # a vmapped constraint applied eagerly: the layout is the partitioner's
         return array.device_put(x)
@@ -134,9 +133,6 @@ def _lowering(ctx: Any, x: Any, *, sharding: Any, inserted: tuple) -> list:
     if not ctx.module_context.device_assignment:  # a one-device module: nothing to lay out
         return [x]
     return [mlir.sharding_constraint(ctx, x, sharding, ctx.avals_in[0], inserted)]
-
-
-mlir.register_lowering(sharding_constraint_p, _lowering)
 
 
 def _jvp(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
@@ -165,9 +161,15 @@ def _batch(
     return out, d
 
 
-ad.primitive_jvps[sharding_constraint_p] = _jvp
-ad.primitive_transposes[sharding_constraint_p] = _transpose
-batching.axis_primitive_batchers[sharding_constraint_p] = _batch
+define_rules(
+    sharding_constraint_p,
+    _abstract_eval,
+    _lowering,
+    impl=_impl,
+    jvp=_jvp,
+    transpose=_transpose,
+    axis_batching=_batch,
+)
 
 
 def _traced_put(x: Any, sharding: Any) -> Any:

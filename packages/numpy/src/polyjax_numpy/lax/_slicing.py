@@ -43,7 +43,8 @@ from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import ad, batching, mlir
+from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._elementwise import _convert_element_type
 from polyjax_numpy.lax._elementwise import add as _add
 from polyjax_numpy.lax._elementwise import bitwise_and as _bitwise_and
@@ -109,10 +110,6 @@ __all__ = [
 
 def _shape(x: Any) -> tuple:
     return get_aval(x).shape
-
-
-def _impl(prim: Primitive) -> None:
-    prim.def_impl(functools.partial(dispatch.apply_primitive, prim))
 
 
 def _index_dtype(indices: Sequence[Any]) -> np.dtype:
@@ -245,10 +242,6 @@ def _dynamic_slice_abstract_eval(operand: ShapedArray, *indices: ShapedArray, sl
     return ShapedArray(slice_sizes, operand.dtype, operand.weak_type)
 
 
-dynamic_slice_p.def_abstract_eval(_dynamic_slice_abstract_eval)
-_impl(dynamic_slice_p)
-
-
 def _dynamic_slice_lowering(ctx, x, *indices, slice_sizes):
     aval_out = ctx.avals_out[0]
     if not all(type(s) is int for s in slice_sizes):
@@ -258,9 +251,6 @@ def _dynamic_slice_lowering(ctx, x, *indices, slice_sizes):
             x, list(indices), list(slice_sizes), results=[mlir.aval_to_ir_type(aval_out)]
         ).result
     ]
-
-
-mlir.register_lowering(dynamic_slice_p, _dynamic_slice_lowering)
 
 
 # Autodiff. dynamic_slice is linear in the operand; the indices get no tangent.
@@ -333,9 +323,14 @@ def _dynamic_slice_batch(args, dims, *, slice_sizes):
     return out, 0
 
 
-ad.primitive_jvps[dynamic_slice_p] = _dynamic_slice_jvp
-ad.primitive_transposes[dynamic_slice_p] = _dynamic_slice_transpose
-batching.primitive_batchers[dynamic_slice_p] = _dynamic_slice_batch
+define_rules(
+    dynamic_slice_p,
+    _dynamic_slice_abstract_eval,
+    _dynamic_slice_lowering,
+    jvp=_dynamic_slice_jvp,
+    transpose=_dynamic_slice_transpose,
+    batching=_dynamic_slice_batch,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -386,10 +381,6 @@ def _dynamic_update_slice_abstract_eval(
     return ShapedArray(operand.shape, operand.dtype, operand.weak_type)
 
 
-dynamic_update_slice_p.def_abstract_eval(_dynamic_update_slice_abstract_eval)
-_impl(dynamic_update_slice_p)
-
-
 def _dynamic_update_slice_lowering(ctx, x, update, *indices):
     aval_out = ctx.avals_out[0]
     return [
@@ -397,9 +388,6 @@ def _dynamic_update_slice_lowering(ctx, x, update, *indices):
             x, update, list(indices), results=[mlir.aval_to_ir_type(aval_out)]
         ).result
     ]
-
-
-mlir.register_lowering(dynamic_update_slice_p, _dynamic_update_slice_lowering)
 
 
 # Autodiff. dynamic_update_slice is linear in (operand, update) together. The
@@ -468,9 +456,14 @@ def _dynamic_update_slice_batch(args, dims):
     return out, 0
 
 
-ad.primitive_jvps[dynamic_update_slice_p] = _dynamic_update_slice_jvp
-ad.primitive_transposes[dynamic_update_slice_p] = _dynamic_update_slice_transpose
-batching.primitive_batchers[dynamic_update_slice_p] = _dynamic_update_slice_batch
+define_rules(
+    dynamic_update_slice_p,
+    _dynamic_update_slice_abstract_eval,
+    _dynamic_update_slice_lowering,
+    jvp=_dynamic_update_slice_jvp,
+    transpose=_dynamic_update_slice_transpose,
+    batching=_dynamic_update_slice_batch,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -844,10 +837,6 @@ def _gather_abstract_eval(
     return ShapedArray(out, operand.dtype, operand.weak_type)
 
 
-gather_p.def_abstract_eval(_gather_abstract_eval)
-_impl(gather_p)
-
-
 def _gather_hlo(ctx, x, indices, dn, slice_sizes, indices_are_sorted, aval_out):
     # StableHLO bounds every slice size by the axis length, batching axes too.
     shape = ctx.avals_in[0].shape
@@ -970,7 +959,6 @@ def _gather_fill(
 
 
 _gather_fill_lowering = mlir.lower_fun(_gather_fill, multiple_results=False)
-mlir.register_lowering(gather_p, _gather_lowering)
 
 
 # Autodiff. gather is linear in the operand (out-of-bounds slices in fill mode
@@ -1081,9 +1069,14 @@ def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, **params):
     return out, 0
 
 
-ad.primitive_jvps[gather_p] = _gather_jvp
-ad.primitive_transposes[gather_p] = _gather_transpose
-batching.primitive_batchers[gather_p] = _gather_batch
+define_rules(
+    gather_p,
+    _gather_abstract_eval,
+    _gather_lowering,
+    jvp=_gather_jvp,
+    transpose=_gather_transpose,
+    batching=_gather_batch,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -1251,8 +1244,7 @@ def _clamp_scatter_indices(operand, indices, updates, dn):
 
 def _make_scatter(name: str, kind: str) -> Primitive:
     prim = Primitive(name)
-    prim.def_abstract_eval(_scatter_abstract_eval)
-    _impl(prim)
+    define_rules(prim, _scatter_abstract_eval)
 
     def clipped(operand, indices, updates, **params):
         indices = _clamp_scatter_indices(operand, indices, updates, params["dimension_numbers"])

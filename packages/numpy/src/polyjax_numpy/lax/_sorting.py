@@ -18,7 +18,6 @@ permutation, itself a sort of the cotangents keyed by the permutation.
 
 from __future__ import annotations
 
-import functools
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -30,8 +29,9 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax import _elementwise as _ew
+from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._reductions import reduce_sum
 from polyjax_numpy.lax._shape_ops import broadcast_in_dim, broadcasted_iota
 
@@ -174,11 +174,6 @@ def _sort_lowering(ctx, *operands, dimension, is_stable, num_keys):
     return _sort_hlo(operands, ctx.avals_in, dimension, is_stable, num_keys)
 
 
-sort_p.def_abstract_eval(_sort_abstract_eval)
-sort_p.def_impl(functools.partial(dispatch.apply_primitive, sort_p))
-mlir.register_lowering(sort_p, _sort_lowering)
-
-
 def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
     # The primal and tangent sorts must permute identically, so ties are broken
     # stably in both.
@@ -225,9 +220,14 @@ def _sort_batch(args, dims, *, dimension, is_stable, num_keys):
     return out, [0] * len(out)
 
 
-ad.primitive_jvps[sort_p] = _sort_jvp
-ad.primitive_transposes[sort_p] = _sort_transpose
-batching.primitive_batchers[sort_p] = _sort_batch
+define_rules(
+    sort_p,
+    _sort_abstract_eval,
+    _sort_lowering,
+    jvp=_sort_jvp,
+    transpose=_sort_transpose,
+    batching=_sort_batch,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -277,11 +277,6 @@ def _top_k_lowering(ctx, x, *, k):
     return [hlo.slice(v, start, limit, strides) for v in (vals, idx)]
 
 
-top_k_p.def_abstract_eval(_top_k_abstract_eval)
-top_k_p.def_impl(functools.partial(dispatch.apply_primitive, top_k_p))
-mlir.register_lowering(top_k_p, _top_k_lowering)
-
-
 def _top_k_jvp(primals, tangents, *, k):
     (x,), (t,) = primals, tangents
     vals, idx = top_k_p.bind(x, k=k)
@@ -309,5 +304,4 @@ def _top_k_batch(args, dims, *, k):
     return top_k_p.bind(x, k=k), [bd, bd]
 
 
-ad.primitive_jvps[top_k_p] = _top_k_jvp
-batching.primitive_batchers[top_k_p] = _top_k_batch
+define_rules(top_k_p, _top_k_abstract_eval, _top_k_lowering, jvp=_top_k_jvp, batching=_top_k_batch)

@@ -37,11 +37,11 @@ from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax import _shape_rules as sr
+from polyjax_numpy.lax._declare import standard_primitive
 from polyjax_numpy.lax._elementwise import (
     _binary,
     _nary_lowering,
     _naryop_rule,
-    _primitive,
     _unop_rule,
     abs,
     add,
@@ -317,7 +317,7 @@ def _igamma_lowering(which: str) -> Callable:
 
 
 def _binary_float(name: str, lowering: Callable):
-    return _primitive(name, _naryop_rule(name, (sr.FLOAT, sr.FLOAT)), lowering)
+    return standard_primitive(name, _naryop_rule(name, (sr.FLOAT, sr.FLOAT)), lowering)
 
 
 igamma_p = _binary_float("igamma", _igamma_lowering("p"))
@@ -442,7 +442,7 @@ def _beta_lowering(ctx: mlir.LoweringRuleContext, a: ir.Value, b: ir.Value, x: i
     return _series_lowering(ctx, (a, b, x), algorithm)
 
 
-regularized_incomplete_beta_p = _primitive(
+regularized_incomplete_beta_p = standard_primitive(
     "regularized_incomplete_beta",
     _naryop_rule("regularized_incomplete_beta", (sr.FLOAT,) * 3),
     _beta_lowering,
@@ -470,7 +470,7 @@ ad.defjvp(
 # Bessel functions and zeta
 
 
-bessel_i1e_p = _primitive(
+bessel_i1e_p = standard_primitive(
     "bessel_i1e", _unop_rule("bessel_i1e", sr.FLOAT), _nary_lowering(chlo.bessel_i1e)
 )
 
@@ -513,7 +513,9 @@ def _bessel_i0e_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value) -> list:
     return _series_lowering(ctx, (x,), algorithm)
 
 
-bessel_i0e_p = _primitive("bessel_i0e", _unop_rule("bessel_i0e", sr.FLOAT), _bessel_i0e_lowering)
+bessel_i0e_p = standard_primitive(
+    "bessel_i0e", _unop_rule("bessel_i0e", sr.FLOAT), _bessel_i0e_lowering
+)
 
 
 def _bessel_i1e_jvp(g: Any, ans: Any, x: Any) -> Any:

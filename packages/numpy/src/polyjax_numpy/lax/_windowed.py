@@ -34,6 +34,7 @@ from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_numpy.lax import _elementwise as _ew
+from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._reductions import (
     _combiner_hlo,
     _identity,
@@ -215,10 +216,7 @@ def _make_monoid(kind: str) -> Primitive:
         init = mlir.ir_constant(np.asarray(_identity(kind, dtype), dtype))
         return _reduce_window_hlo([x], [init], ctx.avals_out, _combiner_hlo(kind, dtype), **params)
 
-    prim.def_abstract_eval(abstract_eval)
-    prim.def_impl(functools.partial(dispatch.apply_primitive, prim))
-    mlir.register_lowering(prim, lowering)
-    batching.primitive_batchers[prim] = functools.partial(_window_batch, prim)
+    define_rules(prim, abstract_eval, lowering, batching=functools.partial(_window_batch, prim))
     return prim
 
 
@@ -546,11 +544,7 @@ def _rw_jvp(primals, tangents, **params):
     )
 
 
-reduce_window_p.def_abstract_eval(_rw_abstract_eval)
-reduce_window_p.def_impl(functools.partial(dispatch.apply_primitive, reduce_window_p))
-mlir.register_lowering(reduce_window_p, _rw_lowering)
-batching.primitive_batchers[reduce_window_p] = _rw_batch
-ad.primitive_jvps[reduce_window_p] = _rw_jvp
+define_rules(reduce_window_p, _rw_abstract_eval, _rw_lowering, batching=_rw_batch, jvp=_rw_jvp)
 
 _MONOIDS = {_ew.add: ("sum", reduce_window_sum_p), _ew.max: ("max", reduce_window_max_p),
             _ew.min: ("min", reduce_window_min_p)}  # fmt: skip

@@ -21,6 +21,7 @@ loop over (so `vmap` just moves the mapped axis to the front).
 - `EigImplementation`, `EighImplementation`, `SvdAlgorithm`: JAX's enums; only the
   CPU LAPACK choice (``LAPACK``, ``QR``, ``DEFAULT``) is accepted.
 
+    >>> from polyjax_numpy.lax import linalg
     >>> linalg.cholesky(np.array([[4.0, 2.0], [2.0, 5.0]], np.float32))
     Array([[2., 0.],
            [1., 2.]], dtype=float32)
@@ -29,7 +30,6 @@ loop over (so `vmap` just moves the mapped axis to the front).
 from __future__ import annotations
 
 import enum
-import functools
 import warnings
 from typing import Any
 
@@ -40,10 +40,11 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax import _lapack
 from polyjax_numpy.lax._complex import complex as _complex
 from polyjax_numpy.lax._complex import conj, imag, real
+from polyjax_numpy.lax._declare import standard_primitive
 from polyjax_numpy.lax._dot import batch_matmul
 from polyjax_numpy.lax._elementwise import (
     add,
@@ -144,12 +145,10 @@ def _nans(ctx: Any, aval: ShapedArray) -> ir.Value:
 
 
 def _primitive(name: str, abstract_eval: Any, lowering: Any, multiple_results=False) -> Primitive:
-    prim = Primitive(name)
-    prim.multiple_results = multiple_results
-    prim.def_abstract_eval(abstract_eval)
-    prim.def_impl(functools.partial(dispatch.apply_primitive, prim))
-    mlir.register_lowering(prim, lowering, platform="cpu")
-    return prim
+    # jaxlib's LAPACK kernels run on CPU only: no lowering for other platforms.
+    return standard_primitive(
+        name, abstract_eval, lowering, multiple_results=multiple_results, lowering_platform="cpu"
+    )
 
 
 def _batch_iota_mask(ctx: Any, aval: ShapedArray, lower: bool) -> ir.Value:

@@ -10,15 +10,32 @@ Example:
   >>> jnp.sum(x * 2, axis=0)
   Array([ 6., 10., 14.], dtype=float32)
 
-Modules (private): `_util` (operands, promotion), `_creation`, `_manipulation`,
-`_ufuncs` (elementwise arithmetic), `_ufuncs_math` (elementwise mathematics),
-`_ufunc_api` (`jnp.ufunc` objects), `_predicates` (`isnan`, `isclose`, ...),
-`_dtypes` (scalar types, promotion queries), `_constants`, `_products`
-(`matmul`, ...), `_reductions`, `_indexing` (`x[idx]`, `take`, `put`, ...),
-`_index_update` (`x.at[idx]`), `_index_tricks` (`ix_`, `s_`, `mgrid`, `r_`, ...),
-`_sorting` (`sort`, `searchsorted`, `nonzero`, ...), `_setops` (`unique`, `isin`, ...),
-`_polynomial`, `_vectorize` (`vectorize`, `apply_along_axis`), `_io` (files, printing),
-`_packbits`, `_fill_diagonal`, `_interop` (`from_dlpack`, `iterable`), `_windows`, `_unwrap`.
+Modules (private):
+  - `_util`: operands, promotion and axis checks shared by the others;
+  - `_creation`: `array`, `zeros`, `arange`, `linspace`, `meshgrid`, ...;
+  - `_manipulation`: `reshape`, `transpose`, `moveaxis`, `flip`, `roll`, ...;
+  - `_joining`: `concatenate`, `stack`, `block`, `insert`, `delete`, `split`, ...;
+  - `_padding`: `pad`;
+  - `_matrices`: `eye`, `tri`, `tril`, `triu`, `diag`, `vander`, ...;
+  - `_index_arrays`: `tril_indices`, `diag_indices`, `unravel_index`, ...;
+  - `_ufuncs` (elementwise arithmetic), `_ufuncs_math` (elementwise mathematics),
+    `_ufunc_api` (`jnp.ufunc` objects and their methods);
+  - `_predicates`: `isnan`, `isclose`, `allclose`, ...;
+  - `_dtypes`: scalar types, promotion queries; `_constants`: `pi`, `inf`, ...;
+  - `_products`: `matmul`, `dot`, `outer`, `kron`, ...; `_einsum`: `einsum`, `einsum_path`;
+  - `_reductions`: `sum`, `max`, `argmax`, `all`, ...; `_cumulative`: `cumsum`,
+    `diff`, `gradient`, `trapezoid`, ...; `_statistics`: `var`, `std`,
+    `median`, `quantile`, ...;
+  - `_indexing` (`x[idx]`, `take`, `put`, ...), `_index_update` (`x.at[idx]`),
+    `_index_tricks` (`ix_`, `s_`, `mgrid`, `r_`, ...);
+  - `_selection`: `where`, `select`, `piecewise`, `choose`, `compress`, ...;
+  - `_sorting`: `sort`, `searchsorted`, `nonzero`, ...; `_setops`: `unique`, `isin`, ...;
+  - `_binning`: `digitize`, `bincount`, `histogram`, `interp`, ...;
+  - `_polynomial`: `polyval`, `polyfit`, `roots`, ...; `_signal`: `convolve`,
+    `correlate`; `_windows`: `hanning`, `kaiser`, ...; `_unwrap`: `unwrap`;
+  - `_vectorize`: `vectorize`, `apply_along_axis`; `_io`: files and printing;
+  - `_packbits`, `_fill_diagonal`, `_interop` (`from_dlpack`, `iterable`);
+  - `_linalg_util`: helpers shared by `linalg` here and `scipy.linalg`.
 
 Public submodules: `linalg` (`jnp.linalg`), `fft` (`jnp.fft`).
 """

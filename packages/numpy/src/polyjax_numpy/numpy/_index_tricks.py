@@ -43,6 +43,7 @@ def ix_(*args: Any) -> tuple[Any, ...]:
       NonConcreteBooleanIndexError: a boolean argument is traced.
 
     Example:
+      >>> import polyjax.numpy as jnp
       >>> x = jnp.arange(12).reshape(3, 4)
       >>> x[jnp.ix_(jnp.array([0, 2]), jnp.array([1, 3]))]
       Array([[ 1,  3],

@@ -99,6 +99,7 @@ class _IndexUpdateRef:
         """`x[idx]`; mode "fill" reads out-of-bound indices as `fill_value`.
 
         Example:
+          >>> import polyjax.numpy as jnp
           >>> jnp.arange(3.0).at[jnp.array([0, 5])].get(mode="fill", fill_value=-1.0)
           Array([ 0., -1.], dtype=float32)
         """
@@ -122,6 +123,7 @@ class _IndexUpdateRef:
         """`x` with `x[idx] = values` (broadcast to `x[idx]`'s shape, cast to `x`'s dtype).
 
         Example:
+          >>> import polyjax.numpy as jnp
           >>> jnp.zeros(4).at[1:3].set(5.0)
           Array([0., 5., 5., 0.], dtype=float32)
         """
@@ -138,6 +140,7 @@ class _IndexUpdateRef:
         """`x` with `x[idx] += values`, every repeated index adding its update.
 
         Example:
+          >>> import polyjax.numpy as jnp
           >>> jnp.zeros(3).at[jnp.array([0, 0, 2])].add(1.0)
           Array([2., 0., 1.], dtype=float32)
         """
@@ -154,6 +157,7 @@ class _IndexUpdateRef:
         """`x` with `x[idx] -= values`, every repeated index subtracting its update.
 
         Example:
+          >>> import polyjax.numpy as jnp
           >>> jnp.ones(3).at[1].subtract(2.0)
           Array([ 1., -1.,  1.], dtype=float32)
         """
@@ -170,6 +174,7 @@ class _IndexUpdateRef:
         """`x` with `x[idx] *= values`, every repeated index multiplying.
 
         Example:
+          >>> import polyjax.numpy as jnp
           >>> jnp.ones(3).at[jnp.array([1, 1])].multiply(3.0)
           Array([1., 9., 1.], dtype=float32)
         """
@@ -193,6 +198,7 @@ class _IndexUpdateRef:
         """`x` with `x[idx] /= values` (true division: integer arrays give floats).
 
         Example:
+          >>> import polyjax.numpy as jnp
           >>> jnp.full(3, 8.0).at[jnp.array([0, 0])].divide(2.0)
           Array([2., 8., 8.], dtype=float32)
         """
@@ -210,6 +216,7 @@ class _IndexUpdateRef:
         """`x` with `x[idx] **= values` (repeated indices multiply their exponents).
 
         Example:
+          >>> import polyjax.numpy as jnp
           >>> jnp.full(3, 2.0).at[2].power(3.0)
           Array([2., 2., 8.], dtype=float32)
         """
@@ -227,6 +234,7 @@ class _IndexUpdateRef:
         """`x` with `x[idx] = minimum(x[idx], values)`.
 
         Example:
+          >>> import polyjax.numpy as jnp
           >>> jnp.arange(3.0).at[:].min(1.0)
           Array([0., 1., 1.], dtype=float32)
         """
@@ -243,6 +251,7 @@ class _IndexUpdateRef:
         """`x` with `x[idx] = maximum(x[idx], values)`.
 
         Example:
+          >>> import polyjax.numpy as jnp
           >>> jnp.arange(3.0).at[:].max(1.0)
           Array([1., 1., 2.], dtype=float32)
         """
@@ -259,6 +268,7 @@ class _IndexUpdateRef:
         """`x` with the elementwise `func` applied at `idx` (once per index, like `ufunc.at`).
 
         Example:
+          >>> import polyjax.numpy as jnp
           >>> jnp.arange(3.0).at[jnp.array([1, 1])].apply(lambda v: v * 10)
           Array([  0., 100.,   2.], dtype=float32)
         """

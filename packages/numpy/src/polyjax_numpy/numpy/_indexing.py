@@ -647,6 +647,7 @@ def getitem(
       NonConcreteBooleanIndexError: a traced boolean mask.
 
     Example:
+      >>> import polyjax.numpy as jnp
       >>> x = jnp.arange(12).reshape(3, 4)
       >>> x[jnp.array([2, 0]), 1:3]
       Array([[ 9, 10],
@@ -853,6 +854,7 @@ def take(
       ValueError: `mode` is not one of the above.
 
     Example:
+      >>> import polyjax.numpy as jnp
       >>> jnp.take(jnp.array([10., 20., 30.]), jnp.array([2, 5, -1]))
       Array([30., nan, 30.], dtype=float32)
       >>> jnp.take(jnp.array([10., 20., 30.]), jnp.array([2, 5, -1]), mode="clip")
@@ -956,6 +958,7 @@ def take_along_axis(
       `indices`' size along `axis`).
 
     Example:
+      >>> import polyjax.numpy as jnp
       >>> x = jnp.array([[3., 1., 2.], [6., 5., 4.]])
       >>> jnp.take_along_axis(x, jnp.argsort(x, axis=1), axis=1)
       Array([[1., 2., 3.],
@@ -1032,6 +1035,7 @@ def put_along_axis(
       An array of `arr`'s shape and dtype.
 
     Example:
+      >>> import polyjax.numpy as jnp
       >>> x = jnp.zeros((2, 3))
       >>> jnp.put_along_axis(x, jnp.array([[2], [0]]), 1.0, axis=1, inplace=False)
       Array([[0., 0., 1.],
@@ -1081,6 +1085,7 @@ def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = Tr
       An array of `a`'s shape and dtype.
 
     Example:
+      >>> import polyjax.numpy as jnp
       >>> jnp.put(jnp.zeros(5, int), jnp.array([0, 2, 4]), jnp.array([1, 2, 3]), inplace=False)
       Array([1, 0, 2, 0, 3], dtype=int32)
     """

@@ -28,7 +28,7 @@ import numpy as np
 from polyjax_core import dtypes
 from polyjax_core.tracing import concrete_or_error
 from polyjax_interpreters.jit import jit
-from polyjax_numpy.lax import _complex, _control_flow, _cumulative, _shape_ops
+from polyjax_numpy.lax import _complex, _cumulative, _scan, _shape_ops
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax import _sorting as lax_sorting
 from polyjax_numpy.lax import linalg as lax_linalg
@@ -290,7 +290,7 @@ def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
 
     if _u.shape(p)[0] == 0:
         return y
-    return _control_flow.scan(horner, y, p, unroll=max(unroll, 1))[0]
+    return _scan.scan(horner, y, p, unroll=max(unroll, 1))[0]
 
 
 # ---------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from polyjax_core import dtypes
-from polyjax_numpy.lax import _complex, _control_flow, _cumulative, _shape_ops, _slicing
+from polyjax_numpy.lax import _complex, _cumulative, _shape_ops, _slicing, _while
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax import _sorting as lax_sorting
 from polyjax_numpy.lax._reductions import reduce_sum
@@ -344,7 +344,7 @@ def _search_binary(a: Any, v: Any, side: str, unrolled: bool) -> Any:
         for i in range(steps):
             bounds = step(i, bounds)
         return bounds[0]
-    return _control_flow.fori_loop(0, steps, step, (lo, hi))[0]
+    return _while.fori_loop(0, steps, step, (lo, hi))[0]
 
 
 def _search_compare_all(a: Any, v: Any, side: str) -> Any:

@@ -34,7 +34,7 @@ from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapeDtypeStruct
 from polyjax_core.make_jaxpr import make_jaxpr
 from polyjax_interpreters.batching import vmap
-from polyjax_numpy.lax import _bits, _control_flow, _cumulative, _shape_ops, _slicing
+from polyjax_numpy.lax import _bits, _cumulative, _scan, _shape_ops, _slicing, _while
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _creation, _index_update, _reductions, _ufuncs, _ufuncs_math
 from polyjax_numpy.numpy import _cumulative as jnp_cumulative
@@ -282,7 +282,7 @@ class ufunc:
             item, keep = step
             return _u.where(keep, combine(carry, item), carry), None
 
-        result, _ = _control_flow.scan(body, init, xs if mask_xs is None else (xs, mask_xs))
+        result, _ = _scan.scan(body, init, xs if mask_xs is None else (xs, mask_xs))
         if keepdims:
             result = _shape_ops.expand_dims(result, axes)
         return result
@@ -320,7 +320,7 @@ class ufunc:
             new = _u.convert(self(carry, item), out_dtype)
             return new, new
 
-        _, rest = _control_flow.scan(body, x[0], x[1:])
+        _, rest = _scan.scan(body, x[0], x[1:])
         result = _shape_ops.concatenate([_shape_ops.expand_dims(x[0], (0,)), rest], 0)
         return _moveaxis_from_front(result, axis)
 
@@ -372,7 +372,7 @@ class ufunc:
             item = _slicing.dynamic_index_in_dim(x, i, 0, keepdims=True)
             return _u.where(inside, _u.convert(self(acc, item), out_dtype), acc)
 
-        result = _control_flow.fori_loop(0, size, body, result)
+        result = _while.fori_loop(0, size, body, result)
         return _moveaxis_from_front(result, axis)
 
     # -- outer ---------------------------------------------------------------
@@ -481,7 +481,7 @@ class ufunc:
             new = _shape_ops.reshape(_u.convert(new, _u.dtype(acc)), (1,) * k + window)
             return _slicing.dynamic_update_slice(acc, new, starts)
 
-        return _control_flow.fori_loop(0, n, body, a)
+        return _while.fori_loop(0, n, body, a)
 
 
 def _take_leading(x: Any, idx: Any) -> Any:

@@ -23,7 +23,7 @@ import numpy as np
 from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
 from polyjax_interpreters.array import device_put
-from polyjax_numpy.lax import _bits, _control_flow, _shape_ops
+from polyjax_numpy.lax import _bits, _shape_ops, _while
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _util as _u
 
@@ -621,7 +621,7 @@ def _gcd_loop(x1: Any, x2: Any) -> Any:
         safe_b = _u.where(nonzero, b, one_like(b))
         return _u.where(nonzero, b, a), _u.where(nonzero, lax.rem(a, safe_b), zero_like(b))
 
-    return _control_flow.while_loop(not_done, step, (x1, x2))[0]
+    return _while.while_loop(not_done, step, (x1, x2))[0]
 
 
 def gcd(x1: Any, x2: Any) -> Any:

@@ -26,7 +26,6 @@ normalized in log space), `chisquare`, `t`, `f`, `generalized_normal`.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,8 +34,9 @@ import numpy as np
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy import lax
+from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.random import _prng
 from polyjax_numpy.random._args import (
@@ -211,11 +211,13 @@ def _gamma_batch(args: Sequence[Any], dims: Sequence[Any], *, log_space: bool) -
 
 
 random_gamma_p = Primitive("random_gamma")
-random_gamma_p.def_abstract_eval(_gamma_abstract_eval)
-random_gamma_p.def_impl(functools.partial(dispatch.apply_primitive, random_gamma_p))
-mlir.register_lowering(random_gamma_p, mlir.lower_fun(_gamma_impl, multiple_results=False))
-ad.primitive_jvps[random_gamma_p] = _gamma_jvp
-batching.primitive_batchers[random_gamma_p] = _gamma_batch
+define_rules(
+    random_gamma_p,
+    _gamma_abstract_eval,
+    mlir.lower_fun(_gamma_impl, multiple_results=False),
+    jvp=_gamma_jvp,
+    batching=_gamma_batch,
+)
 
 
 def gamma_draw(typed: _prng.PRNGKeyArray, a: Any, log_space: bool = False) -> Any:

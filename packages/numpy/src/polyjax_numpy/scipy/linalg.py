@@ -37,7 +37,7 @@ import numpy as np
 
 from polyjax_core import dtypes
 from polyjax_interpreters.jit import jit
-from polyjax_numpy.lax import _control_flow
+from polyjax_numpy.lax import _while
 from polyjax_numpy.lax import linalg as lax_linalg
 from polyjax_numpy.numpy import (
     _creation,
@@ -636,7 +636,7 @@ def _expm_core(a: Any, upper_triangular: bool, max_squarings: int) -> Any:
         squared = _products.matmul(r, r, precision="highest")
         return _selection.where(_u.convert(i, real) < steps, squared, r)
 
-    r = _control_flow.fori_loop(0, int(max_squarings), square, r)
+    r = _while.fori_loop(0, int(max_squarings), square, r)
     too_many = _ufuncs.greater(steps, max_squarings)
     return _selection.where(too_many, _u.scalar_like(np.nan, r), r)
 

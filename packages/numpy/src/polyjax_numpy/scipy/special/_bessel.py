@@ -20,6 +20,7 @@ def i0e(x: ArrayLike) -> Any:
     """Exponentially scaled modified Bessel function of order 0, `exp(-|x|) I0(x)`.
 
     Example:
+      >>> import numpy as np
       >>> from polyjax_numpy.scipy import special
       >>> special.i0e(np.array([0.0, 1.0]))
       Array([1.        , 0.46575963], dtype=float32)
@@ -32,6 +33,7 @@ def i0(x: ArrayLike) -> Any:
     """Modified Bessel function of the first kind of order 0, `I0(x)`, elementwise.
 
     Example:
+      >>> import numpy as np
       >>> from polyjax_numpy.scipy import special
       >>> special.i0(np.array([0.0, 1.0]))
       Array([1.      , 1.266066], dtype=float32)
@@ -44,6 +46,7 @@ def i1e(x: ArrayLike) -> Any:
     """Exponentially scaled modified Bessel function of order 1, `exp(-|x|) I1(x)`.
 
     Example:
+      >>> import numpy as np
       >>> from polyjax_numpy.scipy import special
       >>> special.i1e(np.array([0.0, 1.0]))
       Array([0.        , 0.20791042], dtype=float32)
@@ -56,6 +59,7 @@ def i1(x: ArrayLike) -> Any:
     """Modified Bessel function of the first kind of order 1, `I1(x)`, elementwise.
 
     Example:
+      >>> import numpy as np
       >>> from polyjax_numpy.scipy import special
       >>> special.i1(np.array([0.0, 1.0]))
       Array([0.        , 0.5651591], dtype=float32)

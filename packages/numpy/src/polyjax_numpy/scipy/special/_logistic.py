@@ -20,6 +20,7 @@ def expit(x: ArrayLike) -> Any:
     """The logistic sigmoid `1 / (1 + exp(-x))`, elementwise.
 
     Example:
+      >>> import numpy as np
       >>> from polyjax_numpy.scipy import special
       >>> special.expit(np.array([0.0, 2.0]))
       Array([0.5     , 0.880797], dtype=float32)
@@ -34,6 +35,7 @@ def logit(x: ArrayLike) -> Any:
     `-inf` at 0, `inf` at 1, NaN outside `[0, 1]`.
 
     Example:
+      >>> import numpy as np
       >>> from polyjax_numpy.scipy import special
       >>> special.logit(np.array([0.5, 0.75]))
       Array([0.       , 1.0986123], dtype=float32)
@@ -47,6 +49,7 @@ def softmax(x: ArrayLike, /, *, axis: int | Sequence[int] | None = None) -> Any:
     """`exp(x) / sum(exp(x))` over `axis` (all axes by default), without overflow.
 
     Example:
+      >>> import numpy as np
       >>> from polyjax_numpy.scipy import special
       >>> special.softmax(np.array([[0.0, 0.0], [0.0, 0.0]]))
       Array([[0.25, 0.25],
@@ -59,6 +62,7 @@ def log_softmax(x: ArrayLike, /, *, axis: int | Sequence[int] | None = None) -> 
     """`x - logsumexp(x)` over `axis` (all axes by default).
 
     Example:
+      >>> import numpy as np
       >>> from polyjax_numpy.scipy import special
       >>> special.log_softmax(np.array([0.0, 0.0]))
       Array([-0.6931472, -0.6931472], dtype=float32)

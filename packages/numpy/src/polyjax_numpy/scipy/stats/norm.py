@@ -75,6 +75,7 @@ def ppf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Any:
     """The percent point function (quantile), the inverse of `cdf`.
 
     Example:
+      >>> import numpy as np
       >>> from polyjax_numpy.scipy.stats import norm
       >>> norm.ppf(np.array([0.5, 0.975]), 1.0, 2.0)
       Array([1.       , 4.9199286], dtype=float32)

@@ -1,0 +1,25 @@
+"""Runs the `>>>` examples in the packages' docstrings as doctests.
+
+Collected from `packages/*/src` (listed in `testpaths`). Each example imports what it
+uses, so that it reads whole where it is written. The isolated installs
+(tools/check_isolated.py) run only each package's `tests/`, without this file.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+from _pytest.doctest import DoctestModule
+
+_SRC = [p.resolve() for p in pathlib.Path(__file__).parent.glob("packages/*/src")]
+
+
+def _in_src(path: pathlib.Path) -> bool:
+    return any(path.is_relative_to(src) for src in _SRC)
+
+
+def pytest_collect_file(file_path: pathlib.Path, parent: pytest.Collector):
+    if file_path.suffix == ".py" and _in_src(file_path):
+        return DoctestModule.from_parent(parent, path=file_path)
+    return None

@@ -1,0 +1,142 @@
+"""Declaring a lax primitive: its abstract evaluation, impl, lowering and rules in one call.
+
+Every lax primitive is declared through `standard_primitive` (or, for a primitive
+object that must exist before its rules, `define_rules`). The call names each
+rule the primitive has, so a newcomer finds all of them in one place:
+
+    sin_p = standard_primitive(
+        "sin", _sin_abstract_eval, _sin_lowering,
+        jvp=_sin_jvp, batching="vectorized",
+    )
+
+The eager implementation is a compiled one-primitive executable
+(`dispatch.apply_primitive`) unless `impl=` gives another. Each rule goes into
+the table of the transformation that owns it (ARCHITECTURE decision 3), where a
+missing one is a `NotImplementedError` naming the primitive and the
+transformation. Rules that need the primitive object itself (`ad.defjvp`'s
+per-input terms) are registered right after the declaration.
+
+Example:
+  >>> import numpy as np
+  >>> from jaxlib.mlir.dialects import stablehlo as hlo
+  >>> from polyjax_core.abstract_values import ShapedArray
+  >>> my_neg_p = standard_primitive(
+  ...     "my_neg",
+  ...     lambda x: ShapedArray(x.shape, x.dtype),
+  ...     lambda ctx, x: [hlo.negate(x)],
+  ...     batching="vectorized",
+  ... )
+  >>> my_neg_p.bind(np.float32(2.0))
+  Array(-2., dtype=float32)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, Literal
+
+from polyjax_core.primitive import Primitive
+from polyjax_interpreters import ad, dispatch, mlir
+from polyjax_interpreters import batching as _vmap  # `batching` names a keyword below
+from polyjax_interpreters import partial_eval as pe
+
+__all__ = ["define_rules", "standard_primitive"]
+
+Rule = Callable[..., Any]
+
+
+def standard_primitive(
+    name: str,
+    abstract_eval: Rule | None = None,
+    lowering: Rule | None = None,
+    *,
+    multiple_results: bool = False,
+    **rules: Any,
+) -> Primitive:
+    """A new primitive `name` with its rules (see `define_rules` for the keywords).
+
+    Args:
+      name: the primitive's name, as printed in jaxprs.
+      abstract_eval: `rule(*avals, **params) -> aval(s)`.
+      lowering: the default StableHLO lowering, `rule(ctx, *values, **params)`.
+      multiple_results: whether the primitive returns a list of outputs.
+      **rules: the other rules, by the keywords of `define_rules`.
+
+    Returns:
+      The primitive.
+    """
+    prim = Primitive(name)
+    prim.multiple_results = multiple_results
+    return define_rules(prim, abstract_eval, lowering, **rules)
+
+
+def define_rules(
+    prim: Primitive,
+    abstract_eval: Rule | None = None,
+    lowering: Rule | None = None,
+    *,
+    effectful: bool = False,
+    impl: Rule | None = None,
+    lowering_platform: str | None = None,
+    print_params: Rule | None = None,
+    jvp: Rule | Literal["zero"] | None = None,
+    transpose: Rule | None = None,
+    batching: Rule | Literal["vectorized", "broadcasting"] | None = None,
+    axis_batching: Rule | None = None,
+    partial_eval: Rule | None = None,
+    dce: Rule | None = None,
+) -> Primitive:
+    """Gives `prim` its eager impl and the rules named, each in its transformation's table.
+
+    Args:
+      prim: the primitive.
+      abstract_eval: its abstract evaluation; with `effectful`, one returning
+        `(avals, effects)`.
+      impl: the eager implementation, when it is not the usual compiled
+        one-primitive executable.
+      lowering: its StableHLO lowering, for every platform unless
+        `lowering_platform` names one (`"cpu"`).
+      print_params: which params a printed jaxpr shows (`Primitive.print_params`).
+      jvp: `rule(primals, tangents, **params) -> (primals_out, tangents_out)`, or
+        `"zero"` for outputs with zero tangents.
+      transpose: `rule(cts, *args, **params) -> cts_in`.
+      batching: `rule(args, dims, **params) -> (out, out_dims)`, or
+        `"vectorized"` (the operation applies to a stacked operand as it is) or
+        `"broadcasting"` (elementwise with rank broadcasting).
+      axis_batching: a batching rule that also gets the axis data.
+      partial_eval: the known/unknown split rule of `partial_eval_jaxpr_custom`.
+      dce: the dead-code elimination rule.
+
+    Returns:
+      `prim`.
+    """
+    if abstract_eval is not None:
+        if effectful:
+            prim.def_effectful_abstract_eval(abstract_eval)
+        else:
+            prim.def_abstract_eval(abstract_eval)
+    prim.def_impl(impl or functools.partial(dispatch.apply_primitive, prim))
+    if lowering is not None:
+        mlir.register_lowering(prim, lowering, platform=lowering_platform)
+    if print_params is not None:
+        prim.print_params = print_params
+    if jvp == "zero":
+        ad.defjvp_zero(prim)
+    elif jvp is not None:
+        ad.primitive_jvps[prim] = jvp
+    if transpose is not None:
+        ad.primitive_transposes[prim] = transpose
+    if batching == "vectorized":
+        _vmap.defvectorized(prim)
+    elif batching == "broadcasting":
+        _vmap.defbroadcasting(prim)
+    elif batching is not None:
+        _vmap.primitive_batchers[prim] = batching
+    if axis_batching is not None:
+        _vmap.axis_primitive_batchers[prim] = axis_batching
+    if partial_eval is not None:
+        pe.partial_eval_jaxpr_custom_rules[prim] = partial_eval
+    if dce is not None:
+        pe.dce_rules[prim] = dce
+    return prim
