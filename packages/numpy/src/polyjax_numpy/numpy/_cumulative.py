@@ -186,7 +186,7 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n}")
     if n == 0:
-        return a
+        return _u.as_array(a)
     nd = _u.ndim(a)
     if nd == 0:
         raise ValueError(
