@@ -222,3 +222,17 @@ def test_python_int_exponent_is_static(dtype):
         np.testing.assert_array_equal(got, want)
         with pytest.raises(TypeError, match="negative powers"):
             power(jnp.asarray(x), -1)
+
+
+def test_list_elements_are_data_not_weak_operands():
+    # In a list, a Python int is an element of the array being built: it must fit the
+    # dtype (NumPy's and JAX's OverflowError), beside arrays or not.
+    for build in (
+        lambda: jnp.array([jnp.int8(1), 300]),
+        lambda: jnp.array([np.int8(1), 300]),
+        lambda: jnp.array([1, 300], jnp.int8),
+    ):
+        with pytest.raises(OverflowError, match="300"):
+            build()
+    got = jnp.array([jnp.int8(1), 127])
+    assert got.dtype == np.int8 and list(np.asarray(got)) == [1, 127]
