@@ -1281,12 +1281,12 @@ def _raw_leaves(result: Any) -> list[Any]:
     return [result]
 
 
-def _outcome(c: Case, arrays: list, kwargs: dict) -> Any:
+def _outcome(c: Case, arrays: list) -> Any:
     """The result's leaves, or the type of the exception the call raises."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # 64-bit dtypes asked for; NaN-producing inputs
-            return _raw_leaves(dataclasses.replace(c, kwargs=kwargs).call(*arrays))
+            return _raw_leaves(c.call(*arrays))
     except Exception as e:  # the narrow and the wide call must fail alike
         return type(e)
 
@@ -1300,12 +1300,15 @@ def test_64_bit_host_inputs_are_canonicalized(c: Case):
     kinds = ["float"]
     if any(isinstance(a, np.ndarray | np.generic) and a.dtype == f32 for a in c.arrays):
         kinds += ["int", "uint", "bool"]
-    wide_kwargs = {k: _widen(v) for k, v in c.kwargs.items()}
+    # Dtype arguments (positional or keyword) widened too; traced slots are filled below.
+    wide = dataclasses.replace(
+        c, args=tuple(map(_widen, c.args)), kwargs={k: _widen(v) for k, v in c.kwargs.items()}
+    )
     failures = []
     for kind in kinds:
         narrow = [_as_kind(kind, a) for a in c.arrays]
-        want = _outcome(c, narrow, c.kwargs)
-        got = _outcome(c, [_widen(a) for a in narrow], wide_kwargs)
+        want = _outcome(c, narrow)
+        got = _outcome(wide, [_widen(a) for a in narrow])
         if isinstance(want, type) or isinstance(got, type):
             if want != got:
                 failures.append(f"{kind}: 32-bit inputs give {want}, 64-bit ones {got}")

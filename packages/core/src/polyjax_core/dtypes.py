@@ -761,7 +761,9 @@ def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
     types ``int``, ``float``, ``complex``) are weak, as are objects whose
     ``weak_type`` attribute is true. The dtypes are joined on the lattice
     (see :func:`promote_types`); a weak result gets the default dtype of its kind.
-    The result is canonicalized for the current jax_enable_x64 setting.
+    The result is canonicalized for the current jax_enable_x64 setting; without it,
+    64-bit dtypes are joined as their 32-bit counterparts (what values of them are),
+    so ``result_type('uint64', 'int8')`` is ``int32`` and no result is 64-bit.
 
     Args:
       *args: arrays, scalars, dtypes, dtype-likes, or abstract values (objects with
