@@ -108,3 +108,20 @@ def test_quantiles_and_clip_refuse_complex():
             f(A)
     with pytest.raises(ValueError, match="omplex"):
         jnp.clip(A, 0j, 1 + 1j)
+
+
+def test_digitize_orders_complex_bins_lexicographically():
+    # NumPy refuses complex `x`; JAX orders it: the bin index is searchsorted's (right side
+    # for increasing bins), which NumPy computes lexicographically.
+    bins = np.sort(B)
+    got = jnp.digitize(A, bins)
+    np.testing.assert_array_equal(got, np.searchsorted(bins, A, side="right"))
+    got = jnp.digitize(A, bins[::-1])  # decreasing bins count from the other end
+    np.testing.assert_array_equal(got, len(bins) - np.searchsorted(bins, A, side="right"))
+
+
+def test_interp_refuses_complex_x():
+    with pytest.raises(ValueError, match="complex x"):
+        jnp.interp(A, np.arange(3.0), np.arange(3.0))
+    got = jnp.interp(np.float32(0.5), np.arange(2.0), np.array([0j, 2 + 2j]))  # complex fp
+    np.testing.assert_allclose(got, 1 + 1j)
