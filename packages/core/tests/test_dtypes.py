@@ -112,24 +112,47 @@ def test_promotion_table_x64(a, b):
         assert dtypes.promote_types(spec_a, spec_b) == expected[0]
 
 
+# Without x64, JAX's lattice puts u4 below i4 (not i8): uint32 mixed with a signed integer
+# of at most 32 bits gives int32. Every other entry of the table stands.
+TABLE_X32 = {
+    **TABLE,
+    **{pair: "i4" for s in ("i1", "i2", "i4") for pair in (("u4", s), (s, "u4"))},
+}
+# The label of each 64-bit type's value without x64.
+_CANONICAL_LABEL = {"u8": "u4", "i8": "i4", "f8": "f4", "c16": "c8"}
+
+
 @pytest.mark.parametrize("a, b", _PAIRS)
 def test_promotion_table_x32(a, b):
-    dtype, weak = expected_x64(TABLE[a, b])
     with enable_x64(False):
-        got = dtypes.result_type(as_value(a), as_value(b), return_weak_type_flag=True)
-        assert got == (dtypes.canonicalize_dtype(dtype), weak)
-        # promote_types is not canonicalized.
+        # promote_types is not canonicalized: it joins the dtypes as given.
         spec_a = _WEAK_PYTYPE.get(a, _STRONG.get(a))
         spec_b = _WEAK_PYTYPE.get(b, _STRONG.get(b))
-        assert dtypes.promote_types(spec_a, spec_b) == dtype
+        assert dtypes.promote_types(spec_a, spec_b) == expected_x64(TABLE_X32[a, b])[0]
+        # result_type joins what values of the dtypes are: 64-bit types are 32-bit ones.
+        a32, b32 = (_CANONICAL_LABEL.get(x, x) for x in (a, b))
+        dtype, weak = expected_x64(TABLE_X32[a32, b32])
+        got = dtypes.result_type(as_value(a), as_value(b), return_weak_type_flag=True)
+        assert got == (dtypes.canonicalize_dtype(dtype), weak)
+        assert dtypes.result_type(as_aval(a), as_aval(b), return_weak_type_flag=True) == got
+
+
+def test_promotion_x32_never_widens_to_64_bits():
+    # The point of the x64-off lattice: joining strong types of at most 32 bits stays there.
+    wide = {_STRONG[x] for x in _CANONICAL_LABEL}
+    narrow = [d for x, d in _STRONG.items() if x not in _CANONICAL_LABEL]
+    with enable_x64(False):
+        for a in narrow:
+            for b in narrow:
+                assert dtypes.promote_types(a, b) not in wide, (a, b)
 
 
 _label_strategy = st.sampled_from(_LABELS)
 
 
-@given(_label_strategy, _label_strategy, _label_strategy)
-def test_promotion_is_associative_and_commutative(a, b, c):
-    with enable_x64(True):
+@given(_label_strategy, _label_strategy, _label_strategy, st.booleans())
+def test_promotion_is_associative_and_commutative(a, b, c, x64):
+    with enable_x64(x64):
 
         def join(*labels_or_avals):
             return FakeAval(

@@ -515,6 +515,10 @@ def test_stop_gradient():
     tree = {"a": f32(1.0), "n": np.int32(2)}
     out = ad.stop_gradient(tree)
     assert out["n"] is tree["n"]
+    # A 64-bit host integer passes through canonicalized (int32 without x64), as in JAX.
+    wide = ad.stop_gradient(np.arange(3, dtype=np.int64))
+    assert wide.dtype == dtypes.canonicalize_dtype(np.int64)
+    np.testing.assert_array_equal(wide, np.arange(3))
     closed = make_jaxpr(ad.stop_gradient)(tree)
     assert prims(closed) == ["stop_gradient"]
     ys = batching.vmap(ad.stop_gradient)(arr(3))

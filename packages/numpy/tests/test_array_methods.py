@@ -102,9 +102,14 @@ def test_weak_scalars_print_as_literals_of_the_array_dtype():
     )
 
 
-def test_python_int_overflow():
-    with pytest.raises(OverflowError, match="300"):
-        make_jaxpr(lambda x: x + 300)(np.ones(3, np.uint8))
+def test_python_int_wraps_and_overflows():
+    # A Python int takes a narrower integer type as a cast would (JAX's rule) ...
+    assert _out(lambda x: x + 300, np.ones(3, np.uint8)).dtype == np.uint8
+    out = jit(lambda x: x + 300)(np.ones(3, np.uint8))
+    assert out.dtype == np.uint8 and list(np.asarray(out)) == [45] * 3
+    # ... but must be a value of the default integer type.
+    with pytest.raises(OverflowError, match="2147483648"):
+        make_jaxpr(lambda x: x + 2**31)(np.ones(3, np.uint8))
 
 
 def test_true_divide_and_comparisons_dtypes():

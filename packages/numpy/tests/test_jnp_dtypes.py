@@ -196,7 +196,7 @@ def test_finfo(dtype):
 PROMOTE = [
     (np.int8, np.uint8, np.int16),
     (np.uint8, np.int32, np.int32),
-    (np.int32, np.uint32, np.int64),  # promote_types does not canonicalize
+    (np.int32, np.uint32, np.int32),  # x64 is off: int32, not int64 (JAX's lattice)
     (np.int64, np.uint64, np.float64),
     (jnp.bfloat16, np.float16, np.float32),
     (jnp.bfloat16, np.int32, jnp.bfloat16),
@@ -212,8 +212,17 @@ PROMOTE = [
 
 @pytest.mark.parametrize("a, b, expected", PROMOTE, ids=str)
 def test_promote_types(a, b, expected):
-    assert jnp.promote_types(a, b) == np.dtype(expected)
-    assert jnp.promote_types(b, a) == np.dtype(expected)
+    with config.enable_x64(False):
+        assert jnp.promote_types(a, b) == np.dtype(expected)
+        assert jnp.promote_types(b, a) == np.dtype(expected)
+
+
+def test_promote_types_lattice_depends_on_x64():
+    with config.enable_x64(True):
+        assert jnp.promote_types(np.int32, np.uint32) == np.int64
+    with config.enable_x64(False):
+        assert jnp.promote_types(np.int32, np.uint32) == np.int32
+        assert jnp.promote_types(np.int64, np.uint32) == np.int64  # not canonicalized
 
 
 def test_promote_types_without_promotion():

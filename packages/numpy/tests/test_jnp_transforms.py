@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +37,7 @@ import numpy as np
 import pytest
 
 from polyjax_core.errors import ConcretizationTypeError
+from polyjax_interpreters.array import Array
 from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
 from polyjax_numpy import numpy as jnp
@@ -927,7 +929,43 @@ FFT_CASES = [
     case("fft.ifftshift", X, axes=1),
 ]
 
+# Calls whose result is their input unchanged: it must still be an array of the canonical
+# dtype (a NumPy input is never handed back; see the 64-bit host input sweep below).
+NOOP_CASES = [
+    case("moveaxis", X3, 1, 1, id="moveaxis-noop"),
+    case("flip", X, (), id="flip-noop"),
+    case("diff", X, n=0, id="diff-noop"),
+    case("rot90", X, 0, id="rot90-noop"),
+    case("roll", X, 0, id="roll-noop"),
+    case("pad", X, 0, id="pad-noop"),
+    case("einsum", "ij", X, id="einsum-noop"),
+    case("transpose", X, (0, 1), id="transpose-noop"),
+    case("swapaxes", X, 1, 1, id="swapaxes-noop"),
+    case("squeeze", X, (), id="squeeze-noop"),
+    case("expand_dims", X, (), id="expand_dims-noop"),
+    case("reshape", X, (2, 3), id="reshape-noop"),
+    case("broadcast_to", X, (2, 3), id="broadcast_to-noop"),
+    case("atleast_2d", X, id="atleast_2d-noop"),
+    case("delete", V, [], id="delete-noop", fn=lambda a, o: jnp.delete(a, np.array(o, i32))),
+    case("astype", X, f32, id="astype-noop"),
+    case("asarray", X, id="asarray-noop"),
+    case("round", I, 0, id="round-int-noop"),
+    case("round", B, id="round-bool-noop", out_dtype=np.bool_),  # NumPy: float16
+    case("floor", I, id="floor-int-noop"),
+    case("ceil", B, id="ceil-bool-noop"),
+    case("trunc", U8, id="trunc-uint-noop"),
+    case("real", I, id="real-int-noop"),
+    case("conj", B, id="conj-bool-noop", out_dtype=np.bool_),  # NumPy: int8
+    case("abs", U8, id="abs-uint-noop"),
+    case("sign", U8, id="sign-uint-noop"),
+    case("nan_to_num", I, id="nan_to_num-int-noop"),
+    case("fft.fftshift", X, axes=(), id="fftshift-noop"),
+    case("sort", I, axis=None, id="sort-flat"),
+    case("cumsum", X, id="cumsum-flat"),
+]
+
 CASES: list[Case] = [
+    *NOOP_CASES,
     *UFUNC_CASES,
     *REDUCTION_CASES,
     *CREATION_CASES,
@@ -1193,3 +1231,91 @@ def test_concretization_error_names_the_users_line(f, arg):
     assert type(info.value).__module__ == "polyjax_core.errors"
     line = inspect.getsourcelines(f)[1] + 1  # the body's only line
     assert f"test_jnp_transforms.py:{line}" in str(info.value), str(info.value)
+
+
+# ---------------------------------------------------------------------------
+# Host inputs of 64-bit types are canonicalized: with x64 off, no result is 64-bit.
+
+_WIDE = {
+    np.dtype(f32): np.dtype(np.float64),
+    np.dtype(i32): np.dtype(np.int64),
+    np.dtype(c64): np.dtype(np.complex128),
+    np.dtype(np.uint32): np.dtype(np.uint64),
+}
+_WIDE_DTYPES = frozenset(_WIDE.values())
+
+
+def _widen(v: Any) -> Any:
+    """A traced host value of a 32-bit type (or a static dtype) as its 64-bit counterpart."""
+    if isinstance(v, np.ndarray | np.generic):
+        return v.astype(_WIDE.get(v.dtype, v.dtype))
+    if isinstance(v, type) and issubclass(v, np.generic) or isinstance(v, np.dtype):
+        return _WIDE.get(np.dtype(v), v)
+    return v
+
+
+# The same calls on other kinds of host values: float32 inputs as int32 (rounded), uint32
+# (their magnitudes, rounded) or bool (positive), so that integer-only paths (the
+# pass-throughs of `round`, `real`, `abs` ...) are reached too.
+def _finite_rounded(a: np.ndarray) -> np.ndarray:
+    return np.round(np.nan_to_num(a, posinf=7.0, neginf=-7.0))
+
+
+_KINDS = {
+    "float": lambda a: a,
+    "int": lambda a: _finite_rounded(a).astype(i32),
+    "uint": lambda a: np.abs(_finite_rounded(a)).astype(np.uint32),
+    "bool": lambda a: a > 0.6,
+}
+
+
+def _as_kind(kind: str, v: Any) -> Any:
+    if isinstance(v, np.ndarray | np.generic) and v.dtype == f32:
+        return _KINDS[kind](v)
+    return v
+
+
+def _raw_leaves(result: Any) -> list[Any]:
+    if isinstance(result, list | tuple):
+        return [leaf for item in result for leaf in _raw_leaves(item)]
+    return [result]
+
+
+def _outcome(c: Case, arrays: list) -> Any:
+    """The result's leaves, or the type of the exception the call raises."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # 64-bit dtypes asked for; NaN-producing inputs
+            return _raw_leaves(c.call(*arrays))
+    except Exception as e:  # the narrow and the wide call must fail alike
+        return type(e)
+
+
+@pytest.mark.parametrize("c", CASES, ids=[c.id for c in CASES])
+def test_64_bit_host_inputs_are_canonicalized(c: Case):
+    """With x64 off, float64/int64/uint64/complex128 host inputs (and dtype arguments) act as
+    their 32-bit counterparts, as in JAX: the result is a polyjax array of the dtype that the
+    32-bit inputs give, never a 64-bit one, and never the caller's host array handed back.
+    Each case runs on its own inputs and on int, uint and bool versions of its float ones."""
+    kinds = ["float"]
+    if any(isinstance(a, np.ndarray | np.generic) and a.dtype == f32 for a in c.arrays):
+        kinds += ["int", "uint", "bool"]
+    # Dtype arguments (positional or keyword) widened too; traced slots are filled below.
+    wide = dataclasses.replace(
+        c, args=tuple(map(_widen, c.args)), kwargs={k: _widen(v) for k, v in c.kwargs.items()}
+    )
+    failures = []
+    for kind in kinds:
+        narrow = [_as_kind(kind, a) for a in c.arrays]
+        want = _outcome(c, narrow)
+        got = _outcome(wide, [_widen(a) for a in narrow])
+        if isinstance(want, type) or isinstance(got, type):
+            if want != got:
+                failures.append(f"{kind}: 32-bit inputs give {want}, 64-bit ones {got}")
+            continue
+        types = [type(g).__name__ for g in got if not isinstance(g, Array)]
+        got_dtypes = [g.dtype for g in got if isinstance(g, Array)]
+        want_dtypes = [np.asarray(w).dtype for w in want]
+        if types or got_dtypes != want_dtypes:
+            failures.append(f"{kind}: results {types or got_dtypes}, expected {want_dtypes}")
+    assert not failures, failures

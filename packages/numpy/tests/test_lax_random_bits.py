@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from polyjax_core import dtypes, make_jaxpr
+from polyjax_core import config, dtypes, make_jaxpr
 from polyjax_interpreters import ad
 from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
@@ -107,6 +107,14 @@ def test_rng_bit_generator(dtype, algorithm):
     again = lax.rng_bit_generator(_KEY, (3, 5), dtype, algorithm)[1]
     np.testing.assert_array_equal(np.asarray(bits), np.asarray(again))
     assert len(np.unique(np.asarray(bits))) > 3
+
+
+def test_rng_bit_generator_canonicalizes_dtype():
+    with config.enable_x64(False):
+        new_key, bits = lax.rng_bit_generator(_KEY, (2,), np.uint64)
+        assert bits.dtype == np.uint32 and new_key.dtype == np.uint32
+    with config.enable_x64(True):
+        assert lax.rng_bit_generator(_KEY, (2,), np.uint64)[1].dtype == np.uint64
 
 
 def test_rng_bit_generator_vmap_and_errors():

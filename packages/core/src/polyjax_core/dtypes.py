@@ -548,12 +548,16 @@ _WEAK_NODE_FOR_KIND = {"i": _I_WEAK, "u": _I_WEAK, "f": _F_WEAK, "c": _C_WEAK}
 _WEAK_NODE_FOR_PYTYPE = {int: _I_WEAK, float: _F_WEAK, complex: _C_WEAK}
 
 
-def _standard_lattice() -> dict[Any, list[Any]]:
+def _standard_lattice(x64: bool = True) -> dict[Any, list[Any]]:
     """The documented JAX lattice, each node mapped to the nodes just above it.
 
     The narrow types JAX's table leaves out (sub-byte ints, float8/6/4) hang just above
     the weak node of their kind and below nothing: they promote with Python scalars,
     and with nothing else, so that low precision is never widened implicitly.
+
+    With ``x64`` off, ``u32`` sits below ``i32`` rather than ``i64`` (as in JAX): mixing
+    ``uint32`` with a signed integer of at most 32 bits gives ``int32``, the widest
+    signed type values can have, instead of an ``int64`` that would be narrowed anyway.
     """
     d = np.dtype
     b1 = _BOOL
@@ -568,7 +572,7 @@ def _standard_lattice() -> dict[Any, list[Any]]:
         _I_WEAK: [u8, i8, *narrow_ints],
         u8: [u16, i16],
         u16: [u32, i32],
-        u32: [u64, i64],
+        u32: [u64, i64 if x64 else i32],
         u64: [_F_WEAK],
         i8: [i16],
         i16: [i32],
@@ -617,10 +621,12 @@ def _upper_bounds(lattice: dict[Any, list[Any]]) -> dict[Any, frozenset]:
     return bounds
 
 
-# Keyed by the value of the jax_numpy_dtype_promotion option.
+# Keyed by the value of the jax_numpy_dtype_promotion option and the x64 flag.
 _UPPER_BOUNDS = {
-    "standard": _upper_bounds(_standard_lattice()),
-    "strict": _upper_bounds(_strict_lattice()),
+    ("standard", True): _upper_bounds(_standard_lattice(x64=True)),
+    ("standard", False): _upper_bounds(_standard_lattice(x64=False)),
+    ("strict", True): _upper_bounds(_strict_lattice()),
+    ("strict", False): _upper_bounds(_strict_lattice()),
 }
 
 
@@ -629,13 +635,13 @@ class TypePromotionError(ValueError):
 
 
 @functools.lru_cache(maxsize=1024)
-def _join(mode: str, nodes: frozenset) -> Any:
-    """The least upper bound of ``nodes`` on the lattice for ``mode``.
+def _join(mode: str, x64: bool, nodes: frozenset) -> Any:
+    """The least upper bound of ``nodes`` on the lattice for ``mode`` and ``x64``.
 
     The common upper bounds are the intersection of each node's upper bounds; the
     join is the one common bound that lies below all the others.
     """
-    bounds = _UPPER_BOUNDS[mode]
+    bounds = _UPPER_BOUNDS[mode, x64]
     for node in nodes:
         if node not in bounds:
             raise TypePromotionError(f"dtype {node} is not a valid dtype for type promotion.")
@@ -694,7 +700,9 @@ def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype:
 
     This is the join of ``a`` and ``b`` on JAX's promotion lattice. The Python types
     ``int``, ``float`` and ``complex`` are weak: they do not widen a strong type
-    (``promote_types('uint8', int)`` is ``uint8``). The result is not canonicalized.
+    (``promote_types('uint8', int)`` is ``uint8``). The result is not canonicalized,
+    but the lattice depends on jax_enable_x64: without it ``uint32`` and ``int32``
+    promote to ``int32`` (``int64`` with it).
 
     Args:
       a: a dtype-like (a dtype, scalar type, dtype name, or a Python scalar type).
@@ -718,7 +726,8 @@ def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype:
     node_b = _WEAK_NODE_FOR_PYTYPE.get(b) if isinstance(b, type) else None
     node_a = node_a or np.dtype(a)
     node_b = node_b or np.dtype(b)
-    return _node_dtype(_join(numpy_dtype_promotion.value, frozenset((node_a, node_b))))
+    joined = _join(numpy_dtype_promotion.value, enable_x64.value, frozenset((node_a, node_b)))
+    return _node_dtype(joined)
 
 
 def _promote_extended(dtypes: list[Any]) -> Any:
@@ -752,7 +761,9 @@ def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
     types ``int``, ``float``, ``complex``) are weak, as are objects whose
     ``weak_type`` attribute is true. The dtypes are joined on the lattice
     (see :func:`promote_types`); a weak result gets the default dtype of its kind.
-    The result is canonicalized for the current jax_enable_x64 setting.
+    The result is canonicalized for the current jax_enable_x64 setting; without it,
+    64-bit dtypes are joined as their 32-bit counterparts (what values of them are),
+    so ``result_type('uint64', 'int8')`` is ``int32`` and no result is 64-bit.
 
     Args:
       *args: arrays, scalars, dtypes, dtype-likes, or abstract values (objects with
@@ -789,6 +800,10 @@ _WIDE_DEFAULT_FOR_KIND = {
 }
 
 
+def _canonical_node(dt: Any, x64: bool) -> Any:
+    return dt if x64 or isinstance(dt, ExtendedDType) else _TO_32_BIT.get(dt, dt)
+
+
 @functools.lru_cache(maxsize=4096)
 def _promote_pairs(pairs: tuple[tuple[Any, bool], ...], x64: bool, mode: str) -> tuple[Any, bool]:
     """result_type on (dtype, weak_type) pairs, cached: the set of distinct calls is small."""
@@ -798,7 +813,8 @@ def _promote_pairs(pairs: tuple[tuple[Any, bool], ...], x64: bool, mode: str) ->
     elif any(isinstance(d, ExtendedDType) for d, _ in pairs):
         out_dtype, weak = _promote_extended([d for d, _ in pairs]), False
     else:
-        joined = _join(mode, frozenset(_node(d, w) for d, w in pairs))
+        # Values never have 64-bit types without x64: join what they actually are.
+        joined = _join(mode, x64, frozenset(_node(_canonical_node(d, x64), w) for d, w in pairs))
         out_dtype, weak = _node_dtype(joined), isinstance(joined, _WeakKind)
     if isinstance(out_dtype, ExtendedDType):
         return out_dtype, weak

@@ -396,7 +396,10 @@ def stop_gradient(x: Any) -> Any:
     """
 
     def stop(leaf: Any) -> Any:
-        if not _is_inexact(get_aval(leaf).dtype):
+        aval = get_aval(leaf)
+        if not _is_inexact(aval.dtype):
+            if isinstance(leaf, np.ndarray | np.generic) and leaf.dtype != aval.dtype:
+                return np.asarray(leaf, aval.dtype)  # canonical: int64 is int32 without x64
             return leaf
         return stop_gradient_p.bind(leaf)
 

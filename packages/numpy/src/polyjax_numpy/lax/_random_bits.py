@@ -21,6 +21,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
+from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import batching, mlir
@@ -222,7 +223,7 @@ def rng_bit_generator(
     shape: Sequence[int],
     dtype: Any = np.uint32,
     algorithm: RandomAlgorithm = RandomAlgorithm.RNG_DEFAULT,
-) -> list:
+) -> tuple:
     """Random bits from XLA's generator: `(new_key, bits)`.
 
     The result depends on the backend's implementation of `algorithm`
@@ -237,9 +238,11 @@ def rng_bit_generator(
       algorithm: a `RandomAlgorithm`.
 
     Returns:
-      `[new_key, bits]`: the next state (uint32[4]) and the random bits.
+      `(new_key, bits)`: the next state (uint32[4]) and the random bits.
     """
     shape = tuple(int(s) for s in shape)
-    return rng_bit_generator_p.bind(
-        key, shape=shape, dtype=np.dtype(dtype), algorithm=RandomAlgorithm(algorithm)
+    dtype = dtypes.canonicalize_dtype(dtype)  # uint64 is uint32 without x64, as in JAX
+    new_key, bits = rng_bit_generator_p.bind(
+        key, shape=shape, dtype=dtype, algorithm=RandomAlgorithm(algorithm)
     )
+    return new_key, bits

@@ -370,7 +370,11 @@ def _argminmax_abstract_eval(
             f"index_dtype must be an integer type, but got {np.dtype(index_dtype).name}"
         )
     if dtypes.issubdtype(operand.dtype, np.complexfloating):
-        raise NotImplementedError(f"{name} of complex arrays is not supported yet")
+        # As in JAX, whose argmax compares with lax's comparisons, which refuse complex.
+        raise TypeError(
+            f"{name} does not accept dtype {operand.dtype.name}. Accepted dtypes are "
+            "subtypes of integer, floating, bool."
+        )
     return ShapedArray(_reduced_shape(operand.shape, axes), index_dtype)
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
-from polyjax_core.abstract_values import ShapedArray, register_aval_handler
+from polyjax_core.abstract_values import ShapedArray, get_aval, register_aval_handler
 
 __all__ = [
     "ANY",
@@ -258,19 +258,43 @@ register_aval_handler(WeakScalar, lambda x: ShapedArray((), x.dtype, weak_type=T
 def weak_scalar(value: Any, dtype: Any) -> WeakScalar:
     """``value`` as a weakly-typed rank-0 host array of ``dtype``.
 
+    A Python int is first a value of the default integer type (int32 without x64), as
+    in JAX: one outside its range is an error, whatever ``dtype`` is. An integer
+    ``dtype`` narrower than that wraps it around, as converting the int32 value would
+    (``int8`` gets 44 from 300, ``uint8`` 255 from -1).
+
     Raises:
-      OverflowError: ``value`` is a Python int that ``dtype`` (an integer type) cannot hold.
+      OverflowError: ``value`` is a Python int outside the default integer type's range.
 
     Example:
       >>> weak_scalar(2.0, dtypes.bfloat16).dtype
       dtype(bfloat16)
+      >>> int(weak_scalar(300, np.int8))
+      44
     """
     dtype = np.dtype(dtype)
-    if type(value) is int and dtypes.issubdtype(dtype, np.integer):
-        info = dtypes.iinfo(dtype)
-        if not info.min <= value <= info.max:
-            raise OverflowError(f"Python int {value} too large to convert to {dtype.name}")
+    if type(value) is int:
+        get_aval(value)  # raises JAX's OverflowError outside the default integer type
+        if dtypes.issubdtype(dtype, np.integer):
+            value = _wrap_int(value, dtype)
     return np.asarray(value, dtype).view(WeakScalar)
+
+
+def _fits(x: Any, dtype: np.dtype) -> bool:
+    """Whether the Python scalar ``x`` is a value of ``dtype`` as it is (no wrapping)."""
+    if type(x) is not int or not dtypes.issubdtype(dtype, np.integer):
+        return True
+    info = dtypes.iinfo(dtype)
+    return info.min <= x <= info.max
+
+
+def _wrap_int(value: int, dtype: np.dtype) -> int:
+    """``value`` modulo 2**bits of ``dtype``, as two's complement for signed types."""
+    bits = dtypes.itemsize_bits(dtype)
+    value &= (1 << bits) - 1
+    if dtypes.issubdtype(dtype, np.signedinteger) and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return value
 
 
 _WEAK_PYTHON_SCALARS = frozenset({int, float, complex})
@@ -284,15 +308,16 @@ def match_python_scalars(
     This is how ``lax.add(x, 1.0)`` works for an ``x`` of any floating dtype: the
     scalar becomes a weak scalar of ``x``'s dtype whenever JAX's promotion of the
     two would give ``x``'s dtype (``bf16`` with ``1.0``, ``uint8`` with ``3``).
-    Otherwise (``int32`` with ``1.5``) it is left alone, and the operation's dtype
-    check reports the mismatch.
+    Otherwise (``int32`` with ``1.5``, or ``uint8`` with ``300``, which ``jnp`` would
+    wrap but JAX's ``lax`` refuses) it is left alone, and the operation's dtype check
+    reports the mismatch.
 
     Args:
       args: the operands.
       like: which operands may give their dtype (e.g. not ``select_n``'s predicate).
 
     Raises:
-      OverflowError: a Python int does not fit the integer dtype it should take.
+      OverflowError: a Python int is outside the default integer type's range.
     """
     target = None
     for x in args:
@@ -307,7 +332,7 @@ def match_python_scalars(
         typ = type(x)
         if typ in _WEAK_PYTHON_SCALARS:
             own = dtypes.canonicalize_dtype(dtypes.python_scalar_dtypes[typ])
-            if own != target and dtypes.result_type(target, typ) == target:
+            if own != target and dtypes.result_type(target, typ) == target and _fits(x, target):
                 x = weak_scalar(x, target)
         out.append(x)
     return tuple(out)

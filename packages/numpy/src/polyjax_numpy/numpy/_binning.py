@@ -85,7 +85,8 @@ def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = Non
     decreasing = lax.sub(
         _u.scalar_like(n, increasing), searchsorted(_shape_ops.rev(bins, (0,)), x, side, **how)
     )
-    return _u.where(lax.ge(_last(bins), _first(bins)), increasing, decreasing)
+    # jnp's comparison: complex bins are ordered lexicographically, as in JAX.
+    return _u.where(_ufuncs.greater_equal(_last(bins), _first(bins)), increasing, decreasing)
 
 
 # ---------------------------------------------------------------------------
@@ -469,6 +470,8 @@ def interp(
         )
     if _u.shape(xp)[0] == 0:
         raise ValueError("interp: xp and fp must not be empty")
+    if _u.is_complex(x) or _u.is_complex(xp):  # JAX's error; fp may be complex
+        raise ValueError("jnp.interp: complex x values not supported.")
     for name, value in (("left", left), ("right", right)):
         if isinstance(value, str) and value != "extrapolate":
             raise ValueError(f"{name} must be a scalar, None or 'extrapolate', got {value!r}")

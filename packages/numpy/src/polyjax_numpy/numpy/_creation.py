@@ -125,6 +125,8 @@ def _stack_nested(obj: Any, dtype: Any) -> Any:
     if not isinstance(obj, list | tuple):
         if hasattr(obj, "__jax_array__") and not isinstance(obj, _u.ARRAY_TYPES):
             obj = obj.__jax_array__()
+        if type(obj) is int:  # a list element is data, not a weak operand: no wrapping
+            return np.asarray(obj, dtype)  # NumPy's (and JAX's) OverflowError if out of range
         return _u.convert(obj if isinstance(obj, _u.ARRAY_TYPES) else np.asarray(obj), dtype)
     if not obj:
         raise ValueError("jnp.array: a sequence holding arrays cannot have empty parts")

@@ -37,15 +37,23 @@ def _cumulative_reduction(
     axis: Any,
     dtype: Any,
     skip_nans: bool = False,
+    promote_integers: bool = False,
 ) -> Any:
+    """`cumsum` & co. By default (JAX's rule) bools accumulate in the default integer type
+    and other types in their own (`int8` stays `int8`, unlike `sum`); `promote_integers`
+    (`cumulative_sum`'s rule) widens narrow integers to the default integer too."""
     _u.check_arraylike(name, a)
     a, axis = _manipulation.flat_or_axis(a, axis)
     aval = _u.aval(a)
     if dtype is not None:
         dtypes.check_user_dtype_supported(dtype, name)
         result_dtype = dtypes.canonicalize_dtype(dtype)
-    else:
+    elif promote_integers:
         result_dtype = dtypes.canonicalize_dtype(_r._promoted_integer_dtype(aval.dtype))
+    elif aval.dtype == _r._BOOL:
+        result_dtype = dtypes.default_int_dtype()
+    else:
+        result_dtype = aval.dtype
     if result_dtype == _r._BOOL:
         compute_dtype = dtypes.default_int_dtype()
     else:
@@ -104,7 +112,7 @@ def _array_api_cumulative(name: str, kind: str) -> Callable[..., Any]:
                 )
             axis = 0
         axis = _u.canonicalize_axis(axis, nd)
-        out = _cumulative_reduction(name, kind, x, axis, dtype)
+        out = _cumulative_reduction(name, kind, x, axis, dtype, promote_integers=kind == "sum")
         if include_initial:
             config = [(0, 0, 0)] * nd
             config[axis] = (1, 0, 0)
@@ -186,7 +194,7 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n}")
     if n == 0:
-        return a
+        return _u.as_array(a)
     nd = _u.ndim(a)
     if nd == 0:
         raise ValueError(

@@ -145,7 +145,7 @@ def einsum(
         picked = [ops.pop(i) for i in contract_inds][::-1]
         ops.append(_contract_step(picked, names[::-1], result, precision, out_dtype))
     (result_array,) = ops
-    return _u.convert(result_array, out_dtype, weak)
+    return _u.as_array(_u.convert(result_array, out_dtype, weak))
 
 
 # ---------------------------------------------------------------------------

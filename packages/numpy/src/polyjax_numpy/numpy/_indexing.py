@@ -709,9 +709,10 @@ def update_values(x: Any, values: Any, name: str) -> Any:
     _u.check_arraylike(name, values)
     to = _u.dtype(x)
     if dtypes.result_type(to, values) != to:
+        given = dtypes.dtype(values, canonicalize=True)  # what the value is: int32, not int64
         warnings.warn(
             f"{name}: scatter inputs have incompatible types: cannot safely cast value from "
-            f"dtype={dtypes.dtype(values).name} to dtype={to.name}. In future releases this "
+            f"dtype={given.name} to dtype={to.name}. In future releases this "
             "will be an error.",
             FutureWarning,
             stacklevel=_user_stacklevel(),

@@ -518,7 +518,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     arr, axis = flat_or_axis(asarray(arr), axis)
     ndim = _u.ndim(arr)
     n = _u.shape(arr)[axis]
-    values = asarray(values, dtype=_u.dtype(arr))
+    values = _u.convert(asarray(values), _u.dtype(arr))  # a cast: Python ints wrap
     if isinstance(obj, slice):
         positions: Any = np.arange(n)[obj]
         scalar = False

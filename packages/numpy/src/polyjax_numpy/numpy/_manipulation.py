@@ -155,7 +155,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
             stacklevel=2,
         )
         x = _complex.real(x)
-    return _u.convert(x, dtype, False)
+    return _u.as_array(_u.convert(x, dtype, False))
 
 
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None) -> Any:
@@ -254,7 +254,7 @@ def flat_or_axis(a: Any, axis: Any) -> tuple[Any, int]:
 
 def real(val: Any, /) -> Any:
     """The real part (a real, integer or bool array is its own real part)."""
-    return _complex.real(val) if _u.is_complex(val) else val
+    return _complex.real(val) if _u.is_complex(val) else _u.as_array(val)
 
 
 def imag(val: Any, /) -> Any:
@@ -266,7 +266,7 @@ def imag(val: Any, /) -> Any:
 
 def conjugate(x: Any, /) -> Any:
     """The complex conjugate; unlike `lax.conj`, real arrays are returned untouched."""
-    return _complex.conj(x) if _u.is_complex(x) else x
+    return _complex.conj(x) if _u.is_complex(x) else _u.as_array(x)
 
 
 conj = conjugate
@@ -319,7 +319,9 @@ def moveaxis(a: Any, source: int | Sequence[int], destination: int | Sequence[in
     perm = [i for i in range(ndim) if i not in src]
     for d, src_axis in sorted(zip(dst, src)):
         perm.insert(d, src_axis)
-    return a if perm == list(range(ndim)) else _shape_ops.transpose(a, tuple(perm))
+    if perm == list(range(ndim)):
+        return _u.as_array(a)
+    return _shape_ops.transpose(a, tuple(perm))
 
 
 def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
@@ -494,7 +496,7 @@ def flip(m: Any, axis: int | Sequence[int] | None = None) -> Any:
     m = _u.from_protocol(m)  # JAX converts `__jax_array__` here
     _u.check_arraylike("flip", m)
     axes = _u.reduction_axes(axis, _u.ndim(m))
-    return _shape_ops.rev(m, axes) if axes else m
+    return _shape_ops.rev(m, axes) if axes else _u.as_array(m)
 
 
 def fliplr(m: Any) -> Any:
@@ -554,7 +556,7 @@ def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
     if ax0 == ax1:
         raise ValueError(f"Axes must be different, got axes={axes}")
     if k == 0:
-        return m
+        return _u.as_array(m)
     if k == 2:
         return _shape_ops.rev(m, (ax0, ax1))
     if k == 1:

@@ -337,7 +337,7 @@ def pad(
     if unsupported:
         raise ValueError(f"Unsupported keyword arguments for mode '{mode}': {sorted(unsupported)}")
     if not widths.any():
-        return array
+        return _u.as_array(array)
     if mode in ("constant", "empty"):
         values = kwargs.get("constant_values", 0)
         if mode == "empty" or (isinstance(values, int | float | complex) and values == 0):

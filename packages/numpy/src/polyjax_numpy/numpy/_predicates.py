@@ -264,7 +264,7 @@ def nan_to_num(
     del copy
     (x,) = _u.promote_args("nan_to_num", x)
     if not _u.is_inexact(x):
-        return x
+        return _u.as_array(x)
     if _u.is_complex(x):
         parts = (_complex.real(x), _complex.imag(x))
         re, im = (nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf) for p in parts)

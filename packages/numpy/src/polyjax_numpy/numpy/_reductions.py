@@ -158,7 +158,7 @@ def _reduce(
     if initial is not None:
         if kind in ("all", "any"):
             raise TypeError(f"jnp.{name} does not take 'initial'")
-        init = _u.convert(np.asarray(initial, compute_dtype)[()], compute_dtype)
+        init = _u.convert(initial, compute_dtype)
         result = _COMBINE[kind](result, init)
     if keepdims:
         result = _shape_ops.expand_dims(result, axes)

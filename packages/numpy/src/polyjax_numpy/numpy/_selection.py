@@ -408,7 +408,7 @@ def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
             f"place: mask and data must be the same shape, got {_u.shape(mask)} and {_u.shape(arr)}"
         )
     flat_mask = ravel(_as_bool(mask))
-    values = ravel(asarray(vals, dtype=_u.dtype(arr)))
+    values = ravel(_u.convert(asarray(vals), _u.dtype(arr)))  # a cast: Python ints wrap
     k = _u.shape(values)[0]
     if k == 0:
         found = concrete_or_none(flat_mask)

@@ -332,10 +332,12 @@ def _quantile(
         raise ValueError(f"{name}: only method='inverted_cdf' supports weights, got {method!r}")
     if weights is not None:
         _u.check_arraylike(name, weights)
-    if _u.is_complex(a) or _u.is_complex(q):
-        raise TypeError(
-            f"{name} requires real arguments, got dtypes {_u.dtype(a)} and {_u.dtype(q)}"
+    if _u.is_complex(a):  # JAX's error type and words, whichever quantile function
+        raise ValueError(
+            "quantile does not support complex input, as the operation is poorly defined."
         )
+    if _u.is_complex(q):
+        raise TypeError(f"{name}: q must be real, got dtype {_u.dtype(q)}")
     a, q = (_u.as_operand(v) for v in _u.promote_dtypes_inexact(a, q))
     q_ndim = _u.ndim(q)
     if q_ndim > 1:

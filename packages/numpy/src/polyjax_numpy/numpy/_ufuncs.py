@@ -23,7 +23,7 @@ import numpy as np
 from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
 from polyjax_interpreters.array import device_put
-from polyjax_numpy.lax import _bits, _shape_ops, _while
+from polyjax_numpy.lax import _bits, _complex, _shape_ops, _while
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _util as _u
 
@@ -298,7 +298,7 @@ def absolute(x: Any, /) -> Any:
     """
     (x,) = _u.promote_args("absolute", x)
     if _u.is_bool(x) or _u.issubdtype_of(x, np.unsignedinteger):
-        return x
+        return _u.as_array(x)
     return lax.abs(x)
 
 
@@ -331,7 +331,7 @@ def sign(x: Any, /) -> Any:
     """
     (x,) = _u.promote_args("sign", x)
     if _u.is_bool(x):
-        return x
+        return _u.as_array(x)
     return lax.sign(x)
 
 
@@ -439,13 +439,25 @@ fmin.__doc__ = """Elementwise minimum, ignoring NaNs (NaN only where both operan
 # Comparisons
 
 
-def _compare(prim_fn: Callable[[Any, Any], Any], name: str, op: str) -> Callable[[Any, Any], Any]:
+def _compare(
+    prim_fn: Callable[[Any, Any], Any],
+    name: str,
+    op: str,
+    strict_fn: Callable[[Any, Any], Any] | None = None,
+) -> Callable[[Any, Any], Any]:
+    """`jnp.<name>`; `strict_fn` (the strict form of an ordering) orders complex operands."""
+
     def compare(x: Any, y: Any, /) -> Any:
         x, y = _u.promote_args(name, x, y)
+        if strict_fn is not None and _u.is_complex(x):
+            return _lexicographic(prim_fn, strict_fn, x, y)
         return prim_fn(x, y)
 
     compare.__name__ = compare.__qualname__ = name
     compare.__doc__ = f"""Elementwise `x {op} y`, a bool array (operands are promoted first).
+
+    Complex numbers are ordered lexicographically, by real part and then imaginary
+    part, as in NumPy and JAX (`lax`'s comparisons reject them).
 
     Example:
       >>> import polyjax.numpy as jnp
@@ -455,12 +467,22 @@ def _compare(prim_fn: Callable[[Any, Any], Any], name: str, op: str) -> Callable
     return compare
 
 
+def _lexicographic(
+    prim_fn: Callable[[Any, Any], Any], strict_fn: Callable[[Any, Any], Any], x: Any, y: Any
+) -> Any:
+    """`x op y` for complex operands: the real parts decide, and the imaginary parts
+    where the real parts are equal (so a NaN in a deciding part makes it false)."""
+    x_re, y_re = _complex.real(x), _complex.real(y)
+    ties = lax.bitwise_and(lax.eq(x_re, y_re), prim_fn(_complex.imag(x), _complex.imag(y)))
+    return lax.bitwise_or(strict_fn(x_re, y_re), ties)
+
+
 equal = _compare(lax.eq, "equal", "==")
 not_equal = _compare(lax.ne, "not_equal", "!=")
-less = _compare(lax.lt, "less", "<")
-less_equal = _compare(lax.le, "less_equal", "<=")
-greater = _compare(lax.gt, "greater", ">")
-greater_equal = _compare(lax.ge, "greater_equal", ">=")
+less = _compare(lax.lt, "less", "<", lax.lt)
+less_equal = _compare(lax.le, "less_equal", "<=", lax.lt)
+greater = _compare(lax.gt, "greater", ">", lax.gt)
+greater_equal = _compare(lax.ge, "greater_equal", ">=", lax.gt)
 
 
 # ---------------------------------------------------------------------------

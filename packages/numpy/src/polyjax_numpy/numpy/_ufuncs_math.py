@@ -442,7 +442,7 @@ def _integer_passthrough(
     def fn(x: Any, /) -> Any:
         (x,) = _u.promote_args(name, x)
         if _u.is_bool(x) or _u.issubdtype_of(x, np.integer):
-            return x
+            return _u.as_array(x)
         check_no_complex(name, x)
         return op(x)
 
@@ -509,7 +509,7 @@ def rint(x: Any, /) -> Any:
     (x,) = _u.promote_args("rint", x)
     if _u.is_bool(x) or _u.issubdtype_of(x, np.integer):
         (x,) = _u.promote_dtypes_inexact(x)
-        return x
+        return _u.as_array(x)
     if _u.is_complex(x):
         return _on_parts(_round_half_even, x)
     return _round_half_even(x)
@@ -576,7 +576,7 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001 - N
         raise TypeError(f"jnp.round: decimals must be an int, got {decimals!r}") from None
     (a,) = _u.promote_args("round", a)
     if _u.is_bool(a) or _u.issubdtype_of(a, np.integer):
-        return _round_int(a, decimals) if not _u.is_bool(a) else a
+        return _u.as_array(_round_int(a, decimals) if not _u.is_bool(a) else a)
     if _u.is_complex(a):
         return _on_parts(lambda part: _round_float(part, decimals), a)
     return _round_float(a, decimals)

@@ -22,7 +22,7 @@ from polyjax_core import config, dtypes
 from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import get_aval, jax_array_error
 from polyjax_core.tracing import Tracer
-from polyjax_interpreters.array import Array
+from polyjax_interpreters.array import Array, device_put
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax import _shape_ops, _shape_rules
 from polyjax_numpy.lax._extended import ExtendedArray
@@ -246,6 +246,18 @@ def as_operand(x: Any) -> Any:
     return x if x.dtype == to else x.astype(to)
 
 
+def as_array(x: Any) -> Any:
+    """`x` as a polyjax array: host values go to the device with their canonical dtype.
+
+    For functions that return an input unchanged (`jnp.real` of a real array,
+    `jnp.floor` of integers): JAX returns an array there, never the caller's NumPy
+    array or Python scalar, and never a 64-bit one without x64.
+    """
+    if isinstance(x, ARRAY_TYPES):
+        return x
+    return device_put(as_operand(x))
+
+
 def broadcast_to(x: Any, shape: tuple) -> Any:
     """`x` broadcast to the static `shape` by NumPy's rules (no operation when it has it).
 
@@ -295,6 +307,7 @@ def reduction_axes(axis: Any, ndim_: int) -> tuple[int, ...]:
 
 __all__ = [
     "ARRAY_TYPES",
+    "as_array",
     "as_operand",
     "aval",
     "broadcast_to",
