@@ -151,9 +151,11 @@ def celu(x: ArrayLike, alpha: ArrayLike = 1.0) -> Any:
     """Continuously differentiable ELU: `max(x, 0) + alpha * min(expm1(x / alpha), 0)`."""
     x = _inexact("celu", x)
     alpha = _u.convert(alpha, _u.dtype(x))
+    # expm1 of min(x, 0), not min of expm1: the same values, and the derivatives at
+    # the kink 0 are JAX's (the second is 1 / (4 alpha)).
     return lax.add(
         lax.max(x, _const(0.0, x)),
-        lax.mul(alpha, lax.min(lax.expm1(lax.div(x, alpha)), _const(0.0, x))),
+        lax.mul(alpha, lax.expm1(lax.div(lax.min(x, _const(0.0, x)), alpha))),
     )
 
 
