@@ -2478,7 +2478,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
         ],
         "integer or bit-level operations",
     ),
-    "nextafter": "piecewise constant (as in JAX, no jvp)",
+    "nextafter": "no jvp: differentiating it raises, as in JAX",
     "igamma_grad_a": "no derivative (as in JAX)",
     "random_gamma_grad": "no derivative (as in JAX)",
     "zeta": "checked in q only",

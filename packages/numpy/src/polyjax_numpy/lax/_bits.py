@@ -68,7 +68,8 @@ nextafter_p = _ew._binop("nextafter", sr.FLOAT, chlo.next_after)
 for _p in (population_count_p, clz_p):
     ad.defjvp_zero(_p)
     batching.defvectorized(_p)
-ad.defjvp_zero(nextafter_p)
+# No jvp, as in JAX: differentiating nextafter raises. A zero jvp was wrong, since
+# nextafter(x1, x2) moves with x1: `spacing(x) = nextafter(x, inf) - x` got -1.
 batching.defbroadcasting(nextafter_p)
 
 

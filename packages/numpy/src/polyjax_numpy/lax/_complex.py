@@ -40,6 +40,7 @@ from polyjax_numpy.lax import _shape_rules as sr
 from polyjax_numpy.lax._declare import standard_primitive
 from polyjax_numpy.lax._elementwise import (
     _broadcast_operands,
+    _const,
     _linear_cts,
     _real_dtype,
     _unbroadcast,
@@ -152,8 +153,9 @@ def _conj_transpose(ct: Any, x: Any, *, input_dtype: Any) -> list:
 
 
 ad.deflinear2(complex_p, _complex_transpose)
-ad.deflinear2(real_p, lambda ct, x: [complex(ct, 0)])
-ad.deflinear2(imag_p, lambda ct, x: [complex(0, neg(ct))])
+# The zero parts take ct's dtype: ct may be a Python float (grad's output cotangent).
+ad.deflinear2(real_p, lambda ct, x: [complex(ct, _const(ct, 0))])
+ad.deflinear2(imag_p, lambda ct, x: [complex(_const(ct, 0), neg(ct))])
 ad.deflinear2(conj_p, _conj_transpose)
 batching.defbroadcasting(complex_p)
 for _p in (real_p, imag_p, conj_p):

@@ -324,6 +324,19 @@ def _dtype_of(x: Any) -> Any:
     return get_aval(x).dtype
 
 
+def _const(x: Any, value: Any) -> Any:
+    """`value` as a weakly typed scalar of `x`'s dtype: a rule's constant beside `x`.
+
+    Rules must not put a Python number beside a primal: the primal itself may be
+    a Python scalar (`grad(f)(3.0)` differentiates at one, as does `hessian`'s
+    inner pass), and lax's binary operations give a Python scalar the dtype of
+    the *other* operand only, so `mul(2, 3.0)` mixes int32 with float32. A
+    constant built in the primal's dtype works for every primal and stays weak,
+    as the Python number would have beside an array.
+    """
+    return sr.weak_scalar(value, _dtype_of(x))
+
+
 def _is_inexact(dtype: Any) -> bool:
     """Whether values of `dtype` have tangents of their own (not float0)."""
     return isinstance(dtype, np.dtype) and dtypes.issubdtype(dtype, np.inexact)
@@ -373,7 +386,7 @@ def _unbroadcast(aval: ShapedArray, ct: Any) -> Any:
 
 def _replace_zero(x: Any) -> Any:
     """`x` with its zeros replaced by ones (to divide by, or take the log of, safely)."""
-    return select_n(eq(x, 0), x, add(_zeros_like(x), 1))
+    return select_n(eq(x, _const(x, 0)), x, add(_zeros_like(x), _const(x, 1)))
 
 
 def _linear_cts(ct: Any, args: Sequence[Any], make: Callable[[Any, int], Any]) -> list:
@@ -514,7 +527,7 @@ def _abs_jvp(g: Any, ans: Any, x: Any) -> Any:
         conj, real = sr.ops.conj, sr.ops.real
         scale = div(conj(x), _convert_element_type(_replace_zero(ans), _dtype_of(x)))
         return real(mul(g, scale))
-    return select_n(ge(x, 0), neg(g), g)
+    return select_n(ge(x, _const(x, 0)), neg(g), g)
 
 
 def _integer_pow_jvp(g: Any, x: Any, *, y: int) -> Any:
@@ -522,7 +535,7 @@ def _integer_pow_jvp(g: Any, x: Any, *, y: int) -> Any:
         return _zero_tangent(get_aval(x))
     if y == 1:
         return g
-    return mul(g, mul(y, x if y == 2 else integer_pow(x, y - 1)))
+    return mul(g, mul(_const(x, y), x if y == 2 else integer_pow(x, y - 1)))
 
 
 ad.deflinear2(neg_p, lambda ct, x: [neg(ct)])
@@ -532,7 +545,7 @@ ad.defjvp2(abs_p, _abs_jvp)
 ad.defjvp2(exp_p, lambda g, ans, x, accuracy: mul(g, ans))
 ad.defjvp2(exp2_p, lambda g, ans, x, accuracy: mul(g, mul(ans, _LN2)))
 ad.defjvp(log_p, lambda g, x, accuracy: div(g, x))
-ad.defjvp(log1p_p, lambda g, x, accuracy: div(g, add(x, 1)))
+ad.defjvp(log1p_p, lambda g, x, accuracy: div(g, add(x, _const(x, 1))))
 ad.defjvp2(expm1_p, lambda g, ans, x, accuracy: mul(g, add(ans, 1)))
 ad.defjvp(sin_p, lambda g, x, accuracy: mul(g, cos(x, accuracy)))
 ad.defjvp(cos_p, lambda g, x, accuracy: neg(mul(g, sin(x, accuracy))))
@@ -542,22 +555,22 @@ ad.defjvp2(logistic_p, lambda g, ans, x, accuracy: mul(g, mul(ans, sub(1, ans)))
 ad.defjvp2(sqrt_p, lambda g, ans, x, accuracy: div(g, mul(2, ans)))
 ad.defjvp2(rsqrt_p, lambda g, ans, x, accuracy: mul(g, mul(-0.5, div(ans, x))))
 ad.defjvp2(cbrt_p, lambda g, ans, x, accuracy: div(g, mul(3, square(ans))))
-ad.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(1, square(x)))))
-ad.defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(1, square(x))))))
-ad.defjvp(atan_p, lambda g, x: div(g, add(1, square(x))))
+ad.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_const(x, 1), square(x)))))
+ad.defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(_const(x, 1), square(x))))))
+ad.defjvp(atan_p, lambda g, x: div(g, add(_const(x, 1), square(x))))
 ad.defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
 ad.defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
-ad.defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(square(x), 1))))
+ad.defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(square(x), _const(x, 1)))))
 # 1/(sqrt(x - 1) sqrt(x + 1)) rather than rsqrt(x**2 - 1): the same for real x > 1,
 # and the right branch for complex x.
-ad.defjvp(acosh_p, lambda g, x: div(g, mul(sqrt(sub(x, 1)), sqrt(add(x, 1)))))
-ad.defjvp(atanh_p, lambda g, x: div(g, mul(sub(1, x), add(1, x))))
+ad.defjvp(acosh_p, lambda g, x: div(g, mul(sqrt(sub(x, _const(x, 1))), sqrt(add(x, _const(x, 1))))))
+ad.defjvp(atanh_p, lambda g, x: div(g, mul(sub(_const(x, 1), x), add(_const(x, 1), x))))
 ad.defjvp(erf_p, lambda g, x: mul(g, mul(_TWO_OVER_SQRT_PI, exp(neg(square(x))))))
 ad.defjvp(erfc_p, lambda g, x: mul(g, mul(-_TWO_OVER_SQRT_PI, exp(neg(square(x))))))
 ad.defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(_SQRT_PI_OVER_TWO, exp(square(ans)))))
 ad.defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
-ad.defjvp(digamma_p, lambda g, x: mul(g, polygamma(1, x)))
-ad.defjvp(square_p, lambda g, x: mul(g, mul(2, x)))
+ad.defjvp(digamma_p, lambda g, x: mul(g, polygamma(_const(x, 1), x)))
+ad.defjvp(square_p, lambda g, x: mul(g, mul(_const(x, 2), x)))
 ad.defjvp(integer_pow_p, _integer_pow_jvp)
 
 
@@ -702,12 +715,12 @@ def _trunc(q: Any) -> Any:
 
 def _pow_jvp_x(g: Any, ans: Any, x: Any, y: Any) -> Any:
     # d(x**y)/dx = y * x**(y-1).
-    jac = mul(_convert_element_type(y, _dtype_of(x)), pow(x, sub(y, 1)))
+    jac = mul(_convert_element_type(y, _dtype_of(x)), pow(x, sub(y, _const(y, 1))))
     if dtypes.issubdtype(_dtype_of(y), np.integer):
         # An integer exponent stays integer in x**(y-1), which keeps negative bases
         # exact, and y == 0 gives 0 (not 0 * inf at x = 0). Only then: a float y must
         # keep its dependence on y for higher derivatives.
-        jac = select_n(_bcast_to(eq(y, 0), _shape_of(ans)), jac, _zeros_like(jac))
+        jac = select_n(_bcast_to(eq(y, _const(y, 0)), _shape_of(ans)), jac, _zeros_like(jac))
     return mul(g, jac)
 
 
@@ -768,7 +781,7 @@ ad.defjvp2(
     lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)),
 )
 # No derivative in the order m (a whole number): like JAX, its tangent is ignored.
-ad.defjvp(polygamma_p, None, lambda g, m, x: mul(g, polygamma(add(m, 1.0), x)))
+ad.defjvp(polygamma_p, None, lambda g, m, x: mul(g, polygamma(add(m, _const(m, 1)), x)))
 for _p in (and_p, or_p, xor_p, shift_left_p, shift_right_logical_p, shift_right_arithmetic_p):
     ad.defjvp_zero(_p)
 

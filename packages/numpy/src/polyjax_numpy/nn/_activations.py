@@ -17,6 +17,7 @@ import numpy as np
 from polyjax_interpreters.custom_derivatives import custom_jvp
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax import _shape_ops
+from polyjax_numpy.numpy import _ufuncs_math
 from polyjax_numpy.numpy import _util as _u
 
 ArrayLike = Any
@@ -92,8 +93,9 @@ def log_sigmoid(x: ArrayLike) -> Any:
 def softplus(x: ArrayLike) -> Any:
     """`log(1 + exp(x))`, stable for large `|x|`."""
     x = _inexact("softplus", x)
-    # log(exp(0) + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|)).
-    return lax.add(lax.max(x, _const(0.0, x)), lax.log1p(lax.exp(lax.neg(lax.abs(x)))))
+    # logaddexp(x, 0): stable, and its smooth derivative gives 1/2 at 0, where the
+    # max(x, 0) + log1p(exp(-|x|)) form would split the kinks of max and |x| unevenly.
+    return _ufuncs_math.logaddexp(x, _const(0.0, x))
 
 
 def soft_sign(x: ArrayLike) -> Any:
@@ -136,18 +138,24 @@ def gelu(x: ArrayLike, approximate: bool = True) -> Any:
 def elu(x: ArrayLike, alpha: ArrayLike = 1.0) -> Any:
     """Exponential linear unit: `x` for `x > 0`, else `alpha * (exp(x) - 1)`."""
     x = _inexact("elu", x)
+    positive = lax.gt(x, _const(0.0, x))
     # expm1 of the clamped input: the branch not taken must not overflow (NaN grads).
-    negative_part = lax.mul(_u.convert(alpha, _u.dtype(x)), lax.expm1(lax.min(x, _const(0, x))))
-    return _select(lax.gt(x, _const(0.0, x)), x, negative_part)
+    # A select, not min(x, 0), clamps it: at 0 the exponential branch is taken
+    # whole (derivative alpha, as in JAX) instead of half of it.
+    safe_x = _select(positive, _const(0.0, x), x)
+    negative_part = lax.mul(_u.convert(alpha, _u.dtype(x)), lax.expm1(safe_x))
+    return _select(positive, x, negative_part)
 
 
 def celu(x: ArrayLike, alpha: ArrayLike = 1.0) -> Any:
     """Continuously differentiable ELU: `max(x, 0) + alpha * min(expm1(x / alpha), 0)`."""
     x = _inexact("celu", x)
     alpha = _u.convert(alpha, _u.dtype(x))
+    # expm1 of min(x, 0), not min of expm1: the same values, and the derivatives at
+    # the kink 0 are JAX's (the second is 1 / (4 alpha)).
     return lax.add(
         lax.max(x, _const(0.0, x)),
-        lax.mul(alpha, lax.min(lax.expm1(lax.div(x, alpha)), _const(0.0, x))),
+        lax.mul(alpha, lax.expm1(lax.div(lax.min(x, _const(0.0, x)), alpha))),
     )
 
 
@@ -168,9 +176,13 @@ def leaky_relu(x: ArrayLike, negative_slope: ArrayLike = 1e-2) -> Any:
 
 
 def hard_tanh(x: ArrayLike) -> Any:
-    """`x` clipped to [-1, 1]."""
+    """`x` clipped to [-1, 1], with derivative 1 at the kinks -1 and 1 (as in JAX)."""
     x = _inexact("hard_tanh", x)
-    return lax.min(lax.max(x, _const(-1.0, x)), _const(1.0, x))
+    # Selects on strict comparisons keep the identity branch at the kinks, where
+    # min/max would split the derivative in half.
+    one = _const(1.0, x)
+    inside = _select(lax.lt(x, _const(-1.0, x)), _const(-1.0, x), x)
+    return _select(lax.gt(x, one), one, inside)
 
 
 def hard_sigmoid(x: ArrayLike) -> Any:

@@ -402,22 +402,22 @@ def minimum(x: Any, y: Any, /) -> Any:
     return lax.min(x, y)
 
 
-def _nan_ignoring(name: str, pick: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+def _nan_ignoring(
+    name: str, pick: Callable[[Any, Any], Any], wins: Callable[[Any, Any], Any]
+) -> Callable[[Any, Any], Any]:
     def fn(x1: Any, x2: Any) -> Any:  # not positional-only: JAX takes x1=, x2=
         x1, x2 = _u.promote_args(name, x1, x2)
         if not _u.is_inexact(x1):
             return pick(x1, x2)
-        # Where one operand is NaN, take the other (NaN only where both are).
-        x2_nan = lax.ne(x2, x2)
-        x1_nan = lax.ne(x1, x1)
-        out = _u.where(x2_nan, x1, pick(x1, x2))
-        return _u.where(lax.bitwise_and(x1_nan, lax.bitwise_not(x2_nan)), x2, out)
+        # x1 where it wins or x2 is NaN, else x2 (NaN only where both are). A select,
+        # not max/min: on ties the derivative goes whole to x2, as in JAX.
+        return _u.where(lax.bitwise_or(wins(x1, x2), lax.ne(x2, x2)), x1, x2)
 
     fn.__name__ = fn.__qualname__ = name
     return fn
 
 
-fmax = _nan_ignoring("fmax", lax.max)
+fmax = _nan_ignoring("fmax", lax.max, lax.gt)
 fmax.__doc__ = """Elementwise maximum, ignoring NaNs (NaN only where both operands are).
 
     Example:
@@ -425,7 +425,7 @@ fmax.__doc__ = """Elementwise maximum, ignoring NaNs (NaN only where both operan
       >>> jnp.fmax(jnp.array([1.0, jnp.nan, 3.0]), 2.0)
       Array([2., 2., 3.], dtype=float32)
     """
-fmin = _nan_ignoring("fmin", lax.min)
+fmin = _nan_ignoring("fmin", lax.min, lax.lt)
 fmin.__doc__ = """Elementwise minimum, ignoring NaNs (NaN only where both operands are).
 
     Example:

@@ -33,7 +33,15 @@ def _x_log(log_fn: Any, shift: float) -> Any:
     @fn.defjvp
     def fn_jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
         (x, y), (tx, ty) = primals, tangents
-        dy = jnp.where(x == 0, jnp.zeros_like(x), x / (y + shift))
+        # The primals may be Python scalars (`grad(xlogy)(0.0, 0.0)`): as arrays, their
+        # arithmetic is polyjax's, not Python's (which raises ZeroDivisionError).
+        x, y = jnp.asarray(x), jnp.asarray(y)
+        # x / (y + shift), 0 at the one point 0 / 0 only: masking all of x == 0 would
+        # also zero its derivative in x there (the second derivative of x log1p(x) at 0
+        # came out 1, not 2).
+        denominator = y + shift
+        undefined = (x == 0) & (denominator == 0)
+        dy = x / jnp.where(undefined, jnp.ones_like(denominator), denominator)
         return fn(x, y), log_fn(y) * tx + dy * ty
 
     return fn
