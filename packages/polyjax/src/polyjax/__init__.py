@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         ad_checkpoint,
         custom_derivatives,
         debug,
+        distributed,
         dlpack,
         dtypes,
         errors,
@@ -105,6 +106,7 @@ if TYPE_CHECKING:
         local_devices,
         process_count,
         process_index,
+        process_indices,
     )
     from polyjax_interpreters.batching import vmap
     from polyjax_interpreters.custom_derivatives import custom_jvp, custom_vjp
@@ -140,6 +142,7 @@ __all__ = [
     "device_put",
     "devices",
     "disable_jit",
+    "distributed",
     "dlpack",
     "dtypes",
     "enable_checks",
@@ -171,6 +174,7 @@ __all__ = [
     "numpy_rank_promotion",
     "process_count",
     "process_index",
+    "process_indices",
     "random",
     "remat",
     "scipy",
@@ -223,6 +227,7 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "default_backend": (f"{_RT}.backends", "default_backend"),
     "process_index": (f"{_RT}.backends", "process_index"),
     "process_count": (f"{_RT}.backends", "process_count"),
+    "process_indices": (f"{_RT}.backends", "process_indices"),
     # Arrays and moving them.
     "Array": (f"{_RT}.array", "Array"),
     "device_put": (f"{_RT}.array", "device_put"),
@@ -268,6 +273,7 @@ _SUBMODULES = frozenset(
         "ad_checkpoint",
         "custom_derivatives",
         "debug",
+        "distributed",
         "dlpack",
         "dtypes",
         "errors",
