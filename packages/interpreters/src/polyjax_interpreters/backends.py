@@ -139,7 +139,8 @@ def _make_cpu_client() -> Any:
     from jaxlib import xla_client
 
     n = config.num_cpu_devices.value
-    return xla_client.make_cpu_client(num_devices=n if n > 0 else None, **_cpu_client_options)
+    options = {"num_devices": n if n > 0 else None, **_cpu_client_options}
+    return xla_client.make_cpu_client(**options)
 
 
 def _create_backends() -> _Backends:
