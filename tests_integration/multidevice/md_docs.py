@@ -39,3 +39,9 @@ def test_example(line, code):
 
 def test_every_block_was_found():
     assert len(_blocks()) >= 8
+
+
+def test_xmap_doc_examples():
+    doc = DOC.parent / "xmap.md"
+    failures, tried = doctest.testfile(str(doc), module_relative=False, verbose=False)
+    assert tried >= 4 and failures == 0

@@ -90,6 +90,10 @@ SGD_LAYERS, SGD_BATCH = (784, 512, 512, 10), 128
 JAX_SHARDED_RUN = 5.5e-3
 JAX_SHARDED_DISPATCH = 0.2e-3
 SHARDED_N = 512
+# Issue 13, point 9: at most 1.05x (shard_map_psum) and 1.0x (pmap_dispatch) JAX's,
+# side by side; fallback JAX column (JAX 0.10.2, this machine kind, loaded).
+JAX_SHARD_MAP_PSUM = 0.5e-3
+JAX_PMAP_DISPATCH = 0.3e-3
 
 
 @dataclass
@@ -530,10 +534,10 @@ LIB = sys.argv[1]
 if LIB == "jax":
     import jax
     jax.config.update("jax_num_cpu_devices", 8)
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P
 else:
     import polyjax as jax
-    from polyjax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from polyjax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P
 import numpy as np
 devices = jax.devices()
 assert len(devices) == 8, devices
@@ -549,6 +553,19 @@ w = jax.device_put(
 run = jax.jit(lambda x, w: jax.numpy.tanh(x @ w) @ w.T)
 small = jax.device_put(np.ones((8, 8), np.float32), NamedSharding(line, P("a")))
 tiny = jax.jit(lambda a: a + 1)
+auto = Mesh(np.array(devices), ("a",), axis_types=(AxisType.Auto,))
+rows = jax.device_put(
+    rng.standard_normal((8, 32768)).astype(np.float32), NamedSharding(auto, P("a"))
+)
+psum_all = jax.jit(
+    jax.shard_map(lambda v: jax.lax.psum(v, "a"), mesh=auto, in_specs=P("a"), out_specs=P())
+)
+pmapped = jax.pmap(lambda v: v * 2 + 1)
+state = [pmapped(np.zeros((8, 128), np.float32))]
+
+def pmap_step():
+    state[0] = pmapped(state[0])
+    return state[0]
 
 def per_call(fn, number, repeat):
     jax.block_until_ready(fn())
@@ -563,6 +580,8 @@ def per_call(fn, number, repeat):
 print(json.dumps({
     "run": per_call(lambda: run(x, w), 5 if quick else 50, 3 if quick else 7),
     "dispatch": per_call(lambda: tiny(small), 50 if quick else 1000, 3 if quick else 7),
+    "shard_map_psum": per_call(lambda: psum_all(rows), 20 if quick else 300, 3 if quick else 7),
+    "pmap_dispatch": per_call(pmap_step, 50 if quick else 1000, 3 if quick else 7),
 }))
 """
 
@@ -584,8 +603,9 @@ def _sharded_child(python: str, lib: str, quick: bool) -> dict[str, tuple[float,
 def bench_sharded(quick: bool, jax_python: str | None) -> list[Result]:
     """sharded_jit.run and sharded_jit.dispatch, polyjax and (if given) JAX alternating."""
     rounds = 1 if quick else 3
-    ours: dict[str, list[tuple[float, float]]] = {"run": [], "dispatch": []}
-    theirs: dict[str, list[tuple[float, float]]] = {"run": [], "dispatch": []}
+    keys = ("run", "dispatch", "shard_map_psum", "pmap_dispatch")
+    ours: dict[str, list[tuple[float, float]]] = {k: [] for k in keys}
+    theirs: dict[str, list[tuple[float, float]]] = {k: [] for k in keys}
     try:
         for _ in range(rounds):
             for key, value in _sharded_child(sys.executable, "polyjax", quick).items():
@@ -595,10 +615,8 @@ def bench_sharded(quick: bool, jax_python: str | None) -> list[Result]:
                     theirs[key].append(value)
     except Exception as e:  # report it, keep going
         error = f"{type(e).__name__}: {e}"
-        return [
-            Result("sharded_jit.run", None, error=error),
-            Result("sharded_jit.dispatch", None, error=error),
-        ]
+        names = ("sharded_jit.run", "sharded_jit.dispatch", "shard_map_psum", "pmap_dispatch")
+        return [Result(name, None, error=error) for name in names]
 
     def best(values: list[tuple[float, float]]) -> tuple[float, float]:
         # the best round's median (the machine is shared), and the overall minimum
@@ -606,6 +624,8 @@ def bench_sharded(quick: bool, jax_python: str | None) -> list[Result]:
 
     jax_run = best(theirs["run"])[0] if theirs["run"] else JAX_SHARDED_RUN
     jax_dispatch = best(theirs["dispatch"])[0] if theirs["dispatch"] else JAX_SHARDED_DISPATCH
+    jax_psum = best(theirs["shard_map_psum"])[0] if theirs["shard_map_psum"] else JAX_SHARD_MAP_PSUM
+    jax_pmap = best(theirs["pmap_dispatch"])[0] if theirs["pmap_dispatch"] else JAX_PMAP_DISPATCH
     n = SHARDED_N
     return [
         Result(
@@ -619,6 +639,18 @@ def bench_sharded(quick: bool, jax_python: str | None) -> list[Result]:
             *best(ours["dispatch"]),
             jax=jax_dispatch,
             target=jax_dispatch,
+        ),
+        Result(
+            "shard_map_psum: jit(shard_map(psum)), 8x32768 f32 over 8 devices, per call",
+            *best(ours["shard_map_psum"]),
+            jax=jax_psum,
+            target=jax_psum * PARITY,
+        ),
+        Result(
+            "pmap_dispatch: pmap(x * 2 + 1) on its own output, 8 devices, per call",
+            *best(ours["pmap_dispatch"]),
+            jax=jax_pmap,
+            target=jax_pmap,
         ),
     ]
 

@@ -363,3 +363,25 @@ def test_ppermute_and_all_to_all_over_tuple_of_names(names):
     bools = x > 10
     out = _nested(lambda v: lax.ppermute(v, names, perm), bools)
     np.testing.assert_array_equal(out, unflat(expected > 10))
+
+
+def test_pcast_to_varying_under_vmap():
+    x = arr(3, 2)
+    close(vmap(lambda v: lax.pcast(v, "i", to="varying"), axis_name="i")(x), x)
+    close(jit(vmap(lambda v: lax.pcast(v * 2, ("i",), to="varying"), axis_name="i"))(x), 2 * x)
+    jaxpr = make_jaxpr(lambda v: lax.pcast(v, "i", to="varying"), axis_env=[("i", 2)])(x[0])
+    assert "pvary[axes=('i',)]" in str(jaxpr)
+    with pytest.raises(ValueError, match="Allowed `to` values"):
+        lax.pcast(x, "i", to="invariant")
+    with pytest.raises(NotImplementedError, match="reduced"):
+        lax.pcast(x, "i", to="reduced")
+    with pytest.raises(NameError, match="unbound axis name: j"):
+        vmap(lambda v: lax.pcast(v, "j", to="varying"), axis_name="i")(x)
+
+
+def test_collectives_outside_a_mapped_axis_cannot_lower():
+    from polyjax_interpreters import mlir  # noqa: PLC0415
+
+    jaxpr = make_jaxpr(lambda v: lax.psum(v, "i"), axis_env=[("i", 2)])(arr(2))
+    with pytest.raises(NameError, match="not inside shard_map or pmap"):
+        mlir.lower_jaxpr_to_module(jaxpr, module_name="m", platforms=["cpu"])

@@ -18,6 +18,8 @@ def test_there_are_multidevice_files():
     assert {p.name for p in md_files(_DIR)} >= {
         "md_mesh.py",
         "md_named_sharding.py",
+        "md_shard_map.py",
+        "md_xmap.py",
         "md_visualize.py",
     }
 

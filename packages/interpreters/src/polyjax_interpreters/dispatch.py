@@ -39,8 +39,9 @@ from jaxlib import _jax, xla_client
 
 from polyjax_core import config
 from polyjax_core.abstract_values import ShapedArray, ShapeDtypeStruct, get_aval
+from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.dce import dce_jaxpr
-from polyjax_core.jaxpr import ClosedJaxpr
+from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_core.wrapped_fun import DebugInfo
@@ -48,6 +49,7 @@ from polyjax_interpreters import array as _array
 from polyjax_interpreters import backends, mlir
 from polyjax_interpreters.array import Array, put_value
 from polyjax_interpreters.sharding import GSPMDSharding, SingleDeviceSharding
+from polyjax_interpreters.sharding import Sharding as _Sharding
 
 __all__ = [
     "Executable",
@@ -55,6 +57,7 @@ __all__ = [
     "Placement",
     "apply_primitive",
     "arg_placement",
+    "body_shardings",
     "replicated_sharding",
     "spmd_placement",
     "compile_lowered",
@@ -71,7 +74,11 @@ logger = logging.getLogger("polyjax")
 def _arg_device(x: Any) -> tuple[Any, bool] | None:
     """(device, committed) of an argument that lives on a device, else None."""
     if type(x) is Array:
-        return x._impl._sharding._device, x._committed
+        sharding = x._impl._sharding
+        if type(sharding) is SingleDeviceSharding:
+            return sharding._device, x._committed
+        # any other sharding over one device (e.g. a NamedSharding of a 1-device mesh)
+        return sharding._device_assignment[0], x._committed
     return None
 
 
@@ -277,6 +284,30 @@ def spmd_placement(
             None if s is None else _in_order(s, devices, out_ndims[j]) for j, s in enumerate(outs)
         )
     return Placement(devices, tuple(resolved), outs, True, namer)
+
+
+@weakref_lru_cache(maxsize=1024)
+def body_shardings(closed: ClosedJaxpr) -> tuple[Any, ...]:
+    """The shardings that equations of ``closed`` (and its sub-jaxprs) carry as params.
+
+    A sharding constraint in the body decides where a computation runs when
+    nothing else does (all inputs on one device, no explicit shardings).
+    """
+    found: list[Any] = []
+
+    def visit(jaxpr: Any) -> None:
+        for eqn in jaxpr.eqns:
+            for v in eqn.params.values():
+                for item in v if isinstance(v, (tuple, list)) else (v,):
+                    if isinstance(item, _Sharding):
+                        found.append(item)
+                    elif isinstance(item, ClosedJaxpr):
+                        visit(item.jaxpr)
+                    elif isinstance(item, Jaxpr):
+                        visit(item)
+
+    visit(closed.jaxpr)
+    return tuple(found)
 
 
 def _in_order(sharding: Any, devices: tuple[Any, ...], ndim: int) -> Any:
@@ -775,11 +806,6 @@ def _compile_primitive(prim: Primitive, params: dict, args: tuple, key: Any) -> 
             if exe is not None:
                 return exe
         avals = [get_aval(x) for x in args]
-        placement = spmd_placement(args, fun_name=prim.name)
-        if placement is None:
-            device, committed = arg_placement(args, fun_name=prim.name)
-        else:
-            device, committed = placement.devices[0], True
 
         def one_primitive(*xs: Any) -> list[Any]:
             out = prim.bind(*xs, **params)
@@ -787,6 +813,12 @@ def _compile_primitive(prim: Primitive, params: dict, args: tuple, key: Any) -> 
 
         debug = DebugInfo("eager", prim.name, tuple(f"args[{i}]" for i in range(len(args))))
         closed = trace_to_jaxpr(one_primitive, avals, debug)
+        # A body (e.g. of `scan`) may hold a sharding that decides the devices.
+        placement = spmd_placement(args, fun_name=prim.name, body_shardings=body_shardings(closed))
+        if placement is None:
+            device, committed = arg_placement(args, fun_name=prim.name)
+        else:
+            device, committed = placement.devices[0], True
         lowered = lower_jaxpr(
             closed,
             name=prim.name,

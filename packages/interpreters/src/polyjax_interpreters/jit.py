@@ -36,7 +36,7 @@ from polyjax_core import config, tracing
 from polyjax_core import source_info as si
 from polyjax_core.abstract_values import ShapeDtypeStruct, shaped_abstractify
 from polyjax_core.caching import weakref_lru_cache
-from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, Var
+from polyjax_core.jaxpr import ClosedJaxpr, Var
 from polyjax_core.jaxpr_eval import jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
@@ -916,28 +916,8 @@ class JitWrapped:
         return len(self._cache)
 
 
-@weakref_lru_cache(maxsize=1024)
-def body_shardings(closed: ClosedJaxpr) -> tuple[Any, ...]:
-    """The shardings that equations of ``closed`` (and its sub-jaxprs) carry as params.
-
-    A sharding constraint in the body decides where a computation runs when
-    nothing else does (all inputs on one device, no explicit shardings).
-    """
-    found: list[Any] = []
-
-    def visit(jaxpr: Any) -> None:
-        for eqn in jaxpr.eqns:
-            for v in eqn.params.values():
-                for item in v if isinstance(v, (tuple, list)) else (v,):
-                    if isinstance(item, Sharding):
-                        found.append(item)
-                    elif isinstance(item, ClosedJaxpr):
-                        visit(item.jaxpr)
-                    elif isinstance(item, Jaxpr):
-                        visit(item)
-
-    visit(closed.jaxpr)
-    return tuple(found)
+# (Defined with the placement rules; eager primitives with bodies use it too.)
+body_shardings = dispatch.body_shardings
 
 
 def _is_sharding_leaf(x: Any) -> bool:

@@ -112,7 +112,7 @@ if TYPE_CHECKING:
     from polyjax_interpreters.custom_derivatives import custom_jvp, custom_vjp
     from polyjax_interpreters.jit import eval_shape, jit
     from polyjax_interpreters.remat import checkpoint, checkpoint_policies, remat
-    from polyjax_sharding import NamedSharding, make_mesh, set_mesh
+    from polyjax_sharding import NamedSharding, make_mesh, pmap, set_mesh, shard_map
 
 __all__ = [
     "Array",
@@ -172,6 +172,7 @@ __all__ = [
     "numpy",
     "numpy_dtype_promotion",
     "numpy_rank_promotion",
+    "pmap",
     "process_count",
     "process_index",
     "process_indices",
@@ -179,6 +180,7 @@ __all__ = [
     "remat",
     "scipy",
     "set_mesh",
+    "shard_map",
     "sharding",
     "softmax_custom_jvp",
     "stages",
@@ -244,6 +246,8 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "NamedSharding": (_SH, "NamedSharding"),
     "make_mesh": (_SH, "make_mesh"),
     "set_mesh": (_SH, "set_mesh"),
+    "shard_map": (_SH, "shard_map"),
+    "pmap": (_SH, "pmap"),
     # Types.
     "ShapeDtypeStruct": (f"{_CORE}.abstract_values", "ShapeDtypeStruct"),
     "typeof": (f"{_CORE}.abstract_values", "get_aval"),
@@ -277,6 +281,7 @@ _SUBMODULES = frozenset(
         "dlpack",
         "dtypes",
         "errors",
+        "experimental",
         "lax",
         "nn",
         "numpy",

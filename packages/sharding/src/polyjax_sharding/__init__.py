@@ -4,6 +4,8 @@
   over the available devices; `set_mesh` makes one the mesh in context.
 - `PartitionSpec` (``P``) says which mesh axes split each array dimension;
   `NamedSharding` is the sharding it gives over a mesh.
+- `shard_map` runs a per-device function on the blocks of its arguments,
+  with collectives over the mesh axes; `pmap` and `xmap` are built on it.
 - `visualize_sharding` / `visualize_array_sharding` draw which device holds
   which block.
 
@@ -30,7 +32,10 @@ from polyjax_sharding._named_sharding import (
     NamedSharding,
     make_single_device_sharding,
 )
+from polyjax_sharding._pmap import pmap
+from polyjax_sharding._shard_map import shard_map, shard_map_p
 from polyjax_sharding._visualize import visualize_array_sharding, visualize_sharding
+from polyjax_sharding._xmap import xmap
 
 __all__ = [
     "AbstractDevice",
@@ -48,11 +53,15 @@ __all__ = [
     "get_mesh",
     "make_mesh",
     "make_single_device_sharding",
+    "pmap",
     "set_mesh",
+    "shard_map",
+    "shard_map_p",
     "use_abstract_mesh",
     "use_mesh",
     "visualize_array_sharding",
     "visualize_sharding",
+    "xmap",
 ]
 
 register_spec_to_sharding(NamedSharding)

@@ -253,6 +253,7 @@ from polyjax_numpy.lax._parallel import (
     axis_index,
     axis_index_p,
     axis_size,
+    pcast,
     pmax,
     pmax_p,
     pmean,
@@ -264,6 +265,7 @@ from polyjax_numpy.lax._parallel import (
     psum,
     psum_p,
     psum_scatter,
+    pvary_p,
     reduce_scatter_p,
 )
 from polyjax_numpy.lax._random_bits import (
@@ -607,10 +609,12 @@ __all__ = [
     "pow_p",
     "ppermute",
     "ppermute_p",
+    "pcast",
     "pshuffle",
     "psum",
     "psum_p",
     "psum_scatter",
+    "pvary_p",
     "random_gamma_grad",
     "random_gamma_grad_p",
     "real",

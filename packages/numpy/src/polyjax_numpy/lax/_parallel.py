@@ -21,8 +21,12 @@ Under `vmap` a collective is batched by its rule in
   - over a tuple holding the vmapped axis and others, the rule does its part
     and binds the collective over the remaining names.
 
-Lowering to StableHLO collectives over device meshes comes with
-polyjax-sharding; until then, collectives run only under `vmap`.
+Inside a per-device program (`shard_map`, `pmap`), a collective over its
+manual axes is lowered to a StableHLO collective (`all_reduce`, `all_gather`,
+`reduce_scatter`, `all_to_all`, `collective_permute`; `axis_index` reads
+`partition_id`). The replica groups come from the lowering's axis context
+(`polyjax_interpreters.axis_context`), which the per-device map fills in with
+its mesh's axes and device order; this module never sees a mesh.
 """
 
 from __future__ import annotations
@@ -32,13 +36,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import axis_env
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import Tracer
 from polyjax_core.tree_util import tree_flatten, tree_map, tree_unflatten
-from polyjax_interpreters import ad, batching
+from polyjax_interpreters import ad, batching, mlir
+from polyjax_interpreters.axis_context import manual_axis_context, summing_transpose
 from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax._reductions import reduce_max, reduce_min, reduce_sum
 from polyjax_numpy.lax._shape_ops import (
@@ -58,6 +65,7 @@ __all__ = [
     "axis_index",
     "axis_index_p",
     "axis_size",
+    "pcast",
     "pmax",
     "pmax_p",
     "pmean",
@@ -69,6 +77,7 @@ __all__ = [
     "psum",
     "psum_p",
     "psum_scatter",
+    "pvary_p",
     "reduce_scatter_p",
 ]
 
@@ -265,8 +274,18 @@ def _psum_jvp(primals: list, tangents: list, *, axes: tuple, axis_index_groups: 
 
 
 def _psum_transpose(cts: list, *args: Any, axes: tuple, axis_index_groups: Any) -> list:
-    # The sum is the same value at every position; its cotangent flows back to
-    # each position's input unchanged (JAX's "pbroadcast" transpose).
+    # Under vmap the sum is the same value at every position; its cotangent
+    # flows back to each position's input unchanged (JAX's "pbroadcast"
+    # transpose). In a per-device program (shard_map) each device's value
+    # reached every device's sum, so the cotangents are summed again.
+    if summing_transpose(axes):
+        nz = [i for i, ct in enumerate(cts) if type(ct) is not ad.Zero]
+        out = list(cts)
+        if nz:
+            summed = psum_p.bind(*(cts[i] for i in nz), axes=axes, axis_index_groups=None)
+            for i, s in zip(nz, summed):
+                out[i] = s
+        return out
     return list(cts)
 
 
@@ -284,9 +303,10 @@ def _pextremum_jvp(prim: Primitive):
                 continue
             # The tangent of the positions reaching the extremum, averaged over ties.
             hit = _ew.convert_element_type(_ew.eq(x, m), get_aval(t).dtype)
-            num, count = psum_p.bind(
-                _ew.mul(t, hit), hit, axes=axes, axis_index_groups=axis_index_groups
-            )
+            # Two psums: `count` depends on primals only, so that partial evaluation
+            # keeps it known (the tangent is then linear: divided by a known count).
+            (count,) = psum_p.bind(hit, axes=axes, axis_index_groups=axis_index_groups)
+            (num,) = psum_p.bind(_ew.mul(t, hit), axes=axes, axis_index_groups=axis_index_groups)
             t_out.append(_ew.div(num, count))
         return out, t_out
 
@@ -947,3 +967,208 @@ def _ppermute_transpose(ct, x, *, axis_name, perm):
 
 
 ad.deflinear2(ppermute_p, _ppermute_transpose)
+
+
+# ---------------------------------------------------------------------------
+# Lowering over the manual axes of a per-device program
+
+
+def _groups_attr(groups: np.ndarray) -> ir.DenseIntElementsAttr:
+    return ir.DenseIntElementsAttr.get(np.ascontiguousarray(groups, np.int64))
+
+
+def _channel() -> ir.Attribute:
+    # type 1: DEVICE_TO_DEVICE (XLA numbers the channels of an SPMD program itself).
+    return hlo.ChannelHandle.get(handle=1, type=1)
+
+
+def _scalar_type(aval: Any) -> ir.Type:
+    return mlir.aval_to_ir_type(ShapedArray((), aval.dtype))
+
+
+def _reducer_region(region: ir.Region, aval: Any, combine: Any) -> None:
+    scalar = _scalar_type(aval)
+    block = region.blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.ReturnOp([combine(*block.arguments)])
+
+
+def _combiner(prim: Primitive, dtype: np.dtype) -> Any:
+    if dtype == np.bool_:
+        return {psum_p: hlo.OrOp, pmax_p: hlo.OrOp, pmin_p: hlo.AndOp}[prim]
+    return {psum_p: hlo.AddOp, pmax_p: hlo.MaxOp, pmin_p: hlo.MinOp}[prim]
+
+
+def _all_reduce_lowering(prim: Primitive):
+    def rule(ctx: Any, *args: Any, axes: tuple, axis_index_groups: Any) -> list:
+        groups = manual_axis_context(ctx, axes, prim.name).replica_groups(axes)
+        outs = []
+        for x, aval in zip(args, ctx.avals_in):
+            op = hlo.AllReduceOp(
+                [x.type],
+                [x],
+                _groups_attr(groups),
+                channel_handle=_channel(),
+                use_global_device_ids=True,
+            )
+            _reducer_region(op.regions[0], aval, _combiner(prim, aval.dtype))
+            outs.append(op.results[0])
+        return outs
+
+    mlir.register_lowering(prim, rule)
+
+
+for _p in (psum_p, pmax_p, pmin_p):
+    _all_reduce_lowering(_p)
+
+
+def _with_unit_dim(ctx: Any, x: Any, aval: Any, dim: int) -> Any:
+    """``x`` reshaped with a new dimension of size 1 at ``dim``."""
+    s = list(aval.shape)
+    s.insert(dim, 1)
+    return mlir.reshape(ctx, x, ShapedArray(s, aval.dtype))
+
+
+def _all_gather_lowering(
+    ctx, x, *, all_gather_dimension, axis_name, axis_index_groups, axis_size, tiled
+):
+    groups = manual_axis_context(ctx, axis_name, "all_gather").replica_groups(axis_name)
+    (aval,), (out,) = ctx.avals_in, ctx.avals_out
+    if not tiled:
+        x = _with_unit_dim(ctx, x, aval, all_gather_dimension)
+    op = hlo.AllGatherOp(
+        [mlir.aval_to_ir_type(out)],
+        [x],
+        all_gather_dimension,
+        _groups_attr(groups),
+        channel_handle=_channel(),
+        use_global_device_ids=True,
+    )
+    return [op.results[0]]
+
+
+mlir.register_lowering(all_gather_p, _all_gather_lowering)
+
+
+def _reduce_scatter_lowering(
+    ctx, x, *, scatter_dimension, axis_name, axis_index_groups, axis_size, tiled
+):
+    groups = manual_axis_context(ctx, axis_name, "psum_scatter").replica_groups(axis_name)
+    (aval,), (out,) = ctx.avals_in, ctx.avals_out
+    tiled_out = (
+        out
+        if tiled
+        else ShapedArray(
+            (*out.shape[:scatter_dimension], 1, *out.shape[scatter_dimension:]), out.dtype
+        )
+    )
+    op = hlo.ReduceScatterOp(
+        mlir.aval_to_ir_type(tiled_out),
+        x,
+        scatter_dimension,
+        _groups_attr(groups),
+        channel_handle=_channel(),
+        use_global_device_ids=True,
+    )
+    _reducer_region(op.regions[0], aval, _combiner(psum_p, aval.dtype))
+    y = op.results[0]
+    return [y if tiled else mlir.reshape(ctx, y, out)]
+
+
+mlir.register_lowering(reduce_scatter_p, _reduce_scatter_lowering)
+
+
+def _all_to_all_lowering(ctx, x, *, split_axis, concat_axis, axis_name, axis_index_groups, tiled):
+    groups = manual_axis_context(ctx, axis_name, "all_to_all").replica_groups(axis_name)
+    op = hlo.AllToAllOp(
+        [x],
+        split_axis,
+        concat_axis,
+        groups.shape[1],
+        _groups_attr(groups),
+        channel_handle=_channel(),
+        results=[mlir.aval_to_ir_type(ctx.avals_out[0])],
+    )
+    return [op.results[0]]
+
+
+mlir.register_lowering(all_to_all_p, _all_to_all_lowering)
+
+
+def _ppermute_lowering(ctx, x, *, axis_name, perm):
+    pairs = manual_axis_context(ctx, axis_name, "ppermute").permute_pairs(axis_name, perm)
+    op = hlo.CollectivePermuteOp(
+        x, _groups_attr(pairs), channel_handle=_channel(), results=[x.type]
+    )
+    return [op.results[0]]
+
+
+mlir.register_lowering(ppermute_p, _ppermute_lowering)
+
+
+def _axis_index_lowering(ctx, *, axis_name):
+    table = manual_axis_context(ctx, axis_name, "axis_index").axis_index_table(axis_name)
+    i32 = ShapedArray((), np.dtype(np.int32))
+    pid = hlo.PartitionIdOp().result
+    pid = hlo.ConvertOp(mlir.aval_to_ir_type(i32), pid).result
+    entry = hlo.DynamicSliceOp(mlir.ir_constant(table), [pid], slice_sizes=[1]).result
+    return [mlir.reshape(ctx, entry, i32)]
+
+
+mlir.register_lowering(axis_index_p, _axis_index_lowering)
+
+
+# ---------------------------------------------------------------------------
+# pcast(to="varying"): marks a value as varying over axes (an identity).
+
+pvary_p = Primitive("pvary")
+pvary_p.multiple_results = True
+pvary_p.def_impl(lambda *xs, axes: list(xs))
+
+
+@pvary_p.def_abstract_eval
+def _pvary_abstract_eval(*avals: Any, axes: tuple) -> list:
+    _size(axes)  # NameError for an unbound name
+    return list(avals)
+
+
+def _pvary_batcher(axis_data, vals, dims, *, axes):
+    rest = tuple(a for a in axes if a != axis_data.name)
+    if not rest:  # varying along the batch: every value already is
+        return list(vals), list(dims)
+    return pvary_p.bind(*vals, axes=rest), list(dims)
+
+
+mlir.register_lowering(pvary_p, lambda ctx, *xs, axes: list(xs))
+batching.axis_primitive_batchers[pvary_p] = _pvary_batcher
+ad.deflinear2(pvary_p, lambda cts, *xs, axes: [ad.instantiate_zeros(ct) for ct in cts])
+
+
+def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
+    """Changes how a value is typed across the named axes (JAX's ``pcast``).
+
+    ``to="varying"`` marks ``x`` as possibly different at each position of
+    ``axis_name`` (what `shard_map`'s `check_vma` tracks); the value itself
+    is unchanged. ``"reduced"``/``"unreduced"`` are not supported.
+
+    Raises:
+      ValueError: ``to`` is not one of JAX's values.
+      NotImplementedError: ``to`` is ``"reduced"`` or ``"unreduced"``.
+
+    Example:
+      >>> vmap(lambda v: pcast(v, "i", to="varying"), axis_name="i")(np.arange(2.0))
+      Array([0., 1.], dtype=float32)
+    """
+    if to not in ("unreduced", "reduced", "varying"):
+        raise ValueError(
+            "Got unexpected `to` value. Allowed `to` values are: "
+            "{'unreduced', 'reduced', 'varying'}"
+        )
+    if to != "varying":
+        raise NotImplementedError(f"pcast(..., to={to!r}) is not supported")
+    names = _names(axis_name)
+    _size(names)  # NameError for an unbound name
+    leaves, tree = tree_flatten(x)
+    if not leaves:
+        return x
+    return tree_unflatten(tree, pvary_p.bind(*leaves, axes=names))

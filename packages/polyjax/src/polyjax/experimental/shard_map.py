@@ -1,0 +1,55 @@
+"""``polyjax.experimental.shard_map``: `shard_map` with JAX's older argument names.
+
+`shard_map(f, mesh, in_specs, out_specs, check_rep=True, auto=frozenset())`
+is ``polyjax.shard_map`` with ``check_vma=check_rep`` and the manual axes
+being the mesh axes not in ``auto``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import polyjax._runtime  # noqa: F401  (the lax primitives and their rules)
+from polyjax_sharding import shard_map as _shard_map
+
+__all__ = ["shard_map"]
+
+
+def shard_map(
+    f: Callable[..., Any],
+    mesh: Any,
+    in_specs: Any,
+    out_specs: Any,
+    check_rep: bool = True,
+    auto: Any = frozenset(),
+) -> Callable[..., Any]:
+    """`polyjax.shard_map` with the older signature.
+
+    Args:
+      f: the per-device function.
+      mesh: the `Mesh`.
+      in_specs: `PartitionSpec`s of the arguments (a pytree prefix).
+      out_specs: `PartitionSpec`s of the outputs (a pytree prefix).
+      check_rep: check that outputs replicated by `out_specs` are (JAX's
+        `check_vma`).
+      auto: mesh axes left to the partitioner (not manual).
+
+    Returns:
+      The mapped function.
+
+    Example:
+      >>> from polyjax.sharding import PartitionSpec as P
+      >>> mesh = polyjax.make_mesh((1,), ("x",))
+      >>> shard_map(lambda a: a * 2, mesh, P("x"), P("x"))(np.ones(2))
+      Array([2., 2.], dtype=float32)
+    """
+    manual = frozenset(a for a in mesh.axis_names if a not in frozenset(auto))
+    return _shard_map(
+        f,
+        mesh=mesh,
+        in_specs=in_specs,
+        out_specs=out_specs,
+        check_vma=check_rep,
+        axis_names=manual if auto else frozenset(),
+    )

@@ -1,0 +1,91 @@
+"""shard_map, pmap and xmap on the one device of the main test session: the printed
+jaxpr, the rules on a one-device mesh, and the errors raised before any device work
+(the 8-device checks are in multidevice/md_shard_map.py and md_xmap.py)."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import polyjax_numpy.numpy as jnp
+from polyjax_core.make_jaxpr import make_jaxpr
+from polyjax_interpreters import ad, array, backends, remat
+from polyjax_interpreters.batching import vmap
+from polyjax_interpreters.jit import jit
+from polyjax_numpy import lax
+from polyjax_sharding import (
+    Mesh,
+    NamedSharding,
+    make_mesh,
+    pmap,
+    set_mesh,
+    shard_map,
+    shard_map_p,
+)
+from polyjax_sharding import PartitionSpec as P
+
+# The transformations by their facade names (this package's tests cannot import polyjax).
+pj = SimpleNamespace(
+    jit=jit,
+    vmap=vmap,
+    grad=ad.grad,
+    checkpoint=remat.checkpoint,
+    make_jaxpr=make_jaxpr,
+    make_mesh=make_mesh,
+    set_mesh=set_mesh,
+    pmap=pmap,
+    device_put=array.device_put,
+    devices=backends.devices,
+    NamedSharding=NamedSharding,
+    Mesh=Mesh,
+)
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return pj.make_mesh((1,), ("x",))
+
+
+def test_jaxpr_shows_the_primitive_and_block_shapes(mesh):
+    f = shard_map(lambda a: lax.psum(a, "x"), mesh=mesh, in_specs=P("x"), out_specs=P())
+    text = str(pj.make_jaxpr(f)(np.ones((4, 2), np.float32)))
+    assert "shard_map[" in text and "psum[axes=('x',)" in text
+    assert "in_specs=(P('x',),)" in text and "out_specs=(P(),)" in text
+    assert "devices" not in text  # the hidden param is not printed
+    assert shard_map_p.multiple_results
+
+
+def test_one_device_mesh_under_transformations(mesh):
+    x = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    f = shard_map(lambda a: jnp.sin(a) * lax.psum(a, "x"), mesh=mesh, in_specs=P("x"),
+                  out_specs=P("x"))  # fmt: skip
+    want = np.sin(x) * x
+    np.testing.assert_allclose(f(x), want, rtol=1e-6)
+    np.testing.assert_allclose(pj.jit(f)(x), want, rtol=1e-6)
+    np.testing.assert_allclose(pj.vmap(f)(np.stack([x, x])), np.stack([want, want]), rtol=1e-6)
+    g = pj.grad(lambda a: jnp.sum(f(a)))(x)
+    np.testing.assert_allclose(g, np.cos(x) * x + np.sin(x), rtol=1e-5)
+    p = pj.pmap(lambda v: lax.psum(v, "i") + 1, axis_name="i")
+    np.testing.assert_allclose(p(np.ones((1, 2), np.float32)), np.full((1, 2), 2.0))
+
+
+def test_errors_before_running(mesh):
+    x = np.ones((3, 2), np.float32)
+    with pytest.raises(TypeError, match="callable"):
+        shard_map(3, mesh=mesh, in_specs=P(), out_specs=P())
+    with pytest.raises(ValueError, match="not an axis of the mesh"):
+        shard_map(lambda a: a, mesh=mesh, in_specs=P("z"), out_specs=P())(x)
+    with pytest.raises(ValueError, match="uses the mesh axis 'x' twice"):
+        shard_map(lambda a: a, mesh=mesh, in_specs=P("x", "x"), out_specs=P())(x)
+    with pytest.raises(ValueError, match="has rank 2"):
+        shard_map(lambda a: a, mesh=mesh, in_specs=P(), out_specs=P(None, None, "x"))(x)
+    with pytest.raises(ValueError, match="pytree prefix of the arguments"):
+        shard_map(lambda a: a, mesh=mesh, in_specs=(P(), P()), out_specs=P())(x)
+    with pytest.raises(ValueError, match="require replication"):
+        shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P())(x)
+    with pytest.raises(NameError, match="unbound axis name: y"):
+        shard_map(lambda a: lax.psum(a, "y"), mesh=mesh, in_specs=P(), out_specs=P())(x)
+    with pytest.raises(ValueError, match="requires at least one argument with a mapped axis"):
+        pj.pmap(lambda v: v, in_axes=None)(x)
+    with pytest.raises(ValueError, match=r"pmap in_axes specification must be a tree prefix"):
+        pj.pmap(lambda v: v, in_axes=(0, 0))(x)
