@@ -76,6 +76,55 @@ def basics(heartbeat: int) -> dict:
     return out
 
 
+def collectives(heartbeat: int) -> dict:
+    """shard_map collectives and every multihost_utils function across the processes."""
+    from polyjax.experimental import multihost_utils as mu
+
+    polyjax.distributed.initialize(initialization_timeout=60, heartbeat_timeout_seconds=heartbeat)
+    pid, count = polyjax.process_index(), polyjax.process_count()
+    mesh = Mesh(np.array(polyjax.devices()), ("x",))
+    x = polyjax.make_array_from_process_local_data(
+        NamedSharding(mesh, P("x")), np.array([pid + 1.0], np.float32)
+    )
+    shift = [(i, (i + 1) % count) for i in range(count)]
+
+    def body(block):
+        return polyjax.lax.psum(block, "x"), polyjax.lax.ppermute(block, "x", shift)
+
+    total, moved = polyjax.jit(
+        polyjax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=(P(), P("x")))
+    )(x)
+    out = {
+        "psum": np.asarray(total).tolist(),
+        "ppermute_local": np.asarray(moved.addressable_data(0)).tolist(),
+        "allgather": mu.process_allgather(np.array([pid, 10 * pid], np.int32)).tolist(),
+        "allgather_tiled": mu.process_allgather({"k": np.float32(pid)}, tiled=True)["k"].tolist(),
+        "allgather_global": mu.process_allgather(x, tiled=True).tolist(),
+        "allgather_global_untiled": _error(lambda: mu.process_allgather(x)),
+        "broadcast": {
+            k: [type(v).__name__, str(v.dtype), np.asarray(v).tolist()]
+            for k, v in mu.broadcast_one_to_all(
+                {"a": np.arange(2) * (pid + 1), "b": 3.0 + pid}
+            ).items()
+        },
+        "broadcast_from_last": int(mu.broadcast_one_to_all(np.int32(pid), pid == count - 1)),
+        "sync": mu.sync_global_devices("step 1"),
+        "equal": mu.assert_equal({"a": np.arange(3)}),
+        "unequal": _error(lambda: mu.assert_equal({"a": np.arange(2) + pid}, "custom msg")),
+        "sync_mismatch": _error(lambda: mu.sync_global_devices(f"name {pid}")),
+    }
+    g = mu.host_local_array_to_global_array(np.arange(2.0) + 10 * pid, mesh, P("x"))
+    local = mu.global_array_to_host_local_array(g, mesh, P("x"))
+    out.update(
+        h2g_shape=list(g.shape),
+        h2g_local=[np.asarray(s.data).tolist() for s in g.addressable_shards],
+        g2h_shape=list(local.shape),
+        g2h_value=np.asarray(local).tolist(),
+        g2h_mesh_size=local.sharding.mesh.size,
+    )
+    return out
+
+
 def dies(heartbeat: int) -> dict:
     polyjax.distributed.initialize(initialization_timeout=60, heartbeat_timeout_seconds=heartbeat)
     mesh = Mesh(np.array(polyjax.devices()), ("x",))
@@ -93,5 +142,5 @@ def dies(heartbeat: int) -> dict:
 
 if __name__ == "__main__":
     scenario, heartbeat = sys.argv[1], int(sys.argv[2])
-    result = {"basics": basics, "dies": dies}[scenario](heartbeat)
+    result = {"basics": basics, "collectives": collectives, "dies": dies}[scenario](heartbeat)
     print(json.dumps(result), flush=True)

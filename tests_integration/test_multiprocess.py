@@ -67,6 +67,38 @@ def test_global_arrays_and_jit_across_processes(n):
         np.testing.assert_allclose(out["grad"], expected_grad, rtol=1e-5)
 
 
+def test_shard_map_collectives_and_multihost_utils_across_processes():
+    outs = [_json(r) for r in _run(2, "collectives")]
+    for pid, out in enumerate(outs):
+        # Process p holds p + 1: psum over both is 3; ppermute shifts by one process.
+        assert out["psum"] == [3.0]
+        assert out["ppermute_local"] == [float((pid - 1) % 2 + 1)]
+        assert out["allgather"] == [[0, 0], [1, 10]]
+        assert out["allgather_tiled"] == [0.0, 1.0]
+        assert out["allgather_global"] == [1.0, 2.0]
+        assert out["allgather_global_untiled"] == [
+            "ValueError",
+            "Gathering global non-fully-addressable arrays only supports tiled=True",
+        ]
+        # Process 0's values, as NumPy arrays with JAX's dtypes (x64 off).
+        assert out["broadcast"] == {
+            "a": ["ndarray", "int32", [0, 1]],
+            "b": ["ndarray", "float32", 3.0],
+        }
+        assert out["broadcast_from_last"] == 1
+        assert out["sync"] is None and out["equal"] is None
+        assert out["unequal"] == [
+            "AssertionError",
+            "custom msg. Expected: {'a': array([0, 1, 1, 2], dtype=int32)}; "
+            f"got: {{'a': array([{pid}, {pid + 1}])}}.",
+        ]
+        assert out["sync_mismatch"][0] == "AssertionError"
+        assert f"sync_global_devices name mismatch ('name {pid}')" in out["sync_mismatch"][1]
+        assert out["h2g_shape"] == [4] and out["h2g_local"] == [[10.0 * pid, 10.0 * pid + 1]]
+        assert out["g2h_shape"] == [2] and out["g2h_value"] == [10.0 * pid, 10.0 * pid + 1]
+        assert out["g2h_mesh_size"] == 1
+
+
 def test_a_dead_process_stops_the_others_within_the_heartbeat_timeout():
     start = time.monotonic()
     survivor, dead = _run(2, "dies", heartbeat=3)
