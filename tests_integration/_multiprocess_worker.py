@@ -112,6 +112,7 @@ def collectives(heartbeat: int) -> dict:
         "equal": mu.assert_equal({"a": np.arange(3)}),
         "unequal": _error(lambda: mu.assert_equal({"a": np.arange(2) + pid}, "custom msg")),
         "sync_mismatch": _error(lambda: mu.sync_global_devices(f"name {pid}")),
+        "pmap": _error(lambda: polyjax.pmap(lambda v: v, axis_name="i")(np.ones(1))),
     }
     g = mu.host_local_array_to_global_array(np.arange(2.0) + 10 * pid, mesh, P("x"))
     local = mu.global_array_to_host_local_array(g, mesh, P("x"))

@@ -97,6 +97,8 @@ def test_shard_map_collectives_and_multihost_utils_across_processes():
         assert out["h2g_shape"] == [4] and out["h2g_local"] == [[10.0 * pid, 10.0 * pid + 1]]
         assert out["g2h_shape"] == [2] and out["g2h_value"] == [10.0 * pid, 10.0 * pid + 1]
         assert out["g2h_mesh_size"] == 1
+        # Not yet across processes: an error, not a process-local result.
+        assert out["pmap"][0] == "NotImplementedError" and "shard_map" in out["pmap"][1]
 
 
 def test_a_dead_process_stops_the_others_within_the_heartbeat_timeout():
