@@ -40,6 +40,8 @@ class _State:
         self.process_id = process_id
         self.service: Any = None  # only in process 0
         self.client: Any = None
+        # Kept for inspection: each CPU process owns its own devices anyway.
+        self.local_device_ids: Sequence[int] | None = None
 
 
 _state: _State | None = None
@@ -78,8 +80,8 @@ def initialize(
         service listens; every process gives the same one.
       num_processes: how many processes take part.
       process_id: this process's index, ``0 <= process_id < num_processes``.
-      local_device_ids: the local devices this process owns (recorded; the CPU
-        backend always gives each process its own devices).
+      local_device_ids: the local devices this process owns (kept, not
+        used: the CPU backend always gives each process its own devices).
       cluster_detection_method: ``"slurm"`` or ``"ompi"`` to read only that
         cluster's variables, ``"deactivate"`` to read none.
       initialization_timeout: seconds to wait for every process to connect.
@@ -113,7 +115,7 @@ def initialize(
     given = _cluster.DetectedParams(
         coordinator_address, num_processes, process_id, local_device_ids
     )
-    address, count, pid, _ = _cluster.detect(given, cluster_detection_method)
+    address, count, pid, local_ids = _cluster.detect(given, cluster_detection_method)
     if address is None:
         raise ValueError("coordinator_address should be defined.")
     if count is None:
@@ -126,6 +128,7 @@ def initialize(
             f"num_processes. Got process_id={pid}, num_processes={count}."
         )
     state = _State(address, count, pid)
+    state.local_device_ids = local_ids
     if pid == 0:
         state.service = _start_service(
             address, coordinator_bind_address, count, heartbeat_timeout_seconds,
