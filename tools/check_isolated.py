@@ -441,6 +441,9 @@ def pytest_command(ws: Workspace, pkg: Package, venv_python: Path) -> list:
         "--import-mode=importlib",
         "-p", "no:cacheprovider",
         "-q",
+        # Runs of several processes are left to the main test run (slow, and
+        # they need the polyjax facade that a lower package does not install).
+        "-m", "not multiprocess",
     ]  # fmt: skip
     # Carry over the root settings that change what a test run means.
     for key in ("filterwarnings", "markers"):

@@ -50,6 +50,7 @@ def test_device_queries_agree():
     assert backends.local_devices(process_index=1) == []
     assert backends.process_index() == 0
     assert backends.process_count() == 1
+    assert backends.process_indices() == [0]
     assert backends.default_device() == devs[0]
     assert backends.devices("cpu") == devs
 
@@ -165,3 +166,14 @@ def test_importing_starts_no_client():
     script = "import polyjax_interpreters.backends as b; print(b._state is None)"
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+def test_cpu_client_options_reach_the_client_and_freeze_once_started(fresh, monkeypatch):
+    monkeypatch.setattr(backends, "_cpu_client_options", {})
+    assert not fresh.backends_are_initialized()
+    # An option jaxlib's make_cpu_client understands, visible in the new client.
+    fresh.set_cpu_client_options(num_devices=3)
+    assert fresh.device_count() == 3
+    assert fresh.backends_are_initialized()
+    with pytest.raises(RuntimeError, match="cannot change after the backends started"):
+        fresh.set_cpu_client_options()

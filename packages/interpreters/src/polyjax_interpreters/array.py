@@ -557,6 +557,14 @@ def _fetch(impl: Any, aval: ShapedArray) -> np.ndarray:
     sharding = impl._sharding
     if sharding.is_fully_replicated:
         value, did_copy = impl._single_device_array_to_np_array_did_copy()
+    elif not sharding.is_fully_addressable:
+        raise RuntimeError(
+            "Fetching value for `jax.Array` that spans non-addressable (non process local) "
+            "devices is not possible. You can use "
+            "`jax.experimental.multihost_utils.process_allgather` to print the global array "
+            "or use `.addressable_shards` method of jax.Array to inspect the addressable "
+            "(process local) shards."
+        )
     else:
         value, did_copy = _assemble(impl, aval, sharding), True
     if value.flags.writeable:
@@ -1060,6 +1068,27 @@ def make_array_from_callback(
     return Array._make(impl, aval, True)
 
 
+def _infer_global_shape(sharding: Sharding, local_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The global shape when every process holds a block of ``local_shape``.
+
+    Along each dimension the global size is the local one times the number of
+    blocks the sharding cuts it into, over the number this process holds. A
+    probe shape that every cut divides (``local * device count``) finds both.
+    """
+    if sharding.is_fully_addressable:
+        return tuple(local_shape)
+    n = len(sharding.device_set)
+    probe = tuple(max(d, 1) * n for d in local_shape)
+    everywhere = sharding.devices_indices_map(probe)
+    mine = sharding.addressable_devices_indices_map(probe)
+    shape = []
+    for k, d in enumerate(local_shape):
+        total = len({idx[k].indices(probe[k]) for idx in everywhere.values()})
+        local = len({idx[k].indices(probe[k]) for idx in mine.values()})
+        shape.append(d * total // local)
+    return tuple(shape)
+
+
 def make_array_from_process_local_data(
     sharding: Sharding, local_data: Any, global_shape: tuple[int, ...] | None = None
 ) -> Array:
@@ -1071,8 +1100,8 @@ def make_array_from_process_local_data(
     Args:
       sharding: how the global array is laid out.
       local_data: this process's block (NumPy data or an Array).
-      global_shape: the global shape; by default inferred (equal to the local
-        shape where this process holds whole dimensions).
+      global_shape: the global shape; by default inferred, assuming every
+        process holds a block of the same shape.
 
     Raises:
       ValueError: ``local_data`` does not match the block this process holds.
@@ -1084,12 +1113,7 @@ def make_array_from_process_local_data(
     """
     local = np.asarray(local_data._value if isinstance(local_data, Array) else local_data)
     if global_shape is None:
-        if not sharding.is_fully_addressable:
-            raise ValueError(
-                "make_array_from_process_local_data needs global_shape when this process "
-                "holds only part of the devices."
-            )
-        global_shape = local.shape
+        global_shape = _infer_global_shape(sharding, local.shape)
     global_shape = tuple(global_shape)
     if len(global_shape) != local.ndim:
         raise ValueError(

@@ -42,6 +42,7 @@ from polyjax_interpreters import _plugins
 __all__ = [
     "Device",
     "backends",
+    "backends_are_initialized",
     "default_backend",
     "default_device",
     "device_count",
@@ -51,6 +52,8 @@ __all__ = [
     "local_devices",
     "process_count",
     "process_index",
+    "process_indices",
+    "set_cpu_client_options",
 ]
 
 logger = logging.getLogger("polyjax")
@@ -108,11 +111,39 @@ def _requested_platforms() -> list[str] | None:
     return [p.strip().lower() for p in text.split(",") if p.strip()]
 
 
+# Extra keyword arguments for jaxlib's ``make_cpu_client`` (a distributed
+# client, this node's id, the number of nodes, cross-process collectives). The
+# multi-process runtime (``polyjax_sharding.distributed``) sets them before the
+# backends start; this layer knows nothing else about it.
+_cpu_client_options: dict[str, Any] = {}
+
+
+def backends_are_initialized() -> bool:
+    """Whether the backends have started (a device was asked for)."""
+    return _state is not None
+
+
+def set_cpu_client_options(**options: Any) -> None:
+    """Sets extra arguments for the CPU client created when the backends start.
+
+    Called with no arguments it clears them. Used by the multi-process runtime
+    to give the CPU client its distributed client and collectives.
+
+    Raises:
+      RuntimeError: the backends have already started.
+    """
+    if _state is not None:
+        raise RuntimeError("The CPU client's options cannot change after the backends started.")
+    _cpu_client_options.clear()
+    _cpu_client_options.update(options)
+
+
 def _make_cpu_client() -> Any:
     from jaxlib import xla_client
 
     n = config.num_cpu_devices.value
-    return xla_client.make_cpu_client(num_devices=n if n > 0 else None)
+    options = {"num_devices": n if n > 0 else None, **_cpu_client_options}
+    return xla_client.make_cpu_client(**options)
 
 
 def _create_backends() -> _Backends:
@@ -296,6 +327,11 @@ def process_index(backend: str | Any | None = None) -> int:
 def process_count(backend: str | Any | None = None) -> int:
     """The number of processes sharing the backend's devices (1 in a single process)."""
     return max(d.process_index for d in get_backend(backend).devices()) + 1
+
+
+def process_indices(backend: str | Any | None = None) -> list[int]:
+    """The indices of the processes sharing the backend's devices, ``[0, ..., n - 1]``."""
+    return sorted({d.process_index for d in get_backend(backend).devices()})
 
 
 def default_device() -> Any:

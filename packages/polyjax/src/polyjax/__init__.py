@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         ad_checkpoint,
         custom_derivatives,
         debug,
+        distributed,
         dlpack,
         dtypes,
         errors,
@@ -108,6 +109,7 @@ if TYPE_CHECKING:
         local_devices,
         process_count,
         process_index,
+        process_indices,
     )
     from polyjax_interpreters.batching import vmap
     from polyjax_interpreters.custom_derivatives import custom_jvp, custom_vjp
@@ -149,6 +151,7 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "default_backend": (f"{_RT}.backends", "default_backend"),
     "process_index": (f"{_RT}.backends", "process_index"),
     "process_count": (f"{_RT}.backends", "process_count"),
+    "process_indices": (f"{_RT}.backends", "process_indices"),
     # Arrays and moving them. `Array` is core's abstract type (tracers are instances).
     "Array": (f"{_CORE}.basearray", "Array"),
     "Device": (f"{_RT}.backends", "Device"),
@@ -198,6 +201,7 @@ _SUBMODULES = frozenset(
         "ad_checkpoint",
         "custom_derivatives",
         "debug",
+        "distributed",
         "dlpack",
         "dtypes",
         "errors",

@@ -8,6 +8,9 @@
   with collectives over the mesh axes; `pmap` and `xmap` are built on it.
 - `visualize_sharding` / `visualize_array_sharding` draw which device holds
   which block.
+- `distributed` joins a run of several processes (XLA's distributed service);
+  `multihost_utils` moves values between them; `launch` starts N processes
+  on this machine (docs/distributed.md).
 
 `AbstractMesh`, `AxisType` and `PartitionSpec` come from polyjax-core (they
 need no devices); the rest needs jaxlib's devices. Importing this package
@@ -37,6 +40,9 @@ from polyjax_sharding._shard_map import shard_map, shard_map_p
 from polyjax_sharding._visualize import visualize_array_sharding, visualize_sharding
 from polyjax_sharding._xmap import xmap
 
+# Submodules that are part of the API (after the names they use).
+from polyjax_sharding import distributed, launch, multihost_utils  # noqa: E402  isort: skip
+
 __all__ = [
     "AbstractDevice",
     "AbstractMesh",
@@ -49,10 +55,13 @@ __all__ = [
     "Sharding",
     "SingleDeviceSharding",
     "__version__",
+    "distributed",
     "get_abstract_mesh",
     "get_mesh",
+    "launch",
     "make_mesh",
     "make_single_device_sharding",
+    "multihost_utils",
     "pmap",
     "set_mesh",
     "shard_map",

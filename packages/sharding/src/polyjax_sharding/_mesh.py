@@ -181,14 +181,26 @@ class Mesh(_AxisQueries):
 
     @property
     def local_mesh(self) -> Mesh:
-        """The part of the mesh this process holds (the whole mesh in one process).
+        """The block of the mesh this process holds, with the same axes.
+
+        In a single process that is the whole mesh.
 
         Raises:
-          NotImplementedError: the mesh spans several processes.
+          ValueError: this process's devices do not form a block of the mesh.
         """
-        if self.is_multi_process:
-            raise NotImplementedError("local_mesh of a mesh over several processes")
-        return self
+        if not self.is_multi_process:
+            return self
+        here = np.vectorize(lambda d: d.process_index == d.client.process_index(), otypes=[bool])(
+            self.devices
+        )
+        rows = [np.unique(ix) for ix in np.nonzero(here)]
+        block = self.devices[np.ix_(*rows)]
+        if block.size != int(here.sum()):
+            raise ValueError(
+                "This process's devices do not form a contiguous block of the mesh "
+                f"{dict(self.shape)}, so it has no local mesh."
+            )
+        return Mesh(block, self.axis_names, axis_types=self.axis_types)
 
     @property
     def abstract_mesh(self) -> AbstractMesh:

@@ -227,6 +227,14 @@ def pmap(
                 if (inner_name, inner_size) == (name, n):
                     return _run(fun, mesh2, name, in_axes, out_axes, static, *args, manual=name)
             return _nested(fun, name, in_axes, out_axes, static, args, n)
+        if backends.process_count(backend) > 1:
+            # Its collectives would reduce over this process's devices only:
+            # refuse rather than return a silently process-local result.
+            raise NotImplementedError(
+                "pmap in a run of several processes (polyjax.distributed) is not "
+                "supported: use shard_map over a mesh of polyjax.devices(), whose "
+                "collectives cross processes."
+            )
         inner = _probe(fun, args, static, in_axes, name, n) if devices is None else None
         available = backends.local_devices(backend=backend)
         if inner is not None and n * inner[1] <= len(available) and shardy.value:
