@@ -37,7 +37,7 @@ from polyjax_interpreters import backends
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import eval_shape, jit
-from polyjax_numpy.lax._shape_ops import expand_dims, squeeze
+from polyjax_numpy.lax import expand_dims, squeeze
 from polyjax_sharding._mesh import Mesh
 from polyjax_sharding._shard_map import shard_map
 

@@ -50,7 +50,6 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from polyjax_core import axis_env, config
-from polyjax_core._pytree_keys import keystr
 from polyjax_core.abstract_values import ShapedArray, get_aval, shaped_abstractify
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.jaxpr import ClosedJaxpr, JaxprEqn, Var
@@ -60,14 +59,12 @@ from polyjax_core.mesh_context import get_concrete_mesh
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import Tracer
-from polyjax_core.tree_util import tree_flatten, tree_flatten_with_path, tree_unflatten
+from polyjax_core.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 from polyjax_core.wrapped_fun import debug_info
 from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.axis_context import SPMDAxisContext, transposing_manual
-from polyjax_numpy.lax import _parallel
-from polyjax_numpy.lax._elementwise import div
-from polyjax_numpy.lax._shape_ops import reshape
+from polyjax_numpy.lax import div, psum, reshape
 from polyjax_sharding import _vma
 from polyjax_sharding._mesh import Mesh
 from polyjax_sharding._named_sharding import NamedSharding
@@ -399,7 +396,7 @@ def _transpose(cts: list, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list
             if type(ct) is ad.Zero:
                 continue
             rest = _unmentioned(s, mesh, manual)
-            outs.append(_parallel.psum(ct, rest) if rest else ct)
+            outs.append(psum(ct, rest) if rest else ct)
         return outs
 
     in_avals = [

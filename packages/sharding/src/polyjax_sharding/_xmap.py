@@ -25,7 +25,7 @@ from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
 from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import eval_shape
-from polyjax_numpy.lax._shape_ops import expand_dims, squeeze, transpose
+from polyjax_numpy.lax import expand_dims, squeeze, transpose
 from polyjax_sharding._mesh import Mesh
 from polyjax_sharding._shard_map import shard_map
 
