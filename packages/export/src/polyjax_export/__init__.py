@@ -1,10 +1,26 @@
 """Exporting and serializing polyjax functions, with symbolic shapes.
 
-This package is a skeleton for now: it exists so that the layer contracts
-cover it from the first commit on.
+``export(jit(f))(*specs)`` lowers ``f`` once for (possibly symbolic) shapes
+into an ``Exported``: a StableHLO artifact with JAX's calling convention.
+``symbolic_shape("b, 2*a")`` makes the symbolic dimensions to export with.
 """
 
-__all__ = ["__version__"]
+from polyjax_core.symbolic_dims import InconclusiveDimensionOperation
+from polyjax_export._shape_spec import (
+    SymbolicScope,
+    is_symbolic_dim,
+    symbolic_args_specs,
+    symbolic_shape,
+)
+
+__all__ = [
+    "InconclusiveDimensionOperation",
+    "SymbolicScope",
+    "__version__",
+    "is_symbolic_dim",
+    "symbolic_args_specs",
+    "symbolic_shape",
+]
 
 
 def __getattr__(name: str) -> str:
