@@ -1,10 +1,42 @@
-"""Exporting and serializing polyjax functions, with symbolic shapes.
+"""Exporting and serializing polyjax functions, with symbolic shapes (`jax.export`).
 
-This package is a skeleton for now: it exists so that the layer contracts
-cover it from the first commit on.
+An `Exported` holds a function lowered to StableHLO for given (possibly
+symbolic) argument shapes: `serialize` turns it into bytes in JAX's format,
+`deserialize` reads bytes that JAX or polyjax wrote, and `Exported.call` runs
+it on any arguments its specification accepts, eagerly or under `jit`,
+`vmap` and `grad`. See docs/export.md.
+
+Example:
+  >>> from polyjax_export import deserialize
+  >>> exp = deserialize(open("f.bin", "rb").read())  # doctest: +SKIP
+  >>> exp.call(x)  # doctest: +SKIP
 """
 
-__all__ = ["__version__"]
+from polyjax_export import _call  # noqa: F401  (Exported.call)
+from polyjax_export._exported import (
+    DisabledSafetyCheck,
+    Exported,
+    default_export_platform,
+    maximum_supported_calling_convention_version,
+    minimum_supported_calling_convention_version,
+)
+from polyjax_export._serialization import (
+    deserialize,
+    register_namedtuple_serialization,
+    register_pytree_node_serialization,
+)
+
+__all__ = [
+    "DisabledSafetyCheck",
+    "Exported",
+    "__version__",
+    "default_export_platform",
+    "deserialize",
+    "maximum_supported_calling_convention_version",
+    "minimum_supported_calling_convention_version",
+    "register_namedtuple_serialization",
+    "register_pytree_node_serialization",
+]
 
 
 def __getattr__(name: str) -> str:
