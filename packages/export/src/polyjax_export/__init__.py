@@ -1,11 +1,33 @@
-"""Exporting and serializing polyjax functions, with symbolic shapes.
+"""Exporting and serializing polyjax functions, with symbolic shapes (`jax.export`).
 
 ``export(jit(f))(*specs)`` lowers ``f`` once for (possibly symbolic) shapes
-into an ``Exported``: a StableHLO artifact with JAX's calling convention.
+into an `Exported`: a StableHLO artifact with JAX's calling convention.
 ``symbolic_shape("b, 2*a")`` makes the symbolic dimensions to export with.
+`serialize` turns an `Exported` into bytes in JAX's format, `deserialize`
+reads bytes that JAX or polyjax wrote, and `Exported.call` runs it on any
+arguments its specification accepts, eagerly or under `jit`, `vmap` and
+`grad`. See docs/export.md.
+
+Example:
+  >>> from polyjax_export import deserialize
+  >>> exp = deserialize(open("f.bin", "rb").read())  # doctest: +SKIP
+  >>> exp.call(x)  # doctest: +SKIP
 """
 
 from polyjax_core.symbolic_dims import InconclusiveDimensionOperation
+from polyjax_export import _call  # noqa: F401  (Exported.call)
+from polyjax_export._exported import (
+    DisabledSafetyCheck,
+    Exported,
+    default_export_platform,
+    maximum_supported_calling_convention_version,
+    minimum_supported_calling_convention_version,
+)
+from polyjax_export._serialization import (
+    deserialize,
+    register_namedtuple_serialization,
+    register_pytree_node_serialization,
+)
 from polyjax_export._shape_spec import (
     SymbolicScope,
     is_symbolic_dim,
@@ -14,10 +36,18 @@ from polyjax_export._shape_spec import (
 )
 
 __all__ = [
+    "DisabledSafetyCheck",
+    "Exported",
     "InconclusiveDimensionOperation",
     "SymbolicScope",
     "__version__",
+    "default_export_platform",
+    "deserialize",
     "is_symbolic_dim",
+    "maximum_supported_calling_convention_version",
+    "minimum_supported_calling_convention_version",
+    "register_namedtuple_serialization",
+    "register_pytree_node_serialization",
     "symbolic_args_specs",
     "symbolic_shape",
 ]
