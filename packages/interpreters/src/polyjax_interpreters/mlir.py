@@ -577,6 +577,13 @@ def eval_dynamic_shape(ctx: LoweringRuleContext, shape: Sequence[Any]) -> tuple[
     )
 
 
+def eval_dim(dim_var_values: dict[str, ir.Value], dim: Any) -> ir.Value:
+    """The `tensor<i32>` value of a dimension (an int or a `DimExpr`) from the variables' values."""
+    if symbolic_dims.is_symbolic_dim(dim):
+        return _mlir_dims.eval_dim(dim_var_values, dim, _i32_constant)
+    return _i32_constant(int(dim))
+
+
 def _is_static(shape: Sequence[Any]) -> bool:
     return not any(isinstance(d, DimExpr) for d in shape)
 
@@ -1153,6 +1160,7 @@ def lower_jaxpr_to_module(
     axis_context: Any = None,
     device_assignment: Sequence[Any] | None = None,
     shardy: bool = True,
+    dim_vars: Sequence[str] | None = None,
 ) -> LoweringResult:
     """Lowers a closed jaxpr to a StableHLO module with a public `@main`.
 
@@ -1176,6 +1184,9 @@ def lower_jaxpr_to_module(
       device_assignment: the devices of an SPMD module in XLA's order (the
         shardings' device numbers refer to it).
       shardy: emit Shardy attributes rather than GSPMD ones.
+      dim_vars: the names of the leading `i32` arguments of every function;
+        by default the dimension variables of the input avals, sorted. Export
+        passes more (variables of pruned inputs, the platform index).
 
     Returns:
       A `LoweringResult`. When the input avals have symbolic dimensions, main
@@ -1188,7 +1199,9 @@ def lower_jaxpr_to_module(
     platforms = tuple(p.lower() for p in platforms)
     if not platforms:
         raise ValueError("lower_jaxpr_to_module: at least one platform is needed")
-    dim_vars = symbolic_dims.shape_vars(a.shape for a in in_avals)
+    if dim_vars is None:
+        dim_vars = symbolic_dims.shape_vars(a.shape for a in in_avals)
+    dim_vars = tuple(dim_vars)
     assignment = tuple(device_assignment or ())
     if assignment:
         num_devices = len(assignment)
