@@ -186,3 +186,36 @@ def test_multi_platform():
         exp.mlir_module()
     )
     np.testing.assert_array_equal(exp.call(np.zeros(2, np.float32)), 1.0)
+
+
+@pytest.mark.parametrize("platforms", [("cpu", "cuda", "tpu"), ("tpu", "cpu")])
+def test_platform_dependent_in_multi_platform_module(platforms):
+    from polyjax import lax
+
+    def f(x):
+        return lax.platform_dependent(x, cpu=jnp.sin, cuda=jnp.cos, default=jnp.tan)
+
+    (b,) = symbolic_shape("b")
+    exp = export(jax.jit(f), platforms=platforms)(spec((b,)))
+    text = exp.mlir_module()
+    assert text.count('"stablehlo.case"(%arg0)') == 1  # platform index -> branch index
+    x = np.linspace(0, 1, 4, dtype=np.float32)
+    np.testing.assert_allclose(exp.call(x), np.sin(x), rtol=1e-6)
+    np.testing.assert_allclose(deserialize(exp.serialize()).call(x[:2]), np.sin(x[:2]), rtol=1e-6)
+
+
+def test_rules_differing_per_platform_become_a_case():
+    from jaxlib.mlir.dialects import stablehlo as hlo
+
+    from polyjax_core.primitive import Primitive
+    from polyjax_interpreters import dispatch
+
+    p = Primitive("test_per_platform")
+    p.def_abstract_eval(lambda x: x)
+    p.def_impl(lambda x: dispatch.apply_primitive(p, x))
+    mlir.register_lowering(p, lambda ctx, x: [hlo.negate(x)])
+    mlir.register_lowering(p, lambda ctx, x: [hlo.exponential(x)], platform="cuda")
+    exp = export(jax.jit(p.bind), platforms=("cuda", "cpu"))(spec((2,)))
+    text = exp.mlir_module()
+    assert "stablehlo.exponential" in text and "stablehlo.negate" in text
+    np.testing.assert_allclose(exp.call(np.ones(2, np.float32)), -1.0)

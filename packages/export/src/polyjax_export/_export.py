@@ -47,7 +47,7 @@ from polyjax_interpreters.jit import JitWrapped
 
 __all__ = ["export", "PLATFORM_INDEX"]
 
-PLATFORM_INDEX = "_platform_index"
+PLATFORM_INDEX = mlir.PLATFORM_INDEX
 _KNOWN_PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 # StableHLO's compatibility target for artifacts: what jaxlib 0.10.2 calls WEEK_4.
 _TARGET_VERSION = "1.15.0"

@@ -219,11 +219,80 @@ def _find_rule(prim: Any, platforms: Sequence[str], source_info: Any) -> Lowerin
             )
         rules.append(rule)
     if any(r is not rules[0] for r in rules[1:]):
-        raise NotImplementedError(
-            f"Lowering primitive '{prim}' for several platforms {tuple(platforms)} whose "
-            "rules differ is not supported yet."
-        )
+        return _per_platform_rule(prim, tuple(platforms), rules)
     return rules[0]
+
+
+# The leading argument that holds the index of the platform a multi-platform module
+# runs on (into `ModuleContext.platforms`), as JAX's export names it.
+PLATFORM_INDEX = "_platform_index"
+
+
+def platform_index_value(ctx: LoweringRuleContext) -> ir.Value | None:
+    """The `tensor<i32>` index into the module's platforms; None for a single-platform module."""
+    if len(ctx.module_context.platforms) == 1:
+        return None
+    try:
+        return ctx.dim_var_values[PLATFORM_INDEX]
+    except KeyError:
+        raise NotImplementedError(
+            f"Lowering for several platforms {ctx.module_context.platforms} needs the platform "
+            f"index as a leading '{PLATFORM_INDEX}' argument (as export passes it)."
+        ) from None
+
+
+def case_on_platform(
+    ctx: LoweringRuleContext,
+    branch_of_platform: Sequence[int],
+    result_types: Sequence[ir.Type],
+    emit: Callable[[int], Sequence[ir.Value]],
+) -> list[ir.Value]:
+    """A `stablehlo.case` choosing, by the module's platform index, among emitted branches.
+
+    Args:
+      ctx: the rule context (its module has several platforms).
+      branch_of_platform: for each module platform, the branch it runs.
+      result_types: the types of the results.
+      emit: ``emit(k)`` emits branch ``k`` at the current insertion point.
+    """
+    index = platform_index_value(ctx)
+    n = max(branch_of_platform) + 1
+    if index is None or n == 1:
+        return list(emit(branch_of_platform[0] if index is None else 0))
+    if list(branch_of_platform) != list(range(len(branch_of_platform))):
+        remap = hlo.CaseOp([index.type], index, len(branch_of_platform))
+        for i, k in enumerate(branch_of_platform):
+            with ir.InsertionPoint(remap.regions[i].blocks.append()):
+                hlo.return_([_i32_constant(k)])
+        index = remap.result
+    case = hlo.CaseOp(list(result_types), index, n)
+    for k in range(n):
+        with ir.InsertionPoint(case.regions[k].blocks.append()):
+            hlo.return_(list(emit(k)))
+    return list(case.results)
+
+
+def _per_platform_rule(
+    prim: Any, platforms: tuple[str, ...], rules: Sequence[LoweringRule]
+) -> LoweringRule:
+    """A rule that lowers with each platform's rule inside a case on the platform index."""
+    distinct: list[LoweringRule] = []
+    for r in rules:
+        if all(r is not d for d in distinct):
+            distinct.append(r)
+    branch_of = [next(k for k, d in enumerate(distinct) if d is r) for r in rules]
+    first_platform = [platforms[branch_of.index(k)] for k in range(len(distinct))]
+
+    def rule(ctx: LoweringRuleContext, *args: ir.Value, **params: Any) -> list[ir.Value]:
+        types = [aval_to_ir_type(a) for a in ctx.avals_out]
+
+        def emit(k: int) -> list[ir.Value]:
+            out = distinct[k](ctx.replace(platform=first_platform[k]), *args, **params)
+            return list(_rule_outputs(prim, out, len(ctx.avals_out)))
+
+        return case_on_platform(ctx, branch_of, types, emit)
+
+    return rule
 
 
 # ---------------------------------------------------------------------------
