@@ -30,12 +30,22 @@ __all__ = ["check_module_signature", "inline_call", "module_text"]
 
 def _deserialize(blob: bytes) -> ir.Module:
     """The module of a portable artifact, in the current context."""
+    diagnostics: list[str] = []
+
+    def keep(d: Any) -> bool:
+        diagnostics.append(str(d.message))
+        return True  # handled: MLIR would otherwise print it on stderr
+
+    handler = ir.Context.current.attach_diagnostic_handler(keep)
     try:
         return _jax.mlir.deserialize_portable_artifact(bytes(blob))
     except Exception as e:  # jaxlib raises assorted errors on bad bytes
+        detail = "; ".join(diagnostics) or f"{type(e).__name__}: {e}"
         raise ValueError(
-            f"Cannot deserialize the StableHLO module of an Exported: {type(e).__name__}: {e}"
+            f"Cannot deserialize the StableHLO module of an Exported: {detail}"
         ) from None
+    finally:
+        handler.detach()
 
 
 def module_text(blob: bytes) -> str:

@@ -537,7 +537,11 @@ def _read_tree(t: _Table, depth: int = 0) -> Any:
         aux = deser(t.bytes(4))
         if from_children is not None:
             return from_children(aux, children)
-        return tree_util.tree_structure(None)  # replaced below by the registered unflatten
+        # Without `from_children`, the node is rebuilt by its registered unflatten.
+        kind = tree_util._REGISTRY.classify(nodetype)
+        if kind is None or kind.unflatten is None:
+            raise ValueError(f"the type {nodetype} is not a registered pytree node")
+        return kind.unflatten(aux, children)
     raise ValueError(f"unknown PyTreeDef kind {kind}")
 
 
