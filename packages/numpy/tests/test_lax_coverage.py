@@ -98,6 +98,7 @@ IMPLEMENTED: frozenset[str] = frozenset(
     linalg.eigh linalg.householder_product linalg.lu linalg.lu_pivots_to_permutation linalg.qr
     linalg.triangular_solve linalg.svd linalg.tridiagonal_solve linalg.eig linalg.SvdAlgorithm
     linalg.EigImplementation linalg.EighImplementation collapse sort_key_val split scatter_sub
+    with_sharding_constraint
     broadcast_shapes index_take empty optimization_barrier DotDimensionNumbers PrecisionLike
     ConvGeneralDilatedDimensionNumbers
     """.split()

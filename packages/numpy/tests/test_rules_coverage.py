@@ -1879,7 +1879,26 @@ CASES += [
         gfun=lambda x, y, i: list(lax.optimization_barrier((x, y, i))[:2]),
         wrt=(0, 1),  # the integer operand passes through with a symbolic-zero tangent
     ),
+    Case(
+        # On one device the constraint places the value there (multi-device layouts:
+        # the interpreters, sharding and integration md_*.py tests).
+        "sharding_constraint",
+        (lax.sharding_constraint_p,),
+        lambda x: lax.with_sharding_constraint(x, _one_device()),
+        operands((-2, 2)),
+        lambda x: x,
+        ALL,
+        grad_dtypes=LINEAR_GRADS,
+    ),
 ]
+
+
+def _one_device():
+    from polyjax_interpreters import backends
+    from polyjax_interpreters.sharding import SingleDeviceSharding
+
+    return SingleDeviceSharding(backends.devices()[0])
+
 
 # ---------------------------------------------------------------------------
 # Collectives: over the named axis of an inner vmap (3 positions); the outer vmap of the

@@ -8,7 +8,8 @@ python -m pytest -o python_files='md_*.py' packages/sharding/tests/multidevice/m
 import pathlib
 
 import pytest
-from _multidevice import md_files, run_file
+
+from polyjax_interpreters.multidevice import md_files, run_file
 
 _DIR = pathlib.Path(__file__).resolve().parent / "multidevice"
 

@@ -15,6 +15,8 @@ Modules:
   jit: `jit` (the function is `polyjax_interpreters.jit.jit`; the facade
     exports it as `polyjax.jit`) and the `jit` primitive.
   stages: the ahead-of-time stages `Traced`, `Lowered`, `Compiled`.
+  multidevice: running `md_*.py` test files in a pytest process with several
+    host CPU devices (for tests; imported on demand, not here).
 
 Nothing here starts a backend at import: clients are created on first use.
 """

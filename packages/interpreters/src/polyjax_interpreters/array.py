@@ -37,23 +37,28 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-from jaxlib import _jax
+from jaxlib import _jax, xla_client
 
 from polyjax_core import config, dtypes, tracing
 from polyjax_core.abstract_values import ShapedArray, get_aval, register_aval_handler
 from polyjax_core.tree_util import tree_flatten, tree_leaves, tree_unflatten
 from polyjax_interpreters import backends
-from polyjax_interpreters.sharding import Sharding, SingleDeviceSharding
+from polyjax_interpreters.sharding import GSPMDSharding, Sharding, SingleDeviceSharding
 
 __all__ = [
     "Array",
+    "Shard",
     "block_until_ready",
     "device_get",
     "device_put",
     "from_dlpack",
+    "make_array_from_callback",
+    "make_array_from_process_local_data",
+    "make_array_from_single_device_arrays",
     "put_value",
     "register_array_attribute",
     "register_array_method",
+    "register_traced_put",
 ]
 
 Device = Any
@@ -165,6 +170,48 @@ class Array:
     @property
     def is_fully_replicated(self) -> bool:
         return self._impl._sharding.is_fully_replicated
+
+    # -- shards ----------------------------------------------------------------
+
+    def _shard_list(self, addressable_only: bool) -> list[Shard]:
+        self._check_alive()
+        impl, aval = self._impl, self.aval
+        sharding = impl._sharding
+        indices = sharding.devices_indices_map(aval.shape)
+        shard_aval = aval.update(shape=sharding.shard_shape(aval.shape))
+        buffers = {}
+        if type(sharding) is SingleDeviceSharding:
+            buffers[sharding._device] = self
+        else:
+            for buf in impl._arrays:
+                device = buf._sharding._device
+                one = SingleDeviceSharding(device, memory_kind=sharding.memory_kind)
+                data = buf._rewrap_with_aval_and_sharding(shard_aval, one)
+                buffers[device] = Array._make(data, shard_aval, self._committed)
+        seen: dict[Any, int] = {}
+        shards = []
+        for device, index in indices.items():
+            key = _index_key(index)
+            replica = seen[key] = seen.get(key, -1) + 1
+            data = buffers.get(device)
+            if addressable_only and data is None:
+                continue
+            shards.append(Shard(device, index, replica, data))
+        return shards
+
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        """The shards on this process's devices (device, index, replica id, data)."""
+        return self._shard_list(True)
+
+    @property
+    def global_shards(self) -> list[Shard]:
+        """The shards on every device; ``data`` is None for other processes' devices."""
+        return self._shard_list(False)
+
+    def addressable_data(self, index: int) -> Array:
+        """The data of addressable shard ``index`` (a single-device Array)."""
+        return self.addressable_shards[index].data
 
     # -- buffer lifetime -----------------------------------------------------
 
@@ -300,6 +347,8 @@ class Array:
         # No array library: the rows of the host copy, placed where this array is.
         row_aval = self.aval.update(shape=self.aval.shape[1:])
         sharding, committed = self._impl._sharding, self._committed
+        if type(sharding) is not SingleDeviceSharding:
+            sharding, committed = _default_sharding(), False
         return (put_value(row, row_aval, sharding, committed) for row in self._value)
 
     def __hash__(self) -> int:
@@ -365,6 +414,35 @@ class Array:
             is_rocm = platform == "rocm" or "rocm" in device.client.platform_version.lower()
             return (_DL_ROCM if is_rocm else _DL_CUDA, device.local_hardware_id)
         raise BufferError(f"DLPack export is not supported on platform {platform!r}.")
+
+
+def _index_key(index: tuple[slice, ...]) -> tuple:
+    return tuple((i.start, i.stop, i.step) for i in index)
+
+
+class Shard:
+    """One device's piece of an :class:`Array`.
+
+    Attributes:
+      device: the device holding it.
+      index: the slice of the global array it holds (a tuple of slices).
+      replica_id: 0 for the first device holding this slice, 1 for the next...
+      data: the piece as a single-device Array (None if another process holds it).
+    """
+
+    __slots__ = ("device", "index", "replica_id", "data")
+
+    def __init__(self, device: Device, index: tuple[slice, ...], replica_id: int, data: Any):
+        self.device = device
+        self.index = index
+        self.replica_id = replica_id
+        self.data = data
+
+    def __repr__(self) -> str:
+        return (
+            f"Shard(device={self.device!r}, index={self.index}, "
+            f"replica_id={self.replica_id}, data={self.data})"
+        )
 
 
 _new = object.__new__
@@ -491,6 +569,7 @@ def _assemble(impl: Any, aval: ShapedArray, sharding: Any) -> np.ndarray:
     return out
 
 
+_REPLICATED = xla_client.HloSharding.replicate()
 _HOST_COPY = _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 _HOST_ALIAS = _jax.HostBufferSemantics.ZERO_COPY
 _batched_device_put = _jax.batched_device_put
@@ -532,7 +611,9 @@ def put_value(
     else:
         index = sharding.addressable_devices_indices_map(aval.shape)
         devices = list(index)
-        shards = [x[i] for i in index.values()]
+        # (A copy per device: jaxlib 0.10.2 fails on replicated pieces that share memory.)
+        shards = [np.array(x[i]) for i in index.values()]
+        _check_even(shards, sharding, aval)
     # Positional arguments: (aval, sharding, xs, devices, committed, force_copy,
     # host_buffer_semantics, enable_x64); keywords cost measurably more here.
     impl = _batched_device_put(
@@ -543,6 +624,17 @@ def put_value(
     out.aval = aval
     out._committed = committed
     return out
+
+
+def _check_even(shards: list[np.ndarray], sharding: Any, aval: ShapedArray) -> None:
+    expected = sharding.shard_shape(aval.shape)
+    for shard in shards:
+        if shard.shape != expected:
+            raise ValueError(
+                f"The sharding {sharding} splits an array of shape {aval.shape} into shards of "
+                f"unequal shapes ({shard.shape} and {expected}): each sharded dimension must "
+                "be divisible by the number of its shards."
+            )
 
 
 def _copy_impl(impl: Any, sharding: Any, semantics: Any) -> Any:
@@ -590,11 +682,95 @@ def _move(
         )
         # (DONATE_INPUT crashes jaxlib 0.10.2 on CPU across devices: copy, then delete.)
         out = _copy_impl(impl, sharding, semantics)
-    else:  # a layout change between shardings: through the host
-        out = put_value(x._value, aval, sharding, committed)._impl
+    else:
+        out = _relayout(impl, aval, sharding, may_alias)
     if donate:
         x.delete()
     return Array._make(out, aval, committed)
+
+
+_REUSE = _jax.ArrayCopySemantics.REUSE_INPUT
+_ALWAYS_COPY = _jax.ArrayCopySemantics.ALWAYS_COPY
+
+# Set by `dispatch` (which depends on this module): runs an SPMD program that
+# lays out an array as another sharding over the same devices.
+_resharder: Callable[[Any, ShapedArray, Any], Any] | None = None
+
+
+def _set_resharder(fn: Callable[[Any, ShapedArray, Any], Any]) -> None:
+    global _resharder
+    _resharder = fn
+
+
+# Set by the array library: how `device_put(tracer, sharding)` constrains the layout.
+_traced_put: Callable[[Any, Any], Any] | None = None
+
+
+def register_traced_put(fn: Callable[[Any, Any], Any]) -> None:
+    """Sets ``fn(tracer, sharding)``, what `device_put` does to a traced value with a
+    sharding target (polyjax-numpy binds a sharding constraint)."""
+    global _traced_put
+    _traced_put = fn
+
+
+def _same_layout(src: Any, dst: Any, shape: tuple[int, ...]) -> bool:
+    """Whether the i-th device of ``dst`` needs exactly the i-th shard of ``src``."""
+    a, b = src._device_assignment, dst._device_assignment
+    if len(a) != len(b):
+        return False
+    if src.is_fully_replicated and dst.is_fully_replicated:
+        return True
+    ia, ib = src.devices_indices_map(shape), dst.devices_indices_map(shape)
+    return all(_index_key(ia[x]) == _index_key(ib[y]) for x, y in zip(a, b))
+
+
+def _same_pieces(src: Any, dst: Any, shape: tuple[int, ...]) -> bool:
+    """Whether each device holds the same piece under both (in any device order)."""
+    if len(src._device_assignment) == 1 or len(dst._device_assignment) == 1:
+        return False
+    ia, ib = src.devices_indices_map(shape), dst.devices_indices_map(shape)
+    return ia.keys() == ib.keys() and all(_index_key(ia[d]) == _index_key(ib[d]) for d in ia)
+
+
+def _reorder(impl: Any, aval: ShapedArray, dst: Any) -> Any:
+    """``impl``'s buffers, unmoved, as an array of ``dst`` (same piece on each device)."""
+    by_device = {buf._sharding._device: buf for buf in impl._arrays}
+    buffers = [by_device[d] for d in _ordered_devices(dst)]
+    return _jax.ArrayImpl(aval, dst, buffers, impl._committed, _skip_checks=True)
+
+
+def _relayout(impl: Any, aval: ShapedArray, dst: Any, may_alias: bool | None) -> Any:
+    """``impl``'s value laid out as ``dst``, moving data device to device.
+
+    Shards that only change device are copied; a change of layout over the same
+    devices runs an SPMD program; onto other devices, one full copy goes to
+    each of them first (replicated), then is laid out there.
+    """
+    src = impl._sharding
+    shape = aval.shape
+    semantics = _ALWAYS_COPY if may_alias is False else _REUSE
+    if _same_layout(src, dst, shape):
+        return _copy_impl(impl, dst, semantics)
+    if _same_pieces(src, dst, shape):
+        out = _reorder(impl, aval, dst)
+        return _copy_impl(out, dst, _ALWAYS_COPY) if may_alias is False else out
+    if set(src._device_assignment) == set(dst._device_assignment):
+        return _resharder(impl, aval, dst)
+    if not src.is_fully_replicated:
+        rep = GSPMDSharding(src._device_assignment, _REPLICATED, memory_kind=src.memory_kind)
+        impl = _resharder(impl, aval, rep)
+    whole = impl if len(impl._sharding._device_assignment) == 1 else impl._arrays[0]
+    targets = dst._device_assignment
+    if len(targets) == 1:
+        return _copy_impl(whole, dst, _ALWAYS_COPY)
+    copies = [
+        _copy_impl(whole, SingleDeviceSharding(d, memory_kind=dst.memory_kind), _ALWAYS_COPY)
+        for d in targets
+        if d in dst.addressable_devices
+    ]
+    rep = GSPMDSharding(targets, _REPLICATED, memory_kind=dst.memory_kind)
+    impl = _jax.ArrayImpl(aval, rep, copies, True, _skip_checks=True)
+    return _copy_impl(impl, dst, _REUSE) if dst.is_fully_replicated else _resharder(impl, aval, dst)
 
 
 def _as_sharding(device: Any) -> Any:
@@ -635,8 +811,11 @@ def _put_leaf(x: Any, device: Any, donate: bool, may_alias: bool | None) -> Any:
             return x
         return _move(x, x.aval, _as_sharding(device), True, donate, may_alias)
     if isinstance(x, tracing.Tracer):
-        # Placement inside a traced function is not represented yet: values
-        # being traced pass through unchanged.
+        # Inside a traced function a sharding target is a layout constraint (the
+        # array library registers how to express one); a bare device is not
+        # represented, and the value passes through unchanged.
+        if _traced_put is not None and device is not None and not isinstance(device, _jax.Device):
+            return _traced_put(x, _as_sharding(device))
         return x
     if hasattr(type(x), "__jax_array__"):
         return _put_leaf(x.__jax_array__(), device, donate, may_alias)
@@ -744,6 +923,193 @@ def block_until_ready(x: Any) -> Any:
     if impls:
         _jax.batched_block_until_ready(impls)
     return x
+
+
+# ---------------------------------------------------------------------------
+# Assembling sharded arrays
+
+
+def _ordered_devices(sharding: Any) -> list[Device]:
+    """The sharding's addressable devices in the order jaxlib expects their buffers."""
+    mine = sharding.addressable_devices
+    return [d for d in sharding._device_assignment if d in mine]
+
+
+def make_array_from_single_device_arrays(
+    shape: tuple[int, ...], sharding: Sharding, arrays: list[Array], *, dtype: Any = None
+) -> Array:
+    """Assembles a global Array from one single-device Array per addressable device.
+
+    No data moves: each array becomes the shard of the device it is on.
+
+    Args:
+      shape: the global shape.
+      sharding: how the global array is laid out.
+      arrays: one Array per addressable device of ``sharding`` (any order), each
+        of the shard shape that ``sharding`` gives that device.
+      dtype: the dtype (by default the arrays').
+
+    Raises:
+      ValueError: a device is missing or doubled, or an array has the wrong
+        shape or dtype.
+
+    Example:
+      >>> d = backends.devices()[0]
+      >>> s = SingleDeviceSharding(d)
+      >>> make_array_from_single_device_arrays((2,), s, [device_put(np.ones(2), d)])
+      Array([1., 1.], dtype=float32)
+    """
+    shape = tuple(shape)
+    if not isinstance(sharding, Sharding):
+        raise TypeError(f"sharding must be a Sharding, got {sharding!r}")
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("make_array_from_single_device_arrays needs at least one array.")
+    dtype = np.dtype(dtype) if dtype is not None else arrays[0].dtype
+    by_device: dict[Device, Array] = {}
+    expected = sharding.shard_shape(shape)
+    for i, a in enumerate(arrays):
+        if not isinstance(a, Array) or len(a.devices()) != 1:
+            raise ValueError(
+                f"arrays[{i}] must be a single-device Array, got {type(a).__name__}"
+                + (f" on {len(a.devices())} devices" if isinstance(a, Array) else "")
+            )
+        a._check_alive()
+        (device,) = a.devices()
+        if device in by_device:
+            raise ValueError(f"arrays[{i}]: two arrays are on device {device}.")
+        if a.shape != expected or a.dtype != dtype:
+            raise ValueError(
+                f"arrays[{i}] on {device} has type {a.aval.str_short(short_dtypes=False)}, but "
+                f"the sharding {sharding} gives shards of shape {expected} of the global shape "
+                f"{shape}, dtype {dtype}."
+            )
+        by_device[device] = a
+    devices = _ordered_devices(sharding)
+    missing = [d for d in devices if d not in by_device]
+    extra = [d for d in by_device if d not in set(devices)]
+    if missing or extra:
+        raise ValueError(
+            f"make_array_from_single_device_arrays: the sharding {sharding} needs one array "
+            f"on each of its addressable devices; missing {missing}, not in it {extra}."
+        )
+    aval = ShapedArray(shape, dtype)
+    impl = _jax.ArrayImpl(
+        aval, sharding, [by_device[d]._impl for d in devices], True, _skip_checks=True
+    )
+    return Array._make(impl, aval, True)
+
+
+def make_array_from_callback(
+    shape: tuple[int, ...], sharding: Sharding, data_callback: Callable[[Any], Any], dtype=None
+) -> Array:
+    """Builds a global Array by asking ``data_callback`` for each device's shard.
+
+    Args:
+      shape: the global shape.
+      sharding: how the global array is laid out.
+      data_callback: called with the index (a tuple of slices) of each
+        addressable device's shard; returns that shard (NumPy data or an Array).
+      dtype: the dtype (by default the callback results').
+
+    Example:
+      >>> x = np.arange(4.0, dtype=np.float32)
+      >>> s = SingleDeviceSharding(backends.devices()[0])
+      >>> make_array_from_callback((4,), s, lambda index: x[index])
+      Array([0., 1., 2., 3.], dtype=float32)
+    """
+    shape = tuple(shape)
+    indices = sharding.addressable_devices_indices_map(shape)
+    devices = _ordered_devices(sharding)
+    pieces = [data_callback(indices[d]) for d in devices]
+    if all(isinstance(p, Array) for p in pieces):
+        placed = [
+            _move(
+                p,
+                p.aval,
+                SingleDeviceSharding(d, memory_kind=sharding.memory_kind),
+                True,
+                False,
+                None,
+            )
+            for p, d in zip(pieces, devices)
+        ]
+        return make_array_from_single_device_arrays(shape, sharding, placed, dtype=dtype)
+    host = [np.asarray(p._value if isinstance(p, Array) else p) for p in pieces]
+    if dtype is None:
+        dtype = host[0].dtype if host else np.float32
+    dtype = dtypes.canonicalize_dtype(dtype)
+    aval = ShapedArray(shape, dtype)
+    expected = sharding.shard_shape(shape)
+    for d, h in zip(devices, host):
+        if h.shape != expected:
+            raise ValueError(
+                f"data_callback returned a shard of shape {h.shape} for {d}, but the sharding "
+                f"{sharding} gives shards of shape {expected} of the global shape {shape}."
+            )
+    host = [np.array(h, dtype) for h in host]
+    impl = _batched_device_put(
+        aval, sharding, host, devices, True, False, _HOST_COPY, _x64_state.value
+    )
+    return Array._make(impl, aval, True)
+
+
+def make_array_from_process_local_data(
+    sharding: Sharding, local_data: Any, global_shape: tuple[int, ...] | None = None
+) -> Array:
+    """Builds a global Array from the part of it that this process holds.
+
+    ``local_data`` is the block of the global array spanned by this process's
+    devices (in a single process: the whole array).
+
+    Args:
+      sharding: how the global array is laid out.
+      local_data: this process's block (NumPy data or an Array).
+      global_shape: the global shape; by default inferred (equal to the local
+        shape where this process holds whole dimensions).
+
+    Raises:
+      ValueError: ``local_data`` does not match the block this process holds.
+
+    Example:
+      >>> s = SingleDeviceSharding(backends.devices()[0])
+      >>> make_array_from_process_local_data(s, np.zeros(3, np.int32))
+      Array([0, 0, 0], dtype=int32)
+    """
+    local = np.asarray(local_data._value if isinstance(local_data, Array) else local_data)
+    if global_shape is None:
+        if not sharding.is_fully_addressable:
+            raise ValueError(
+                "make_array_from_process_local_data needs global_shape when this process "
+                "holds only part of the devices."
+            )
+        global_shape = local.shape
+    global_shape = tuple(global_shape)
+    if len(global_shape) != local.ndim:
+        raise ValueError(
+            f"local_data has rank {local.ndim} but global_shape {global_shape} has rank "
+            f"{len(global_shape)}."
+        )
+    indices = sharding.addressable_devices_indices_map(global_shape)
+    starts = []
+    for k, n in enumerate(global_shape):
+        lo = min((i[k].indices(n)[0] for i in indices.values()), default=0)
+        hi = max((i[k].indices(n)[1] for i in indices.values()), default=n)
+        if hi - lo != local.shape[k]:
+            raise ValueError(
+                f"local_data has shape {local.shape}, but this process's devices hold "
+                f"{hi - lo} elements along dimension {k} of the global shape {global_shape}."
+            )
+        starts.append(lo)
+
+    def callback(index: tuple[slice, ...]) -> np.ndarray:
+        local_index = tuple(
+            slice(i.indices(n)[0] - s, i.indices(n)[1] - s)
+            for i, s, n in zip(index, starts, global_shape)
+        )
+        return local[local_index]
+
+    return make_array_from_callback(global_shape, sharding, callback, dtype=local.dtype)
 
 
 # ---------------------------------------------------------------------------

@@ -14,36 +14,49 @@ computation with committed inputs). A computation runs on the device its
 committed inputs share (two different ones are an error), else on the default
 device; uncommitted inputs elsewhere are moved, and outputs are committed iff
 some input was.
+
+SPMD: when an input is spread over several devices, or `jit` is given
+shardings over several devices (:func:`spmd_placement`), the computation is
+one program for all of those devices. The module carries each input's
+sharding (and each explicit output sharding), XLA's partitioner splits it
+(``num_partitions`` = the number of devices), and the shardings it chose for
+the other outputs are read back from the executable. Inputs without a sharding
+of their own (host values, uncommitted single-device arrays) are replicated.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from jaxlib import _jax, xla_client
 
 from polyjax_core import config
-from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.abstract_values import ShapedArray, ShapeDtypeStruct, get_aval
 from polyjax_core.dce import dce_jaxpr
 from polyjax_core.jaxpr import ClosedJaxpr
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_core.wrapped_fun import DebugInfo
+from polyjax_interpreters import array as _array
 from polyjax_interpreters import backends, mlir
 from polyjax_interpreters.array import Array, put_value
-from polyjax_interpreters.sharding import SingleDeviceSharding
+from polyjax_interpreters.sharding import GSPMDSharding, SingleDeviceSharding
 
 __all__ = [
     "Executable",
     "LoweredModule",
+    "Placement",
     "apply_primitive",
     "arg_placement",
+    "replicated_sharding",
+    "spmd_placement",
     "compile_lowered",
     "lower_jaxpr",
 ]
@@ -122,8 +135,183 @@ def _describe_placed(name: str, fun_name: str, x: Any, device: Any) -> str:
 # Lowering and compiling
 
 
+class Placement(NamedTuple):
+    """Where an SPMD computation runs and how its inputs and outputs are laid out.
+
+    Attributes:
+      devices: the device assignment (XLA's logical device order).
+      in_shardings: one sharding per flat input.
+      out_shardings: one sharding per output, or ``None`` where the partitioner
+        chooses (or ``None`` altogether: it chooses every output's).
+      committed: whether the outputs are committed.
+      namer: the sharding whose ``_from_hlo_sharding`` names the layouts the
+        partitioner chooses (a named one if any sharding involved has a name),
+        or None for `GSPMDSharding`s.
+    """
+
+    devices: tuple[Any, ...]
+    in_shardings: tuple[Any, ...]
+    out_shardings: tuple[Any, ...] | None
+    committed: bool
+    namer: Any = None
+
+
+_replicated_cache: dict[tuple[Any, ...], GSPMDSharding] = {}
+
+
+def replicated_sharding(devices: Sequence[Any]) -> GSPMDSharding:
+    """The fully replicated sharding over ``devices`` (cached)."""
+    devices = tuple(devices)
+    out = _replicated_cache.get(devices)
+    if out is None:
+        out = _replicated_cache[devices] = GSPMDSharding(
+            devices, xla_client.HloSharding.replicate()
+        )
+    return out
+
+
+def _is_multi(sharding: Any) -> bool:
+    return type(sharding) is not SingleDeviceSharding and len(sharding._device_assignment) > 1
+
+
+def _ids(sharding: Any) -> list[int]:
+    return [d.id for d in sharding._device_assignment]
+
+
+def _equivalent(a: Any, b: Any, ndim: int) -> bool:
+    if a == b:
+        return True
+    check = getattr(a, "is_equivalent_to", None)
+    return bool(check is not None and check(b, ndim))
+
+
+def spmd_placement(
+    args: Sequence[Any],
+    arg_names: Sequence[str] | None = None,
+    fun_name: str = "",
+    in_shardings: Sequence[Any] | None = None,
+    out_shardings: Sequence[Any] | None = None,
+    out_ndims: Sequence[int] | None = None,
+    body_shardings: Sequence[Any] = (),
+) -> Placement | None:
+    """The SPMD placement of a computation, or ``None`` if it runs on one device.
+
+    It is SPMD when a sharding in ``in_shardings``/``out_shardings`` or an
+    argument's sharding spans several devices. Every input then gets a sharding:
+    its explicit one, else its own if it is a committed (or multi-device) array,
+    else replicated.
+
+    Args:
+      args: the flat arguments.
+      arg_names: their names, for messages.
+      fun_name: the computation's name, for messages.
+      in_shardings: per flat argument, an explicit sharding or ``None``.
+      out_shardings: per output, an explicit sharding or ``None``.
+      out_ndims: the outputs' ranks (needed with ``out_shardings``).
+      body_shardings: shardings that the computation's body constrains values
+        to: if nothing else spans several devices, the first that does decides
+        the devices.
+
+    A sharding whose devices come in another order than the computation's is
+    replaced by the equivalent `GSPMDSharding` in that order (XLA numbers
+    devices by their position in the assignment).
+
+    Raises:
+      ValueError: a committed argument's sharding differs from its explicit
+        one, or shardings span different sets of devices.
+    """
+    n = len(args)
+    ins = tuple(in_shardings) if in_shardings is not None else (None,) * n
+    outs = tuple(out_shardings) if out_shardings is not None else None
+    first = next((s for s in (*ins, *(outs or ())) if s is not None and _is_multi(s)), None)
+    owns = [_own_sharding(x) for x in args]
+    if first is None:
+        first = next((o[0] for o in owns if o is not None and _is_multi(o[0])), None)
+        if first is None:
+            first = next((s for s in body_shardings if _is_multi(s)), None)
+        if first is None:
+            return None
+    devices = tuple(first._device_assignment)
+    device_set = set(devices)
+    names = list(arg_names) if arg_names else [f"args[{j}]" for j in range(n)]
+    what = fun_name or "the computation"
+    resolved = []
+    for i, (x, s, o) in enumerate(zip(args, ins, owns)):
+        own, committed = o if o is not None else (None, False)
+        if s is not None:
+            if committed and not _equivalent(own, s, len(getattr(x, "shape", ()))):
+                raise ValueError(
+                    "Sharding passed to jit does not match the sharding on the respective "
+                    f"arg. Got jit sharding: {s},\narg sharding: {own} for arg type: "
+                    f"{_shaped_str(x)} (argument {names[i]} of {what})"
+                )
+            chosen = s
+        elif own is not None and (committed or _is_multi(own)):
+            chosen = own
+        else:
+            chosen = replicated_sharding(devices)
+        if set(chosen._device_assignment) != device_set:
+            raise ValueError(
+                "Received incompatible devices for jitted computation. Got argument "
+                f"{names[i]} of {what} with shape {_shaped_str(args[i])} and device ids "
+                f"{_ids(chosen)} on platform {devices[0].platform.upper()}, while the "
+                f"computation runs on device ids {[d.id for d in devices]}"
+            )
+        resolved.append(_in_order(chosen, devices, len(getattr(x, "shape", ()))))
+    for j, s in enumerate(outs or ()):
+        if s is not None and set(s._device_assignment) != device_set:
+            raise ValueError(
+                "Received incompatible devices for jitted computation. Got explicit output "
+                f"sharding {j} with device ids {_ids(s)} on platform "
+                f"{devices[0].platform.upper()}, while the computation runs on device ids "
+                f"{[d.id for d in devices]}"
+            )
+    candidates = [
+        s
+        for s in (*(outs or ()), *(o[0] for o in owns if o is not None), *ins, *body_shardings)
+        if s is not None and hasattr(s, "_from_hlo_sharding") and set(s.device_set) == device_set
+    ]
+    namer = next((s for s in candidates if hasattr(s, "_to_sdy_sharding")), None)
+    if outs is not None:
+        outs = tuple(
+            None if s is None else _in_order(s, devices, out_ndims[j]) for j, s in enumerate(outs)
+        )
+    return Placement(devices, tuple(resolved), outs, True, namer)
+
+
+def _in_order(sharding: Any, devices: tuple[Any, ...], ndim: int) -> Any:
+    """``sharding``, or its equivalent over ``devices`` in that order."""
+    own = tuple(sharding._device_assignment)
+    if own == devices:
+        return sharding
+    hlo = mlir.hlo_sharding_in(sharding, ndim, devices)
+    return GSPMDSharding(devices, hlo, memory_kind=sharding.memory_kind)
+
+
+def _own_sharding(x: Any) -> tuple[Any, bool] | None:
+    """(sharding, committed) of an argument that has one: an Array, or a
+    `ShapeDtypeStruct` with a sharding (ahead-of-time lowering)."""
+    if type(x) is Array:
+        return x._impl._sharding, x._committed
+    if type(x) is ShapeDtypeStruct and x.sharding is not None:
+        return x.sharding, True
+    return None
+
+
+def _shaped_str(x: Any) -> str:
+    """``float32[8,8]``: the type of an argument, for messages."""
+    aval = x if type(x) is ShapeDtypeStruct else get_aval(x)
+    if type(aval) is ShapeDtypeStruct:
+        aval = ShapedArray(aval.shape, aval.dtype)
+    return aval.str_short(short_dtypes=False)
+
+
+# ---------------------------------------------------------------------------
+# Lowering and compiling
+
+
 class LoweredModule:
-    """A jaxpr lowered to a StableHLO module for one device, not compiled yet.
+    """A jaxpr lowered to a StableHLO module, not compiled yet.
 
     Attributes:
       module: the ``ir.Module``.
@@ -131,9 +319,11 @@ class LoweredModule:
       in_avals: the avals of *all* flat inputs (pruned ones included).
       out_avals: the avals of the outputs.
       kept_var_idx: the inputs the module takes (others were unused and pruned).
-      device: where it will run.
+      device: where it will run (the first device of an SPMD module).
       out_committed: whether outputs are committed to ``device``.
       donated_invars: one bool per flat input.
+      placement: the SPMD placement, or ``None`` for a single-device module.
+      shardy: whether the module's shardings are Shardy attributes.
     """
 
     def __init__(
@@ -147,6 +337,8 @@ class LoweredModule:
         out_committed: bool,
         donated_invars: tuple[bool, ...],
         keepalive: Any = None,
+        placement: Placement | None = None,
+        shardy: bool = True,
     ):
         self.module = module
         self.name = name
@@ -157,6 +349,8 @@ class LoweredModule:
         self.out_committed = out_committed
         self.donated_invars = donated_invars
         self.keepalive = keepalive
+        self.placement = placement
+        self.shardy = shardy
 
     def as_text(self, debug_info: bool = False) -> str:
         return mlir.module_to_string(self.module, enable_debug_info=debug_info)
@@ -172,8 +366,9 @@ def lower_jaxpr(
     keep_unused: bool = False,
     arg_names: Sequence[str] | None = None,
     result_names: Sequence[str] | None = None,
+    placement: Placement | None = None,
 ) -> LoweredModule:
-    """Lowers a closed jaxpr to a module running on ``device``.
+    """Lowers a closed jaxpr to a module running on ``device`` (or as ``placement`` says).
 
     Unused inputs are pruned from the module unless ``keep_unused``; the
     executable still takes every flat input and drops the pruned ones.
@@ -187,6 +382,16 @@ def lower_jaxpr(
         new_jaxpr = jaxpr  # nothing pruned: keep the original (and its equations' identity)
     in_avals = tuple(v.aval for v in jaxpr.invars)
     out_avals = tuple(closed.out_avals)
+    shardy = bool(config.use_shardy_partitioner.value)
+    spmd: dict[str, Any] = {}
+    if placement is not None:
+        device, out_committed = placement.devices[0], placement.committed
+        spmd = dict(
+            device_assignment=placement.devices,
+            shardy=shardy,
+            arg_shardings=[placement.in_shardings[i] for i in kept],
+            result_shardings=placement.out_shardings,
+        )
     platform = device.platform
     result = mlir.lower_jaxpr_to_module(
         ClosedJaxpr(new_jaxpr, closed.consts),
@@ -196,6 +401,7 @@ def lower_jaxpr(
         donated_args=[donated[i] for i in kept],
         arg_names=[arg_names[i] for i in kept] if arg_names else None,
         result_names=list(result_names) if result_names else None,
+        **spmd,
     )
     return LoweredModule(
         result.module,
@@ -207,21 +413,37 @@ def lower_jaxpr(
         out_committed,
         donated,
         keepalive=result,
+        placement=placement,
+        shardy=shardy,
     )
 
 
-def _compile_options(device: Any) -> Any:
+def _compile_options(lowered: LoweredModule) -> Any:
     options = xla_client.CompileOptions()
-    options.device_assignment = xla_client.DeviceAssignment.create(np.array([[device.id]]))
+    placement = lowered.placement
+    devices = placement.devices if placement is not None else (lowered.device,)
+    options.device_assignment = xla_client.DeviceAssignment.create(
+        np.array([[d.id for d in devices]])
+    )
     build = options.executable_build_options
     build.num_replicas = 1
-    build.num_partitions = 1
+    build.num_partitions = len(devices)
+    if placement is not None:
+        build.use_spmd_partitioning = True
+        build.use_shardy_partitioner = lowered.shardy
+        outs = placement.out_shardings
+        n_out = len(lowered.out_avals)
+        build.allow_spmd_sharding_propagation_to_output = (
+            [True] * n_out if outs is None else [s is None for s in outs]
+        )
     return options
 
 
 def compile_lowered(lowered: LoweredModule) -> Executable:
     """Compiles a lowered module with its device's PJRT client."""
     device = lowered.device
+    placement = lowered.placement
+    devices = placement.devices if placement is not None else (device,)
     t0 = time.perf_counter()
     code = mlir.module_to_bytecode(lowered.module)
     host_callbacks = list(getattr(lowered.keepalive, "host_callbacks", None) or [])
@@ -229,14 +451,12 @@ def compile_lowered(lowered: LoweredModule) -> Executable:
     if host_callbacks:
         xla_exe = client.compile_and_load(
             lowered.module,
-            _jax.DeviceList((device,)),
-            _compile_options(device),
+            _jax.DeviceList(devices),
+            _compile_options(lowered),
             host_callbacks,
         )
     else:
-        xla_exe = client.compile_and_load(
-            code, _jax.DeviceList((device,)), _compile_options(device)
-        )
+        xla_exe = client.compile_and_load(code, _jax.DeviceList(devices), _compile_options(lowered))
     if config.log_compiles.value:
         shapes = ", ".join(a.str_short(short_dtypes=False) for a in lowered.in_avals)
         logger.warning(
@@ -245,6 +465,8 @@ def compile_lowered(lowered: LoweredModule) -> Executable:
             shapes,
             time.perf_counter() - t0,
         )
+    if placement is not None:
+        return SPMDExecutable(xla_exe, lowered)
     return Executable(xla_exe, lowered)
 
 
@@ -350,6 +572,119 @@ class Executable:
         return self.call(args)
 
 
+def _output_shardings(xla_exe: Any, lowered: LoweredModule) -> list[Any]:
+    """The sharding of each output: the explicit one, else what the partitioner chose.
+
+    A chosen ``HloSharding`` becomes a sharding of the kind the user gave (the
+    first explicit or input sharding with a ``_from_hlo_sharding`` hook, e.g. a
+    NamedSharding over the same mesh), else a :class:`GSPMDSharding`.
+    """
+    placement = lowered.placement
+    devices = placement.devices
+    explicit = placement.out_shardings or (None,) * len(lowered.out_avals)
+    if all(s is not None for s in explicit):
+        return list(explicit)
+    chosen = xla_exe.get_output_shardings()
+    ref = placement.namer
+    out = []
+    for s, op, aval in zip(explicit, chosen, lowered.out_avals):
+        if s is not None:
+            out.append(s)
+            continue
+        hlo = xla_client.HloSharding.from_proto(op)
+        if ref is None:
+            out.append(GSPMDSharding(devices, hlo))
+        else:
+            hlo = mlir._remap_hlo(hlo, devices, ref._device_assignment)
+            out.append(ref._from_hlo_sharding(hlo, len(aval.shape)))
+    return out
+
+
+class SPMDExecutable(Executable):
+    """A compiled program over several devices (see :class:`Placement`).
+
+    ``in_shardings`` and ``out_shardings`` hold one sharding per flat input and
+    output. An input laid out otherwise is moved first (device to device).
+    """
+
+    __slots__ = ("in_shardings", "out_shardings")
+
+    def __init__(self, xla_exe: Any, lowered: LoweredModule):
+        placement = lowered.placement
+        self.xla = xla_exe
+        self.lowered = lowered
+        self.name = lowered.name
+        self.in_avals = lowered.in_avals
+        self.out_avals = lowered.out_avals
+        self.kept_var_idx = lowered.kept_var_idx
+        self.device = placement.devices[0]
+        self.sharding = None
+        self.out_committed = placement.committed
+        self.in_shardings = placement.in_shardings
+        self.out_shardings = tuple(_output_shardings(xla_exe, lowered))
+        self._handlers = [
+            _jax.array_result_handler(a, s, placement.committed, _skip_checks=True)
+            for a, s in zip(self.out_avals, self.out_shardings)
+        ]
+        self._donated_idx = tuple(i for i, d in enumerate(lowered.donated_invars) if d)
+        self._all_kept = self.kept_var_idx == tuple(range(len(self.in_avals)))
+
+    def call(self, args: Sequence[Any]) -> list[Array]:
+        shardings, avals = self.in_shardings, self.in_avals
+        bufs = []
+        for i in self.kept_var_idx:
+            x, s = args[i], shardings[i]
+            if type(x) is Array:
+                impl = x._impl
+                if impl.is_deleted():  # (PJRT aborts on a deleted sharded buffer)
+                    check_alive(x, i)
+                own = impl._sharding
+                if own is not s and own != s:
+                    impl = put_value(x, avals[i], s, committed=True)._impl
+                bufs.append(impl)
+            else:
+                bufs.append(put_value(x, avals[i], s, committed=True)._impl)
+        results = self.xla.execute_sharded(bufs)
+        outs = results.consume_with_handlers(self._handlers)
+        make, committed = Array._make, self.out_committed
+        result = [make(o, a, committed) for o, a in zip(outs, self.out_avals)]
+        for i in self._donated_idx:
+            x = args[i]
+            if type(x) is Array and not x._impl.is_deleted():
+                x._impl.delete()
+        return result
+
+
+# ---------------------------------------------------------------------------
+# Resharding between layouts on the same devices
+
+
+@functools.lru_cache(maxsize=1024)
+def _reshard_executable(aval: ShapedArray, src: Any, dst: Any) -> SPMDExecutable:
+    devices = tuple(dst._device_assignment)
+    debug = DebugInfo("reshard", "reshard", ("x",))
+    closed = trace_to_jaxpr(lambda x: [x], [aval], debug)
+    placement = Placement(devices, (src,), (dst,), True)
+    lowered = lower_jaxpr(
+        closed, name="reshard", device=devices[0], out_committed=True, placement=placement
+    )
+    return compile_lowered(lowered)  # type: ignore[return-value]
+
+
+def _reshard(impl: Any, aval: ShapedArray, dst: Any) -> Any:
+    """``impl`` laid out as ``dst`` over the same devices, by an SPMD copy program."""
+    devices = tuple(dst._device_assignment)
+    src = _in_order(impl._sharding, devices, len(aval.shape))
+    if src is not impl._sharding:
+        impl = _array._reorder(impl, aval, src)
+    exe = _reshard_executable(aval, src, dst)
+    (out,) = exe.xla.execute_sharded([impl]).consume_with_handlers(exe._handlers)
+    return out
+
+
+_array._set_resharder(_reshard)
+
+
 # ---------------------------------------------------------------------------
 # Eager execution of one primitive
 
@@ -440,7 +775,11 @@ def _compile_primitive(prim: Primitive, params: dict, args: tuple, key: Any) -> 
             if exe is not None:
                 return exe
         avals = [get_aval(x) for x in args]
-        device, committed = arg_placement(args, fun_name=prim.name)
+        placement = spmd_placement(args, fun_name=prim.name)
+        if placement is None:
+            device, committed = arg_placement(args, fun_name=prim.name)
+        else:
+            device, committed = placement.devices[0], True
 
         def one_primitive(*xs: Any) -> list[Any]:
             out = prim.bind(*xs, **params)
@@ -449,7 +788,12 @@ def _compile_primitive(prim: Primitive, params: dict, args: tuple, key: Any) -> 
         debug = DebugInfo("eager", prim.name, tuple(f"args[{i}]" for i in range(len(args))))
         closed = trace_to_jaxpr(one_primitive, avals, debug)
         lowered = lower_jaxpr(
-            closed, name=prim.name, device=device, out_committed=committed, keep_unused=True
+            closed,
+            name=prim.name,
+            device=device,
+            out_committed=committed,
+            keep_unused=True,
+            placement=placement,
         )
         exe = compile_lowered(lowered)
         return exe if key is None else _eager_cache.put(key, exe)

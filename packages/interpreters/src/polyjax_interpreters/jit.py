@@ -36,9 +36,11 @@ from polyjax_core import config, tracing
 from polyjax_core import source_info as si
 from polyjax_core.abstract_values import ShapeDtypeStruct, shaped_abstractify
 from polyjax_core.caching import weakref_lru_cache
-from polyjax_core.jaxpr import ClosedJaxpr, Var
+from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, Var
 from polyjax_core.jaxpr_eval import jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
+from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
+from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
@@ -46,6 +48,7 @@ from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.dispatch import Executable, arg_signature
+from polyjax_interpreters.sharding import Sharding
 from polyjax_interpreters.stages import Traced, TracedCall
 
 __all__ = ["JitWrapped", "clear_jit_caches", "eval_shape", "jit", "jit_p"]
@@ -77,18 +80,58 @@ def _jit_impl(
     device: Any,
     backend: str | None,
     inline: bool,
+    in_shardings: tuple[Any, ...] = (),
+    out_shardings: tuple[Any, ...] = (),
 ) -> list[Array]:
-    dev, committed = dispatch.arg_placement(args, None, name, device, backend)
-    exe = _compile(jaxpr, name, dev, committed, donated_invars, keep_unused)
+    placement = None
+    if device is None:
+        placement = dispatch.spmd_placement(
+            args,
+            None,
+            name,
+            in_shardings or None,
+            out_shardings if any(s is not None for s in out_shardings) else None,
+            [len(a.shape) for a in jaxpr.out_avals],
+            body_shardings(jaxpr),
+        )
+    if placement is None:
+        dev, committed = dispatch.arg_placement(args, None, name, device, backend)
+    else:
+        dev, committed = placement.devices[0], True
+    exe = _compile(jaxpr, name, dev, committed, donated_invars, keep_unused, placement)
     return exe.call(args)
 
 
-def _jit_lowering(ctx: Any, *args: Any, jaxpr: ClosedJaxpr, name: str, inline: bool, **_: Any):
+def _jit_lowering(
+    ctx: Any,
+    *args: Any,
+    jaxpr: ClosedJaxpr,
+    name: str,
+    inline: bool,
+    in_shardings: tuple[Any, ...] = (),
+    out_shardings: tuple[Any, ...] = (),
+    **_: Any,
+):
+    # Inside a program over several devices, an inner jit's shardings constrain
+    # its inputs and outputs there.
+    spmd = bool(ctx.module_context.device_assignment)
+    if spmd and in_shardings:
+        args = tuple(
+            a if s is None else mlir.sharding_constraint(ctx, a, s, aval)
+            for a, s, aval in zip(args, in_shardings, ctx.avals_in)
+        )
     if inline:
-        return mlir.jaxpr_subcomp(
+        outs = mlir.jaxpr_subcomp(
             ctx.module_context, jaxpr.jaxpr, jaxpr.consts, args, ctx.dim_var_values
         )
-    return mlir.call_jaxpr(ctx, name, jaxpr, args)
+    else:
+        outs = mlir.call_jaxpr(ctx, name, jaxpr, args)
+    if spmd and out_shardings:
+        outs = [
+            o if s is None else mlir.sharding_constraint(ctx, o, s, aval)
+            for o, s, aval in zip(outs, out_shardings, ctx.avals_out)
+        ]
+    return outs
 
 
 mlir.register_lowering(jit_p, _jit_lowering)
@@ -113,6 +156,12 @@ def _jit_partial_eval(
                 params,
                 jaxpr=known_body,
                 donated_invars=tuple(d for d, u in zip(donated, unknowns) if not u),
+                **_sharding_params(
+                    params,
+                    [not u for u in unknowns],
+                    [not u for u in out_unks],
+                    extra_out=len(residuals),
+                ),
             ),
             effects=known_body.effects,
         )
@@ -124,6 +173,7 @@ def _jit_partial_eval(
             jaxpr=unknown_body,
             donated_invars=(False,) * len(residuals)
             + tuple(d for d, u in zip(donated, unknowns) if u),
+            **_sharding_params(params, list(unknowns), list(out_unks), extra_in=len(residuals)),
         ),
         effects=unknown_body.effects,
     )
@@ -147,6 +197,7 @@ def _jit_dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:
             params,
             jaxpr=body,
             donated_invars=tuple(d for d, u in zip(params["donated_invars"], used_inputs) if u),
+            **_sharding_params(params, list(used_inputs), list(used_outputs)),
         ),
         effects=body.effects,
     )
@@ -165,6 +216,14 @@ def _jit_batching(
         # Nothing batched and no axis name the body could refer to: unchanged.
         return jit_p.bind(*args, jaxpr=jaxpr, **params), [None] * len(jaxpr.out_avals)
     body, out_dims = batching.batch_jaxpr(jaxpr, axis_data, dims, False)
+    # A batched value has one more dimension than its sharding describes: unconstrained.
+    ins = params.get("in_shardings") or (None,) * len(args)
+    outs = params.get("out_shardings") or (None,) * len(out_dims)
+    params = dict(
+        params,
+        in_shardings=tuple(None if d is not None else s for s, d in zip(ins, dims)),
+        out_shardings=tuple(None if d is not None else s for s, d in zip(outs, out_dims)),
+    )
     return jit_p.bind(*args, jaxpr=body, **params), out_dims
 
 
@@ -186,6 +245,7 @@ def _jit_jvp(
             jaxpr=body,
             name=f"jvp({params['name']})",
             donated_invars=(*params["donated_invars"], *(False,) * len(nz_tangents)),
+            **_jvp_sharding_params(params, nonzeros, out_nz),
         ),
     )
     n = len(jaxpr.out_avals)
@@ -212,6 +272,7 @@ def _jit_transpose(cts: list[Any], *args: Any, jaxpr: ClosedJaxpr, **params: Any
                 jaxpr=body,
                 name=f"transpose({params['name']})",
                 donated_invars=(False,) * (len(known) + len(nz_cts)),
+                **_transpose_sharding_params(params, linear, ct_nz, ct_in_nz),
             ),
         )
     )
@@ -226,6 +287,52 @@ ad.primitive_jvps[jit_p] = _jit_jvp
 ad.primitive_transposes[jit_p] = _jit_transpose
 
 
+def _sharding_params(
+    params: dict,
+    keep_in: list[bool],
+    keep_out: list[bool],
+    extra_in: int = 0,
+    extra_out: int = 0,
+) -> dict[str, tuple[Any, ...]]:
+    """The jit's shardings for a new equation keeping some inputs/outputs.
+
+    ``extra_in`` unconstrained inputs come first (residuals), ``extra_out``
+    unconstrained outputs last.
+    """
+    ins = params.get("in_shardings") or (None,) * len(keep_in)
+    outs = params.get("out_shardings") or (None,) * len(keep_out)
+    return dict(
+        in_shardings=(None,) * extra_in + tuple(s for s, k in zip(ins, keep_in) if k),
+        out_shardings=tuple(s for s, k in zip(outs, keep_out) if k) + (None,) * extra_out,
+    )
+
+
+def _jvp_sharding_params(params: dict, in_nz: list[bool], out_nz: list[bool]) -> dict:
+    """Tangents are laid out as their primals."""
+    ins = params.get("in_shardings") or (None,) * len(in_nz)
+    outs = params.get("out_shardings") or (None,) * len(out_nz)
+    return dict(
+        in_shardings=(*ins, *(s for s, nz in zip(ins, in_nz) if nz)),
+        out_shardings=(*outs, *(s for s, nz in zip(outs, out_nz) if nz)),
+    )
+
+
+def _transpose_sharding_params(
+    params: dict, linear: list[bool], ct_nz: list[bool], ct_in_nz: list[bool]
+) -> dict:
+    """Cotangents are laid out as the values they are cotangents of."""
+    ins = params.get("in_shardings") or (None,) * len(linear)
+    outs = params.get("out_shardings") or (None,) * len(ct_nz)
+    lin_ins = [s for s, lin in zip(ins, linear) if lin]
+    return dict(
+        in_shardings=(
+            *(s for s, lin in zip(ins, linear) if not lin),
+            *(s for s, nz in zip(outs, ct_nz) if nz),
+        ),
+        out_shardings=tuple(s for s, nz in zip(lin_ins, ct_in_nz) if nz),
+    )
+
+
 @weakref_lru_cache(maxsize=4096)
 def _compile(
     jaxpr: ClosedJaxpr,
@@ -234,7 +341,10 @@ def _compile(
     committed: bool,
     donated_invars: tuple[bool, ...],
     keep_unused: bool,
+    placement: dispatch.Placement | None = None,
+    shardy: bool = True,
 ) -> Executable:
+    # `shardy` is only part of the key: the lowering reads the flag itself.
     lowered = dispatch.lower_jaxpr(
         jaxpr,
         name=name,
@@ -242,6 +352,7 @@ def _compile(
         out_committed=committed,
         donated_invars=donated_invars,
         keep_unused=keep_unused,
+        placement=placement,
     )
     return dispatch.compile_lowered(lowered)
 
@@ -369,7 +480,13 @@ def _describe_leaf(sig: Any) -> str:
     if isinstance(sig, tuple) and len(sig) == 3 and hasattr(sig[0], "str_short"):
         aval, sharding, committed = sig
         weak = ", weak_type=True" if aval.weak_type else ""
-        where = f" committed to {sharding._device}" if committed else ""
+        place = getattr(sharding, "_device", None) if len(sharding.device_set) == 1 else None
+        if not committed:
+            where = ""
+        elif place is not None:
+            where = f" committed to {place}"
+        else:
+            where = f" sharded as {sharding}"
         return f"{aval.str_short(short_dtypes=False)}{weak}{where}"
     if isinstance(sig, tuple) and len(sig) == 3:  # a numpy array
         _, dtype, shape = sig
@@ -377,6 +494,14 @@ def _describe_leaf(sig: Any) -> str:
     if isinstance(sig, type):
         return f"Python {sig.__name__} (weakly typed)"
     return str(sig)
+
+
+# Marks the mesh in a call-cache key (bare PartitionSpecs resolve over it).
+_MESH_KEY = "<mesh>"
+
+
+def _is_array_sig(sig: Any) -> bool:
+    return isinstance(sig, tuple) and len(sig) == 3 and hasattr(sig[0], "str_short")
 
 
 def _explain_miss(fun_name: str, seen: Sequence[_Signature], new: _Signature) -> str:
@@ -390,10 +515,16 @@ def _explain_miss(fun_name: str, seen: Sequence[_Signature], new: _Signature) ->
             return out
         if old.static != new.static:
             for (k, a), (_, b) in zip(old.static, new.static):
-                if a != b:
+                if a != b and k is _MESH_KEY:
+                    out.append(f"  * the mesh in context changed: was {a!r}, now {b!r}")
+                elif a != b:
                     out.append(f"  * static argument {k}: was {a!r}, now {b!r}")
         for name, a, b in zip(new.arg_names, old.leaves, new.leaves):
-            if a != b:
+            if a == b:
+                continue
+            if _is_array_sig(a) and _is_array_sig(b) and a[0] == b[0] and a[1] != b[1]:
+                out.append(f"  * at {name}: the sharding changed: was {a[1]}, now {b[1]}")
+            else:
                 out.append(f"  * at {name}: was {_describe_leaf(a)}, now {_describe_leaf(b)}")
         return out
 
@@ -476,8 +607,15 @@ class JitWrapped:
         self._lru_from = cache_size // 2
         self._seen: list[_Signature] = []
         self._lock = threading.RLock()
+        self._has_specs = any(
+            _is_spec(x) for x in (*_sharding_leaves(in_shardings), *_sharding_leaves(out_shardings))
+        )
         self._fast = not (
-            static_argnums or static_argnames or self._donate_argnums or self._donate_argnames
+            static_argnums
+            or static_argnames
+            or self._donate_argnums
+            or self._donate_argnames
+            or self._has_specs
         )
         # `updated=()`: copying `fun.__dict__` would overwrite the attributes set
         # above when `fun` is itself a JitWrapped (or wraps one).
@@ -553,7 +691,7 @@ class JitWrapped:
         return TracedCall(self, leaves, in_tree, closed, out_tree, donated, debug, args, kwargs)
 
     def _params(self, traced: TracedCall) -> dict[str, Any]:
-        return dict(
+        params = dict(
             jaxpr=traced.jaxpr,
             name=self._name,
             donated_invars=traced.donated,
@@ -562,24 +700,63 @@ class JitWrapped:
             backend=self._backend,
             inline=self._inline,
         )
+        if self._in_shardings is not None or self._out_shardings is not None:
+            ins, outs = self._flat_shardings(traced)
+            params["in_shardings"] = ins
+            params["out_shardings"] = outs or (None,) * len(traced.jaxpr.out_avals)
+        return params
 
     def _device_from_shardings(self) -> Any:
+        """The device that single-device shardings name (None if none, or several)."""
         if self._device is not None:
             return self._device
+        devices = set()
         for s in (self._in_shardings, self._out_shardings):
-            if s is None:
-                continue
-            leaves = [x for x in tree_flatten(s)[0] if x is not None]
-            devices = {d for x in leaves for d in x.device_set}
-            if len(devices) > 1:
-                raise NotImplementedError(
-                    "jit with shardings over several devices needs polyjax-sharding "
-                    "(not available yet); got shardings over "
-                    f"{sorted(d.id for d in devices)}"
-                )
-            if devices:
-                return devices.pop()
-        return None
+            for x in _sharding_leaves(s):
+                if isinstance(x, Sharding):
+                    devices |= x.device_set
+                elif x is not None:  # a PartitionSpec: over the mesh's devices
+                    return None
+        return devices.pop() if len(devices) == 1 else None
+
+    def _flat_shardings(self, traced: TracedCall) -> tuple[tuple[Any, ...], tuple[Any, ...] | None]:
+        """(per flat input, per flat output) explicit shardings, None where unspecified."""
+        n_in = len(traced.leaves)
+        ins: tuple[Any, ...] = (None,) * n_in
+        if self._in_shardings is not None:
+            dyn_args, dyn_kwargs = tree_unflatten(traced.in_tree, traced.leaves)
+            flat = _broadcast_prefix(
+                self._in_shardings, tuple(dyn_args), "in_shardings", "the positional arguments"
+            )
+            ins = tuple(flat) + (None,) * (n_in - len(flat))
+        outs = None
+        if self._out_shardings is not None:
+            dummy = tree_unflatten(traced.out_tree, [0] * traced.out_tree.num_leaves)
+            outs = tuple(
+                _broadcast_prefix(self._out_shardings, dummy, "out_shardings", "the outputs")
+            )
+        return ins, outs
+
+    def _placement(self, traced: TracedCall, leaves: Sequence[Any]) -> dispatch.Placement | None:
+        """The SPMD placement of this call, or None (single device)."""
+        if self._device is not None:
+            return None
+        ins, outs = self._flat_shardings(traced)
+        return dispatch.spmd_placement(
+            leaves,
+            traced.debug.safe_arg_names(len(leaves)),
+            self._name,
+            ins,
+            outs,
+            [len(a.shape) for a in traced.jaxpr.out_avals],
+            body_shardings(traced.jaxpr),
+        )
+
+    def _key_extra(self) -> tuple:
+        """What a call's cache key needs beyond its arguments: the mesh bare specs refer to."""
+        if not self._has_specs:
+            return ()
+        return ((_MESH_KEY, get_concrete_mesh()),)
 
     # -- calling -----------------------------------------------------------------
 
@@ -621,7 +798,7 @@ class JitWrapped:
             key = (
                 in_tree,
                 static_pos,
-                static_kw,
+                (*static_kw, *self._key_extra()),
                 _trace_context(),
                 *_signatures(leaves),
             )
@@ -664,6 +841,8 @@ class JitWrapped:
                     jaxpr=body,
                     donated_invars=(False,) * len(hoisted) + tuple(params["donated_invars"]),
                 )
+                if "in_shardings" in params:
+                    params["in_shardings"] = (None,) * len(hoisted) + params["in_shardings"]
             outs = jit_p.bind(*leaves, **params)
         return tree_unflatten(traced.out_tree, outs)
 
@@ -674,15 +853,26 @@ class JitWrapped:
                 return entry
             traced = self._trace_call(args, kwargs)
             params = self._params(traced)
-            device, committed = dispatch.arg_placement(
-                leaves,
-                traced.debug.safe_arg_names(len(leaves)),
-                self._name,
-                params["device"],
-                self._backend,
-            )
+            placement = self._placement(traced, leaves)
+            if placement is None:
+                device, committed = dispatch.arg_placement(
+                    leaves,
+                    traced.debug.safe_arg_names(len(leaves)),
+                    self._name,
+                    params["device"],
+                    self._backend,
+                )
+            else:
+                device, committed = placement.devices[0], True
             exe = _compile(
-                traced.jaxpr, self._name, device, committed, traced.donated, self._keep_unused
+                traced.jaxpr,
+                self._name,
+                device,
+                committed,
+                traced.donated,
+                self._keep_unused,
+                placement,
+                config.use_shardy_partitioner.value,
             )
             entry = _Entry(exe, traced.out_tree)
             sig = _Signature(
@@ -726,6 +916,84 @@ class JitWrapped:
         return len(self._cache)
 
 
+@weakref_lru_cache(maxsize=1024)
+def body_shardings(closed: ClosedJaxpr) -> tuple[Any, ...]:
+    """The shardings that equations of ``closed`` (and its sub-jaxprs) carry as params.
+
+    A sharding constraint in the body decides where a computation runs when
+    nothing else does (all inputs on one device, no explicit shardings).
+    """
+    found: list[Any] = []
+
+    def visit(jaxpr: Any) -> None:
+        for eqn in jaxpr.eqns:
+            for v in eqn.params.values():
+                for item in v if isinstance(v, (tuple, list)) else (v,):
+                    if isinstance(item, Sharding):
+                        found.append(item)
+                    elif isinstance(item, ClosedJaxpr):
+                        visit(item.jaxpr)
+                    elif isinstance(item, Jaxpr):
+                        visit(item)
+
+    visit(closed.jaxpr)
+    return tuple(found)
+
+
+def _is_sharding_leaf(x: Any) -> bool:
+    return x is None or isinstance(x, Sharding) or _is_spec(x)
+
+
+def _is_spec(x: Any) -> bool:
+    return isinstance(x, PartitionSpec)
+
+
+def _sharding_leaves(tree: Any) -> list[Any]:
+    if tree is None:
+        return []
+    return tree_flatten(tree, is_leaf=_is_sharding_leaf)[0]
+
+
+def _resolve_sharding(x: Any, what: str) -> Any:
+    """A sharding leaf of ``in_shardings``/``out_shardings`` as a Sharding (or None)."""
+    if x is None or isinstance(x, Sharding):
+        return x
+    if _is_spec(x):
+        if get_concrete_mesh() is None:
+            raise RuntimeError(
+                f"jit requires a non-empty mesh in context if you are passing `PartitionSpec`s "
+                f"to {what} (got {x}). You can define a context mesh via "
+                f"`polyjax.set_mesh(mesh)`. Alternatively, provide `Sharding`s to {what} and "
+                "then the mesh context manager is not required."
+            )
+        return spec_to_sharding(x)
+    raise TypeError(
+        f"{what} leaves must be Shardings, PartitionSpecs or None; got {x!r} of type "
+        f"{type(x).__name__}."
+    )
+
+
+def _broadcast_prefix(prefix: Any, tree: Any, what: str, of: str) -> list[Any]:
+    """One resolved sharding per leaf of ``tree``, from a pytree prefix of shardings."""
+    if _is_sharding_leaf(prefix):
+        one = _resolve_sharding(prefix, what)
+        return [one] * len(tree_flatten(tree)[0])
+    targets, target_tree = tree_flatten(prefix, is_leaf=_is_sharding_leaf)
+    if isinstance(prefix, list):  # JAX accepts a list where the arguments are a tuple
+        target_tree = tree_flatten(tuple(prefix), is_leaf=_is_sharding_leaf)[1]
+    try:
+        subtrees = target_tree.flatten_up_to(tree)
+    except (ValueError, TypeError) as e:
+        raise ValueError(
+            f"{what} must be a Sharding, a PartitionSpec, None, or a pytree prefix of "
+            f"{of}; got {prefix!r}, whose structure does not match {tree_flatten(tree)[1]}: {e}"
+        ) from None
+    out: list[Any] = []
+    for t, sub in zip(targets, subtrees):
+        out += [_resolve_sharding(t, what)] * len(tree_flatten(sub)[0])
+    return out
+
+
 _live_jitted: weakref.WeakSet[JitWrapped] = weakref.WeakSet()
 
 
@@ -756,9 +1024,13 @@ def jit(
     Args:
       fun: the function to compile. Its arguments and results are pytrees of
         arrays and scalars (static arguments aside).
-      in_shardings: shardings of the inputs (a pytree prefix); single-device
-        shardings place the computation.
-      out_shardings: shardings of the outputs.
+      in_shardings: shardings of the positional arguments: a pytree prefix of
+        them whose leaves are `Sharding` objects, bare `PartitionSpec` objects (over the
+        mesh of the `with mesh:` context) or ``None`` (the argument's own
+        sharding if it is a committed array, else replicated). A committed
+        argument laid out otherwise is an error; other arguments are moved.
+      out_shardings: shardings of the outputs, a pytree prefix of them; ``None``
+        lets XLA's partitioner choose.
       static_argnums: positions of arguments that are Python values (hashable):
         each distinct value traces and compiles anew.
       static_argnames: names of static keyword arguments.

@@ -34,12 +34,14 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import itertools
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import ml_dtypes
 import numpy as np
+from jaxlib import xla_client
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import chlo, func, sdy
@@ -246,6 +248,10 @@ class ModuleContext:
       host_callbacks: Python callbacks the executable must be given.
       keepalives: objects that must live as long as the executable.
       dim_vars: names of the dimension variables (leading args of functions).
+      device_assignment: the devices of an SPMD module, in the order XLA
+        numbers them (logical ids); empty for a single-device module.
+      shardy: whether shardings are emitted as Shardy (`sdy`) attributes
+        rather than GSPMD `mhlo.sharding` strings.
     """
 
     context: ir.Context
@@ -259,8 +265,42 @@ class ModuleContext:
     host_callbacks: list = dataclasses.field(default_factory=list)
     keepalives: list = dataclasses.field(default_factory=list)
     dim_vars: tuple[str, ...] = ()
+    device_assignment: tuple[Any, ...] = ()
+    shardy: bool = True
     _locations: dict = dataclasses.field(default_factory=dict)
     _rules: dict = dataclasses.field(default_factory=dict)  # primitive -> rule found
+    _meshes: dict = dataclasses.field(default_factory=dict)  # (axes, ids) -> symbol
+    _known_meshes: list = dataclasses.field(default_factory=list)  # (axes, ids) in use
+
+    def mesh_symbol(
+        self, axes: Sequence[tuple[str, int]], logical_ids: Sequence[int] | None = None
+    ) -> str:
+        """The symbol of an `sdy.mesh` with these axes, declared in the module on first use.
+
+        This is the lowering's axis-context hook: it knows axis names, sizes and
+        device order, not any sharding class.
+
+        Args:
+          axes: ``(name, size)`` of each mesh axis, major to minor.
+          logical_ids: the logical device id (position in the device assignment)
+            at each mesh position, row-major; ``None`` for the identity order.
+        """
+        axes = tuple((str(n), int(k)) for n, k in axes)
+        ids = None if logical_ids is None else tuple(int(i) for i in logical_ids)
+        if ids is not None and ids == tuple(range(len(ids))):
+            ids = None
+        key = (axes, ids)
+        name = self._meshes.get(key)
+        if name is None:
+            name = "mesh" if not self._meshes else f"mesh_{len(self._meshes)}"
+            self._meshes[key] = name
+            body = ", ".join(f'"{n}"={k}' for n, k in axes)
+            extra = "" if ids is None else f", device_ids=[{', '.join(map(str, ids))}]"
+            attr = ir.Attribute.parse(f"#sdy.mesh<[{body}]{extra}>")
+            with ir.InsertionPoint.at_block_begin(self.module.body), ir.Location.unknown():
+                op = sdy.MeshOp(name, attr)
+            self.symbol_table.insert(op)
+        return name
 
     def location(self, source_info: Any, name: str) -> ir.Location:
         """The location of an op named `name` created at `source_info`."""
@@ -865,6 +905,218 @@ def _sharding_attr(sharding: Any, ndim: int) -> ir.Attribute | None:
     )
 
 
+def _remap_hlo(hs: Any, devices: Sequence[Any], assignment: Sequence[Any]) -> Any:
+    """``hs`` (numbering ``devices``) renumbered for the device order ``assignment``."""
+    if tuple(devices) == tuple(assignment) or not hs.is_tiled() or hs.is_replicated():
+        return hs
+    position = {d: i for i, d in enumerate(assignment)}
+    tiles = np.array(
+        [position[devices[i]] for i in hs.tile_assignment_devices()], dtype=np.int64
+    ).reshape(hs.tile_assignment_dimensions())
+    if hs.replicate_on_last_tile_dim():
+        subgroups = [xla_client.OpSharding.Type.REPLICATED]
+    else:
+        subgroups = list(hs.subgroup_types())
+    return xla_client.HloSharding.subgroup_with_device_ordering(tiles, subgroups)
+
+
+def hlo_sharding_in(sharding: Any, ndim: int, assignment: Sequence[Any]) -> Any:
+    """The XLA sharding of ``sharding`` for rank ``ndim``, numbering ``assignment``."""
+    hs = sharding._to_xla_hlo_sharding(ndim)
+    devices = getattr(sharding, "_device_assignment", None)
+    if devices is None or len(devices) <= 1:
+        return hs
+    return _remap_hlo(hs, devices, assignment)
+
+
+SdyParts = tuple[tuple[tuple[str, int], ...], tuple[int, ...] | None, list]
+
+
+def sdy_parts(mctx: ModuleContext, sharding: Any, ndim: int) -> SdyParts:
+    """(mesh axes, logical device ids, axes of each dimension) of a sharding.
+
+    Shardings with a ``_to_sdy_sharding`` hook (e.g. NamedSharding) give their
+    mesh; others get a mesh with one axis (``"_k"``) per tiled dimension of their
+    ``HloSharding``, whose device order is the tile assignment's. A dimension's
+    entry is a tuple of mesh axes (``()``: replicated) or ``None``
+    (unconstrained).
+    """
+    assignment = mctx.device_assignment
+    meshes = mctx._known_meshes
+    to_sdy = getattr(sharding, "_to_sdy_sharding", None)
+    if to_sdy is not None:
+        axes, device_ids, dims = to_sdy(ndim)
+        position = {d.id: i for i, d in enumerate(assignment)}
+        mesh = (tuple(axes), tuple(position[i] for i in device_ids))
+        if mesh not in meshes:
+            meshes.append(mesh)
+        return (*mesh, list(dims))
+    hs = hlo_sharding_in(sharding, ndim, assignment)
+    if hs.is_manual():
+        raise NotImplementedError(f"a manual sharding ({hs}) cannot be lowered here")
+    # On a mesh the module uses already if possible: shardings on one mesh
+    # partition better than the same layouts on several.
+    for axes, ids in meshes:
+        dims = _express(hs, axes, ids, ndim)
+        if dims is not None:
+            return axes, ids, dims
+    if hs.is_replicated() or not hs.is_tiled():
+        axes = (("_r", len(assignment)),) if len(assignment) > 1 else ()
+        return axes, None, [()] * ndim
+    tiles = hs.tile_assignment_dimensions()
+    axes = tuple((f"_{k}", t) for k, t in enumerate(tiles) if t > 1)
+    dims = [(f"_{k}",) if tiles[k] > 1 else () for k in range(ndim)]
+    ids = tuple(hs.tile_assignment_devices())
+    meshes.append((axes, ids))
+    return axes, ids, dims
+
+
+def _express(hs: Any, axes: tuple, ids: Any, ndim: int) -> list | None:
+    """Axes of each dimension that lay out a rank-``ndim`` array on the mesh as ``hs``."""
+    if hs.is_replicated() or not hs.is_tiled():
+        return [()] * ndim
+    if len(axes) > 6:  # (ndim + 1) ** len(axes) candidates: keep it small
+        return None
+    for choice in itertools.product(range(ndim + 1), repeat=len(axes)):
+        dims = [tuple(a for (a, _), c in zip(axes, choice) if c == k) for k in range(ndim)]
+        if parts_to_hlo((axes, ids, dims)) == hs:
+            return dims
+    return None
+
+
+def _insert_dims(parts: SdyParts, inserted: Sequence[tuple[int, Any]]) -> SdyParts:
+    """``parts`` with new dimensions (position, mesh axes or None) inserted in order."""
+    axes, ids, dims = parts
+    dims = list(dims)
+    names = {n for n, _ in axes}
+    for pos, entry in inserted:
+        for a in entry or ():
+            if a not in names:
+                raise ValueError(
+                    f"spmd_axis_name {a!r} is not an axis of the mesh of the sharding "
+                    f"constraint (axes {sorted(names)})."
+                )
+        dims.insert(pos, None if entry is None else tuple(entry))
+    return axes, ids, dims
+
+
+def parts_to_hlo(parts: SdyParts) -> Any:
+    """The `HloSharding` of Shardy parts (unconstrained dimensions replicated)."""
+    axes, ids, dims = parts
+    names = [n for n, _ in axes]
+    sizes = [k for _, k in axes]
+    total = int(np.prod(sizes)) if sizes else 1
+    devices = np.arange(total) if ids is None else np.asarray(ids)
+    devices = devices.reshape(sizes) if sizes else devices.reshape(())
+    used = [names.index(a) for d in dims for a in (d or ())]
+    rest = [i for i in range(len(names)) if i not in used]
+    tile_dims = [int(np.prod([sizes[names.index(a)] for a in (d or ())])) for d in dims]
+    replicas = int(np.prod([sizes[i] for i in rest])) if rest else 1
+    if all(t == 1 for t in tile_dims):
+        return xla_client.HloSharding.replicate()
+    tiles = np.transpose(devices, used + rest).reshape(
+        tile_dims + ([replicas] if replicas > 1 else [])
+    )
+    subgroups = [xla_client.OpSharding.Type.REPLICATED] if replicas > 1 else []
+    return xla_client.HloSharding.subgroup_with_device_ordering(tiles.astype(np.int64), subgroups)
+
+
+def _sdy_attr_of_parts(mctx: ModuleContext, parts: SdyParts) -> ir.Attribute:
+    axes, ids, dims = parts
+    mesh = mctx.mesh_symbol(axes, ids)
+    return ir.Attribute.parse(f"#sdy.sharding<@{mesh}, {_sdy_dims_text(dims)}>")
+
+
+def _sdy_dims_text(dims: Sequence[tuple[str, ...] | None]) -> str:
+    def one(axes: tuple[str, ...] | None) -> str:
+        if axes is None:
+            return "{?}"
+        return "{" + ", ".join(f'"{a}"' for a in axes) + "}"
+
+    return "[" + ", ".join(one(d) for d in dims) + "]"
+
+
+def sdy_sharding_attr(mctx: ModuleContext, sharding: Any, ndim: int) -> ir.Attribute:
+    """The `#sdy.sharding<@mesh, [...]>` attribute of a sharding for rank ``ndim``."""
+    return _sdy_attr_of_parts(mctx, sdy_parts(mctx, sharding, ndim))
+
+
+def sharding_attribute(mctx: ModuleContext, sharding: Any, ndim: int) -> tuple[str, ir.Attribute]:
+    """(name, value) of the argument/result attribute placing a value as ``sharding``.
+
+    Shardy (`sdy.sharding`) or GSPMD (`mhlo.sharding`), as the module context says.
+    """
+    if mctx.shardy:
+        return "sdy.sharding", sdy_sharding_attr(mctx, sharding, ndim)
+    hs = hlo_sharding_in(sharding, ndim, mctx.device_assignment)
+    return "mhlo.sharding", ir.StringAttr.get(str(hs))
+
+
+def sharding_constraint(
+    ctx: LoweringRuleContext,
+    x: ir.Value,
+    sharding: Any,
+    aval: Any,
+    inserted: Sequence[tuple[int, Any]] = (),
+) -> ir.Value:
+    """Emits a sharding constraint on ``x`` (Shardy or GSPMD, as the module says).
+
+    Args:
+      ctx: the rule's context.
+      x: the value.
+      sharding: the sharding, for rank ``aval.ndim - len(inserted)``.
+      aval: ``x``'s aval.
+      inserted: dimensions that `vmap` added since: ``(position, mesh axes)``,
+        the axes ``None`` for an unconstrained dimension.
+
+    Dimensions left unconstrained (``None``) are the partitioner's choice.
+    """
+    mctx = ctx.module_context
+    ndim = len(aval.shape)
+    parts = sdy_parts(mctx, sharding, ndim - len(inserted))
+    if inserted:
+        parts = _insert_dims(parts, inserted)
+    if mctx.shardy:
+        return sdy.sharding_constraint(x, _sdy_attr_of_parts(mctx, parts))
+    if inserted or any(d is None for d in parts[2]):
+        hs = parts_to_hlo(parts)  # (parts number devices by logical id already)
+    else:
+        hs = hlo_sharding_in(sharding, ndim, mctx.device_assignment)
+    attrs = {"mhlo.sharding": ir.StringAttr.get(str(hs))}
+    unconstrained = [i for i, d in enumerate(parts[2]) if d is None]
+    if unconstrained:
+        attrs["backend_config"] = ir.StringAttr.get(
+            "unspecified_dims=[" + ",".join(map(str, unconstrained)) + "]"
+        )
+    return hlo_custom_call("Sharding", [x], [x.type], attrs)
+
+
+def hlo_custom_call(
+    target: str, operands: Sequence[ir.Value], result_types: Sequence[ir.Type], attrs: dict
+) -> ir.Value:
+    """A `stablehlo.custom_call @target` with extra attributes; its single result."""
+    op = hlo.CustomCallOp(
+        list(result_types),
+        list(operands),
+        call_target_name=ir.StringAttr.get(target),
+        has_side_effect=ir.BoolAttr.get(False),
+    )
+    for k, v in attrs.items():
+        op.attributes[k] = v
+    return op.result
+
+
+def _placement_attr(
+    mctx: ModuleContext, sharding: Any, ndim: int
+) -> tuple[str, ir.Attribute] | None:
+    if sharding is None:
+        return None
+    if mctx.device_assignment:
+        return sharding_attribute(mctx, sharding, ndim)
+    attr = _sharding_attr(sharding, ndim)
+    return None if attr is None else ("mhlo.sharding", attr)
+
+
 def _donation_attrs(
     donated_args: Sequence[bool], in_avals: Sequence[Any], out_avals: Sequence[Any]
 ) -> list[tuple[str, ir.Attribute] | None]:
@@ -899,6 +1151,8 @@ def lower_jaxpr_to_module(
     result_names: Sequence[str | None] | None = None,
     num_devices: int = 1,
     axis_context: Any = None,
+    device_assignment: Sequence[Any] | None = None,
+    shardy: bool = True,
 ) -> LoweringResult:
     """Lowers a closed jaxpr to a StableHLO module with a public `@main`.
 
@@ -910,11 +1164,18 @@ def lower_jaxpr_to_module(
       donated_args: per input, whether its buffer is donated: matched to an
         output of the same type (`tf.aliasing_output`) or else marked
         `jax.buffer_donor`.
-      arg_shardings, result_shardings: per input/output, a `Sharding` (or
-        `HloSharding`) or None; emitted as `mhlo.sharding`.
+      arg_shardings, result_shardings: per input/output, a `Sharding` or None
+        (left to the partitioner). With a ``device_assignment`` they are
+        emitted as Shardy `sdy.sharding` attributes (declaring the `sdy.mesh`es
+        they use) or, if not ``shardy``, as GSPMD `mhlo.sharding` strings;
+        without one, as `mhlo.sharding` (an `HloSharding` is accepted too).
       arg_names, result_names: `jax.arg_info` / `jax.result_info` attributes.
-      num_devices: number of devices (`mhlo.num_partitions`).
+      num_devices: number of devices (`mhlo.num_partitions`); taken from
+        ``device_assignment`` when that is given.
       axis_context: sharding context for collectives (None for now).
+      device_assignment: the devices of an SPMD module in XLA's order (the
+        shardings' device numbers refer to it).
+      shardy: emit Shardy attributes rather than GSPMD ones.
 
     Returns:
       A `LoweringResult`. When the input avals have symbolic dimensions, main
@@ -928,6 +1189,9 @@ def lower_jaxpr_to_module(
     if not platforms:
         raise ValueError("lower_jaxpr_to_module: at least one platform is needed")
     dim_vars = symbolic_dims.shape_vars(a.shape for a in in_avals)
+    assignment = tuple(device_assignment or ())
+    if assignment:
+        num_devices = len(assignment)
     ctx = make_ir_context()
     with ctx, ir.Location.unknown():
         module = ir.Module.create()
@@ -946,6 +1210,8 @@ def lower_jaxpr_to_module(
             axis_context=axis_context,
             num_devices=num_devices,
             dim_vars=dim_vars,
+            device_assignment=assignment,
+            shardy=shardy,
         )
         n_dims = len(dim_vars)
         in_types = [_scalar_i32_type()] * n_dims + [aval_to_ir_type(a) for a in in_avals]
@@ -966,9 +1232,9 @@ def lower_jaxpr_to_module(
                     arg_attrs[n_dims + i][a[0]] = a[1]
         if arg_shardings is not None:
             for i, (s, aval) in enumerate(zip(arg_shardings, in_avals)):
-                attr = _sharding_attr(s, aval.ndim)
-                if attr is not None:
-                    arg_attrs[n_dims + i]["mhlo.sharding"] = attr
+                named = _placement_attr(mctx, s, aval.ndim)
+                if named is not None:
+                    arg_attrs[n_dims + i][named[0]] = named[1]
         if arg_names is not None:
             for i, name in enumerate(arg_names):
                 if name:
@@ -985,9 +1251,9 @@ def lower_jaxpr_to_module(
             res_attrs[i]["jax.result_info"] = ir.StringAttr.get(name)
         if result_shardings is not None:
             for i, (s, aval) in enumerate(zip(result_shardings, out_avals)):
-                attr = _sharding_attr(s, aval.ndim)
-                if attr is not None:
-                    res_attrs[i]["mhlo.sharding"] = attr
+                named = _placement_attr(mctx, s, aval.ndim)
+                if named is not None:
+                    res_attrs[i][named[0]] = named[1]
         if res_attrs:
             main.result_attrs = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in res_attrs])
 

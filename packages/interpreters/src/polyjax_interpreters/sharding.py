@@ -27,12 +27,14 @@ Example:
 from __future__ import annotations
 
 import abc
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 from jaxlib import _jax, xla_client
 
-__all__ = ["Sharding", "SingleDeviceSharding"]
+__all__ = ["GSPMDSharding", "Sharding", "SingleDeviceSharding", "hlo_devices_indices_map"]
 
 Device = Any
 Index = tuple[slice, ...]
@@ -238,3 +240,180 @@ def _single_device_sharding(device: Device, memory_kind: str | None) -> SingleDe
 
 
 Sharding.register(SingleDeviceSharding)
+
+
+# ---------------------------------------------------------------------------
+# Shardings described by an XLA HloSharding
+
+
+def _tile_grid(hlo: Any, ndim: int) -> tuple[tuple[int, ...], np.ndarray] | None:
+    """(tiles per data dimension, logical device of each tile) of a tiled ``hlo``.
+
+    The device array has the data dimensions first, then one trailing axis of
+    replicas (its entries hold the same data). ``None`` means every device holds
+    everything (replicated, or a maximal sharding on one device).
+    """
+    if hlo.is_replicated() or hlo.is_maximal() or not hlo.is_tiled():
+        return None
+    dims = tuple(hlo.tile_assignment_dimensions())
+    devices = np.asarray(hlo.tile_assignment_devices(), dtype=np.int64).reshape(dims)
+    data = dims[:ndim]
+    devices = devices.reshape((*data, -1))
+    return data, devices
+
+
+def hlo_devices_indices_map(
+    hlo: Any, devices: Sequence[Device], global_shape: Sequence[int]
+) -> dict[Device, Index]:
+    """Which slice of an array of ``global_shape`` each device holds under ``hlo``.
+
+    ``devices`` is the sharding's device assignment (``hlo`` numbers devices by
+    their position in it). A dimension of size ``n`` split in ``k`` tiles gives
+    tiles of ``ceil(n / k)`` elements, the last ones shorter (as XLA pads them).
+    """
+    ndim = len(global_shape)
+    grid = _tile_grid(hlo, ndim)
+    if grid is None:
+        full = (slice(None),) * ndim
+        return {d: full for d in devices}
+    tiles, assignment = grid
+    chunks = [math.ceil(n / t) if t else 0 for n, t in zip(global_shape, tiles)]
+    out: dict[Device, Index] = {}
+    for pos in np.ndindex(*assignment.shape):
+        index = tuple(
+            slice(min(p * c, n), min((p + 1) * c, n)) if t > 1 else slice(None)
+            for p, c, n, t in zip(pos[:ndim], chunks, global_shape, tiles)
+        )
+        out[devices[int(assignment[pos])]] = index
+    return out
+
+
+def _hlo_shard_shape(hlo: Any, global_shape: Sequence[int]) -> tuple[int, ...]:
+    grid = _tile_grid(hlo, len(global_shape))
+    if grid is None:
+        return tuple(global_shape)
+    tiles = grid[0]
+    return tuple(math.ceil(n / t) for n, t in zip(global_shape, tiles))
+
+
+def _hlo_fully_replicated(hlo: Any) -> bool:
+    if hlo.is_replicated():
+        return True
+    if hlo.is_manual() or hlo.is_unknown() or not hlo.is_tiled():
+        return hlo.is_maximal() and hlo.num_devices() <= 1
+    dims = hlo.tile_assignment_dimensions()
+    data = len(dims) - (1 if hlo.replicate_on_last_tile_dim() else len(hlo.subgroup_types()))
+    return all(d == 1 for d in dims[:data])
+
+
+class GSPMDSharding(_jax.GSPMDSharding):
+    """A sharding given by an XLA ``HloSharding`` over a list of devices.
+
+    The ``HloSharding`` numbers devices by their position in ``devices`` (the
+    device assignment). This is the runtime's general sharding: what the
+    partitioner chose for an output that has no named form, and what tests use
+    below polyjax-sharding.
+
+    Args:
+      devices: the device assignment.
+      hlo_sharding: an ``xla_client.HloSharding`` (or ``OpSharding``).
+      memory_kind: the memory to use; ``None`` means the devices' default.
+
+    Example:
+      >>> from jaxlib import xla_client
+      >>> devs = backends.devices()
+      >>> s = GSPMDSharding(devs, xla_client.HloSharding.replicate())
+      >>> s.is_fully_replicated, s.shard_shape((4, 2))
+      (True, (4, 2))
+    """
+
+    __slots__ = ("_hash", "_hlo", "_replicated", "_indices_cache")
+
+    def __init__(self, devices: Sequence[Device], hlo_sharding: Any, *, memory_kind=None):
+        if isinstance(hlo_sharding, xla_client.OpSharding):
+            hlo_sharding = xla_client.HloSharding.from_proto(hlo_sharding)
+        devices = tuple(devices)
+        if hlo_sharding.is_tiled() and not hlo_sharding.is_replicated():
+            tiles = math.prod(hlo_sharding.tile_assignment_dimensions())
+            if tiles != len(devices):
+                raise ValueError(
+                    f"GSPMDSharding: the sharding {hlo_sharding} has {tiles} tiles but "
+                    f"{len(devices)} devices were given; they must be equal."
+                )
+        super().__init__(devices, hlo_sharding, memory_kind)
+        self._hlo = hlo_sharding
+        self._replicated = _hlo_fully_replicated(hlo_sharding)
+        key = "replicated" if self._replicated else hlo_sharding
+        self._hash = hash((devices, key, self._memory_kind))
+        self._indices_cache: dict = {}
+
+    @property
+    def _device_assignment(self) -> tuple[Device, ...]:
+        return self._devices
+
+    @property
+    def device_set(self) -> set[Device]:
+        return set(self._devices)
+
+    @property
+    def memory_kind(self) -> str | None:
+        return self._memory_kind
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self._replicated
+
+    @property
+    def num_devices(self) -> int:
+        return len(self._devices)
+
+    def with_memory_kind(self, kind: str) -> GSPMDSharding:
+        return GSPMDSharding(self._devices, self._hlo, memory_kind=kind)
+
+    def _to_xla_hlo_sharding(self, num_dimensions: int) -> xla_client.HloSharding:
+        return self._hlo
+
+    def _from_hlo_sharding(self, hlo_sharding: Any, ndim: int) -> GSPMDSharding:
+        return GSPMDSharding(self._devices, hlo_sharding, memory_kind=self._memory_kind)
+
+    def devices_indices_map(self, global_shape: Sequence[int]) -> Mapping[Device, Index]:
+        shape = tuple(global_shape)
+        out = self._indices_cache.get(shape)
+        if out is None:
+            out = self._indices_cache[shape] = hlo_devices_indices_map(
+                self._hlo, self._devices, shape
+            )
+        return out
+
+    def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
+        return _hlo_shard_shape(self._hlo, global_shape)
+
+    addressable_devices = Sharding.addressable_devices
+    is_fully_addressable = Sharding.is_fully_addressable
+    has_addressable_devices = Sharding.has_addressable_devices
+    addressable_devices_indices_map = Sharding.addressable_devices_indices_map
+    is_equivalent_to = Sharding.is_equivalent_to
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, GSPMDSharding):
+            return NotImplemented
+        return (
+            self._devices == other._devices
+            and self._memory_kind == other._memory_kind
+            and (self._hlo == other._hlo or (self._replicated and other._replicated))
+        )
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"GSPMDSharding({self._hlo}, memory_kind={self._memory_kind})"
+
+
+Sharding.register(GSPMDSharding)

@@ -128,9 +128,13 @@ class Traced(_Stage):
         wrapped = t.wrapped
         params = wrapped._params(t)
         placed = [x for x in t.leaves if not isinstance(x, ShapeDtypeStruct)]
-        device, committed = dispatch.arg_placement(
-            placed, None, wrapped._name, params["device"], wrapped._backend
-        )
+        placement = wrapped._placement(t, t.leaves)
+        if placement is None:
+            device, committed = dispatch.arg_placement(
+                placed, None, wrapped._name, params["device"], wrapped._backend
+            )
+        else:
+            device, committed = placement.devices[0], True
         lowered = dispatch.lower_jaxpr(
             t.jaxpr,
             name=wrapped._name,
@@ -139,6 +143,7 @@ class Traced(_Stage):
             donated_invars=t.donated,
             keep_unused=wrapped._keep_unused,
             arg_names=t.debug.safe_arg_names(len(t.leaves)),
+            placement=placement,
         )
         return Lowered(t, lowered)
 
@@ -191,6 +196,23 @@ class Compiled(_Stage):
     def cost_analysis(self) -> dict[str, float]:
         """XLA's cost estimate (``flops``, ``bytes accessed``, ...)."""
         return dict(self._exe.xla.cost_analysis())
+
+    @property
+    def input_shardings(self) -> Any:
+        """The sharding of each argument, as ``(args, kwargs)`` pytrees."""
+        return tree_unflatten(self._t.in_tree, self._exe_shardings(True))
+
+    @property
+    def output_shardings(self) -> Any:
+        """The sharding of each output, in the output's pytree structure."""
+        return tree_unflatten(self._t.out_tree, self._exe_shardings(False))
+
+    def _exe_shardings(self, inputs: bool) -> list[Any]:
+        exe = self._exe
+        if isinstance(exe, dispatch.SPMDExecutable):
+            return list(exe.in_shardings if inputs else exe.out_shardings)
+        n = len(exe.in_avals) if inputs else len(exe.out_avals)
+        return [exe.sharding] * n
 
     def memory_analysis(self) -> Any:
         """XLA's memory statistics (argument, output, temp, generated code sizes)."""

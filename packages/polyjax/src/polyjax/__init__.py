@@ -89,7 +89,15 @@ if TYPE_CHECKING:
         value_and_grad,
         vjp,
     )
-    from polyjax_interpreters.array import Array, block_until_ready, device_get, device_put
+    from polyjax_interpreters.array import (
+        Array,
+        block_until_ready,
+        device_get,
+        device_put,
+        make_array_from_callback,
+        make_array_from_process_local_data,
+        make_array_from_single_device_arrays,
+    )
     from polyjax_interpreters.backends import (
         default_backend,
         device_count,
@@ -154,6 +162,9 @@ __all__ = [
     "local_device_count",
     "local_devices",
     "log_compiles",
+    "make_array_from_callback",
+    "make_array_from_process_local_data",
+    "make_array_from_single_device_arrays",
     "make_jaxpr",
     "make_mesh",
     "nn",
@@ -219,6 +230,12 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "device_put": (f"{_RT}.array", "device_put"),
     "device_get": (f"{_RT}.array", "device_get"),
     "block_until_ready": (f"{_RT}.array", "block_until_ready"),
+    "make_array_from_callback": (f"{_RT}.array", "make_array_from_callback"),
+    "make_array_from_process_local_data": (f"{_RT}.array", "make_array_from_process_local_data"),
+    "make_array_from_single_device_arrays": (
+        f"{_RT}.array",
+        "make_array_from_single_device_arrays",
+    ),
     # Meshes and shardings (`P` needs no devices: it comes from core).
     "P": (f"{_CORE}.partition_spec", "PartitionSpec"),
     "NamedSharding": (_SH, "NamedSharding"),

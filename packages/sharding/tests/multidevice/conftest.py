@@ -19,7 +19,8 @@ def _eight_host_devices():
     n = len(backends.devices())
     assert n == 8, (
         f"these tests need 8 host devices but the backend has {n}: run them through "
-        "_multidevice.run_file (test_multidevice.py), which sets JAX_NUM_CPU_DEVICES=8"
+        "polyjax_interpreters.multidevice.run_file (test_multidevice.py), which sets "
+        "JAX_NUM_CPU_DEVICES=8"
     )
 
 

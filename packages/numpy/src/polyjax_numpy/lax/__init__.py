@@ -26,7 +26,8 @@ Areas (private modules):
   - `_special`: `igamma`/`igammac` (and their derivatives), `betainc`,
     `bessel_i0e/i1e`, `zeta`;
   - `_random_bits`: `threefry2x32`, `rng_bit_generator`;
-  - `_optimization_barrier`: `optimization_barrier`.
+  - `_optimization_barrier`: `optimization_barrier`;
+  - `_sharding_constraint`: `with_sharding_constraint`, `reshard`.
 """
 
 from polyjax_interpreters.ad import stop_gradient
@@ -319,6 +320,11 @@ from polyjax_numpy.lax._shape_ops import (
     transpose,
     transpose_p,
 )
+from polyjax_numpy.lax._sharding_constraint import (
+    reshard,
+    sharding_constraint_p,
+    with_sharding_constraint,
+)
 from polyjax_numpy.lax._slicing import (
     GatherDimensionNumbers,
     GatherScatterMode,
@@ -581,6 +587,9 @@ __all__ = [
     "not_p",
     "optimization_barrier",
     "optimization_barrier_p",
+    "reshard",
+    "sharding_constraint_p",
+    "with_sharding_constraint",
     "or_p",
     "pad",
     "pad_p",

@@ -1,21 +1,23 @@
 """Running tests on several host devices from a test session that has one.
 
 jaxlib's CPU client fixes its number of devices when it starts, and in the
-main test session other tests start it with one device (in the same xdist
-worker). Tests that need 8 devices therefore live in their own files, named
-``md_*.py`` (pytest's default ``test_*.py`` pattern does not collect them),
-in a ``multidevice/`` directory, written as ordinary pytest tests (fixtures,
-parametrize, hypothesis). `run_file` runs one such file in a fresh pytest
-process whose backend has ``num_devices`` host devices (``JAX_NUM_CPU_DEVICES``,
-``JAX_PLATFORMS=cpu``), and `Report.assert_passed` fails naming each inner test
-that failed, with its error. One process per file: a file is the unit that
-pays the ~2 s start-up.
+main test session (README's ``pytest -n 2``) other tests start it with one
+device per xdist worker. Tests that need 8 devices therefore live in their own
+files, named ``md_*.py`` (pytest's default ``test_*.py`` pattern does not
+collect them), in a ``multidevice/`` directory, written as ordinary pytest
+tests (fixtures, parametrize, hypothesis). `run_file` runs one such file in a
+fresh pytest process whose backend has ``num_devices`` host devices
+(``JAX_NUM_CPU_DEVICES``, ``JAX_PLATFORMS=cpu``), and `Report.assert_passed`
+fails naming each inner test that failed, with its error. One process per
+file: a file is the unit that pays the ~2 s start-up.
 
-Use: a conftest loads this module by path (test directories are not on
-``sys.path`` under ``--import-mode=importlib``), and one outer test,
-parametrized over `md_files(directory)`, calls
-``run_file(path, pytestconfig=pytestconfig).assert_passed()``. Any package's
-tests can do the same; it needs only the standard library and pytest.
+Use: one outer test per package, parametrized over `md_files(directory)`::
+
+    @pytest.mark.parametrize("path", md_files(HERE / "multidevice"), ids=lambda p: p.stem)
+    def test_on_8_host_devices(path, pytestconfig):
+        run_file(path, num_devices=8, pytestconfig=pytestconfig).assert_passed()
+
+It needs only the standard library and pytest (in the test process).
 """
 
 from __future__ import annotations

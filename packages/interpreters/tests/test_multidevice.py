@@ -1,0 +1,18 @@
+"""Runs each `multidevice/md_*.py` file on 8 host devices, in a pytest process of its own.
+
+To debug one directly: ``JAX_NUM_CPU_DEVICES=8 JAX_PLATFORMS=cpu uv run --locked
+python -m pytest -o python_files='md_*.py' packages/interpreters/tests/multidevice/md_spmd.py``.
+"""
+
+import pathlib
+
+import pytest
+
+from polyjax_interpreters.multidevice import md_files, run_file
+
+_DIR = pathlib.Path(__file__).resolve().parent / "multidevice"
+
+
+@pytest.mark.parametrize("path", md_files(_DIR), ids=lambda p: p.stem)
+def test_on_8_host_devices(path, pytestconfig):
+    run_file(path, num_devices=8, pytestconfig=pytestconfig).assert_passed()

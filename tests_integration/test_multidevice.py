@@ -1,0 +1,19 @@
+"""Runs each `multidevice/md_*.py` file on 8 host devices, in a pytest process of its own.
+
+The files: docs/sharding.md's examples (`md_docs.py`) and sharded programs
+with constraints and transformations (`md_sharded_programs.py`). The mechanism
+is `polyjax_interpreters.multidevice`.
+"""
+
+import pathlib
+
+import pytest
+
+from polyjax_interpreters.multidevice import md_files, run_file
+
+_DIR = pathlib.Path(__file__).resolve().parent / "multidevice"
+
+
+@pytest.mark.parametrize("path", md_files(_DIR), ids=lambda p: p.stem)
+def test_on_8_host_devices(path, pytestconfig):
+    run_file(path, num_devices=8, pytestconfig=pytestconfig).assert_passed()
