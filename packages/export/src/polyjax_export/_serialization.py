@@ -52,8 +52,8 @@ from polyjax_core import symbolic_dims as sd
 from polyjax_core import tree_util
 from polyjax_core.abstract_values import ShapedArray
 from polyjax_export import _module
-from polyjax_export._dim_parser import parse_dim
 from polyjax_export._exported import _IMPLS, DisabledSafetyCheck, Exported, NamedShardingSpec
+from polyjax_export._shape_spec import SymbolicScope, _parse_expr
 
 __all__ = [
     "deserialize",
@@ -561,7 +561,7 @@ def _aval(t: _Table, scope: sd.SymbolicScope) -> ShapedArray:
         )
     if not 0 <= code < len(_DTYPES):
         raise ValueError(f"unknown dtype code {code}")
-    shape = tuple(parse_dim(s, scope) for s in t.strings(1))
+    shape = tuple(_parse_expr(s, s, scope) for s in t.strings(1))
     return ShapedArray(shape, _DTYPES[code])
 
 
@@ -634,8 +634,8 @@ def _read_exported(t: _Table, depth: int = 0) -> Exported:
     if fun_name is None:
         raise ValueError("missing function_name")
     constraints = tuple(t.strings(_SLOT_CONSTRAINTS))
-    scope = sd.SymbolicScope()
-    # Variables must exist before constraints mention them: parse avals first, then add.
+    # Constraints go into the scope before any expression is built from it.
+    scope = SymbolicScope(constraints)
     if t.has(22):
         uniques = [_aval(a, scope) for a in t.tables(19)]
         in_avals = [uniques[i] for i in _index_list(t, 22, len(uniques), 0, "in_avals")]
@@ -643,7 +643,6 @@ def _read_exported(t: _Table, depth: int = 0) -> Exported:
     else:
         in_avals = [_aval(a, scope) for a in t.tables(3)]
         out_avals = [_aval(a, scope) for a in t.tables(5)]
-    _add_constraints(scope, constraints)
 
     meshes = t.tables(20)
     unique_sh = [_named_sharding(s, meshes) for s in t.tables(21)]
@@ -706,17 +705,6 @@ def _legacy_sharding(t: _Table, meshes: list[_Table]) -> NamedShardingSpec | Non
     return _named_sharding(ns, meshes) if ns is not None else None
 
 
-def _add_constraints(scope: sd.SymbolicScope, constraints: Sequence[str]) -> None:
-    for c in constraints:
-        for op in (">=", "<=", "=="):
-            lhs, sep, rhs = c.partition(f" {op} ")
-            if sep:
-                scope.add_constraint(parse_dim(lhs, scope), op, parse_dim(rhs, scope))
-                break
-        else:
-            raise ValueError(f"invalid constraint {c!r}")
-
-
 _FLATBUFFER_ERRORS = (
     IndexError,
     TypeError,
@@ -725,6 +713,8 @@ _FLATBUFFER_ERRORS = (
     OverflowError,
     RecursionError,
     AttributeError,
+    ZeroDivisionError,
+    sd.InconclusiveDimensionOperation,  # a dimension string that parses but makes no sense
 )
 
 
