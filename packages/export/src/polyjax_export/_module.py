@@ -33,7 +33,12 @@ def _deserialize(blob: bytes) -> ir.Module:
     diagnostics: list[str] = []
 
     def keep(d: Any) -> bool:
-        diagnostics.append(str(d.message))
+        # Never raise here: an exception escaping into MLIR's C++ corrupts the process.
+        # The message of corrupted bytecode may not even be valid UTF-8.
+        try:
+            diagnostics.append(str(d.message))
+        except Exception:
+            diagnostics.append("(a diagnostic that is not valid text)")
         return True  # handled: MLIR would otherwise print it on stderr
 
     handler = ir.Context.current.attach_diagnostic_handler(keep)

@@ -26,10 +26,17 @@ runtime; the slot numbers below are the schema's field order. Tables used:
 
 Like JAX we write both the de-duplicated layout (slots 19-25) and the legacy
 per-argument one (3, 5, 7, 8), and store 3 as serialization_version for old
-readers. polyjax adds one field JAX does not know: slot `_SLOT_CONSTRAINTS`
-of ``Exported`` holds the symbolic-shape constraints as strings. Flatbuffer
-readers skip fields past the ones they know, so JAX reads our bytes unchanged
-(it rebuilds an empty scope, as for its own bytes).
+readers. polyjax adds two fields JAX does not know, far past JAX's slots so
+that a later JAX field does not clash: `_SLOT_CONSTRAINTS` holds the
+symbolic-shape constraints as strings, and `_SLOT_MODULE_CRC` the CRC-32 of
+`mlir_module_serialized`. Flatbuffer readers skip fields they do not know, so
+JAX reads our bytes unchanged (rebuilding an empty scope, as for its own).
+
+The checksum is there because jaxlib's MLIR bytecode reader is not safe on
+corrupted input: some corrupted modules abort the process instead of raising.
+Bytes polyjax wrote are checked against their CRC before the module is
+parsed, so corruption raises `ValueError`; bytes JAX wrote have no checksum,
+and their module is parsed as is (as JAX itself does).
 
 The bytes are untrusted: every malformed input raises `ValueError` (the
 flatbuffers runtime itself raises assorted errors on bad offsets; we turn them
@@ -39,6 +46,7 @@ into one clear message), and the embedded module is checked against the avals.
 from __future__ import annotations
 
 import struct
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -66,7 +74,8 @@ __all__ = [
 # the range of values we accept there.
 _WRITTEN_VERSION = 3
 _ACCEPTED_VERSIONS = range(1, 12)
-_SLOT_CONSTRAINTS = 48  # far past JAX's fields, so that a future JAX field does not clash
+_SLOT_CONSTRAINTS = 48
+_SLOT_MODULE_CRC = 49
 
 _DTYPES: tuple[Any, ...] = (
     np.bool_,
@@ -408,8 +417,9 @@ def _write_exported(w: _Writer, exp: Exported, vjp_order: int) -> int:
         ("off", 24, w.numbers(in_sh, np.uint32)),
         ("off", 25, w.numbers(out_sh, np.uint32)),
         ("off", _SLOT_CONSTRAINTS, constraints),
+        ("u32", _SLOT_MODULE_CRC, zlib.crc32(bytes(exp.mlir_module_serialized))),
     ]
-    return w.table(_SLOT_CONSTRAINTS + 1 if constraints else 26, fields)
+    return w.table(_SLOT_MODULE_CRC + 1, fields)
 
 
 def _write_check(w: _Writer, c: DisabledSafetyCheck) -> int:
@@ -668,6 +678,9 @@ def _read_exported(t: _Table, depth: int = 0) -> Exported:
     platforms = tuple(t.strings(9))
     if not platforms:
         raise ValueError("no platforms")
+    module = t.bytes(13)
+    if t.has(_SLOT_MODULE_CRC) and t.scalar(_SLOT_MODULE_CRC, _u32) != zlib.crc32(module):
+        raise ValueError("the StableHLO module is corrupted (its CRC-32 does not match)")
     kept = tuple(t.numbers(15, np.uint16))
     if list(kept) != sorted(set(kept)) or any(k >= len(in_avals) for k in kept):
         raise ValueError(f"invalid module_kept_var_idx {kept}")
@@ -689,7 +702,7 @@ def _read_exported(t: _Table, depth: int = 0) -> Exported:
         ordered_effects=tuple(_effect(e) for e in t.tables(10)),
         unordered_effects=tuple(_effect(e) for e in t.tables(11)),
         disabled_safety_checks=[_check(c) for c in t.tables(12)],
-        mlir_module_serialized=t.bytes(13),
+        mlir_module_serialized=module,
         calling_convention_version=t.scalar(14, _u16),
         module_kept_var_idx=kept,
         uses_global_constants=bool(t.scalar(16, _bool, False)),
