@@ -21,8 +21,8 @@ from polyjax_core.tree_util import tree_leaves
 _MANIFEST = json.loads((_DIR / "manifest.json").read_text())
 _CASES = _MANIFEST["cases"]
 _ARRAYS = np.load(_DIR / "arrays.npz")
-# The sharded case runs on a 2x2 mesh: calling it needs 4 devices and sharded
-# execution; here its metadata is checked, and the call on one device must fail.
+# The sharded case runs on a 2x2 mesh: its call is in multidevice/md_sharded.py
+# (4 of 8 host devices); here its metadata, and the error on one device.
 _SINGLE_DEVICE = sorted(n for n, c in _CASES.items() if c["nr_devices"] == 1)
 
 
