@@ -16,6 +16,7 @@ Example:
 
 from polyjax_core.symbolic_dims import InconclusiveDimensionOperation
 from polyjax_export import _call  # noqa: F401  (Exported.call)
+from polyjax_export._export import export
 from polyjax_export._exported import (
     DisabledSafetyCheck,
     Exported,
@@ -43,6 +44,7 @@ __all__ = [
     "__version__",
     "default_export_platform",
     "deserialize",
+    "export",
     "is_symbolic_dim",
     "maximum_supported_calling_convention_version",
     "minimum_supported_calling_convention_version",

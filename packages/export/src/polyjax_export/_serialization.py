@@ -61,7 +61,7 @@ from polyjax_core import tree_util
 from polyjax_core.abstract_values import ShapedArray
 from polyjax_export import _module
 from polyjax_export._exported import _IMPLS, DisabledSafetyCheck, Exported, NamedShardingSpec
-from polyjax_export._shape_spec import SymbolicScope, _parse_expr
+from polyjax_export._shape_spec import SymbolicScope, parse_dim
 
 __all__ = [
     "deserialize",
@@ -571,7 +571,7 @@ def _aval(t: _Table, scope: sd.SymbolicScope) -> ShapedArray:
         )
     if not 0 <= code < len(_DTYPES):
         raise ValueError(f"unknown dtype code {code}")
-    shape = tuple(_parse_expr(s, s, scope) for s in t.strings(1))
+    shape = tuple(parse_dim(s, scope) for s in t.strings(1))
     return ShapedArray(shape, _DTYPES[code])
 
 

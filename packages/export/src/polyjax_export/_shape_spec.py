@@ -28,6 +28,7 @@ __all__ = [
     "SymbolicScope",
     "is_symbolic_dim",
     "parse_constraint",
+    "parse_dim",
     "symbolic_args_specs",
     "symbolic_shape",
 ]
@@ -306,12 +307,32 @@ def parse_constraint(text: str, scope: sd.SymbolicScope) -> tuple[sd.DimSize, st
     )
 
 
-def _parse_expr(part: str, whole: str, scope: sd.SymbolicScope) -> sd.DimSize:
-    p = _Parser(part, scope, f"symbolic constraint {whole!r}, in the part")
+def _parse_expr(
+    part: str, whole: str, scope: sd.SymbolicScope, what: str | None = None
+) -> sd.DimSize:
+    p = _Parser(part, scope, what or f"symbolic constraint {whole!r}, in the part")
     value = p.expr()
     if not p.at_end():
         raise p.error(f"unexpected {p.peek()!r}")
     return value
+
+
+def parse_dim(text: str, scope: sd.SymbolicScope) -> sd.DimSize:
+    """The dimension that `text` prints (``"4"``, ``"2*b + 1"``), its variables in `scope`.
+
+    This reads back the dimensions that serialization stores as strings.
+
+    Raises:
+      ValueError: if `text` is not a dimension expression.
+
+    Example:
+      >>> str(parse_dim("b + 2*b", SymbolicScope()))
+      '3*b'
+    """
+    try:
+        return _parse_expr(text, text, scope, what="dimension")
+    except (ValueError, ZeroDivisionError, sd.InconclusiveDimensionOperation) as e:
+        raise ValueError(f"Invalid dimension {text!r}: {e}") from None
 
 
 def symbolic_args_specs(
