@@ -157,3 +157,31 @@ def test_unsupported_calling_convention():
     exp = dataclasses.replace(load("dtypes"), calling_convention_version=8)
     with pytest.raises(NotImplementedError, match="calling convention version 8"):
         exp.call(np.ones(5, np.int32), np.ones(5, np.float32).astype("bfloat16"), np.ones(5, bool))
+
+
+# ----------------------------------------------------------------------------- inside an export
+
+
+def test_call_inside_another_export_with_a_symbolic_batch():
+    from polyjax_core.abstract_values import ShapeDtypeStruct
+    from polyjax_export import deserialize, export, symbolic_shape
+
+    inner = load("poly_batch")
+    (c,) = symbolic_shape("c")
+    outer = export(jit(lambda x: inner.call(x) * 2.0 + 1.0))(ShapeDtypeStruct((c, 16), np.float32))
+    outer = deserialize(outer.serialize())
+    assert str(outer.in_avals[0].shape[0]) == "c" and outer.uses_global_constants
+    x = _x(5, 16)
+    np.testing.assert_allclose(outer.call(x), np.asarray(inner.call(x)) * 2 + 1, rtol=1e-6)
+
+
+def test_vmap_of_the_call_exported_over_a_symbolic_batch():
+    from polyjax_core.abstract_values import ShapeDtypeStruct
+    from polyjax_export import export, symbolic_shape
+
+    inner = load("poly_batch")
+    (b,) = symbolic_shape("b")
+    mapped = export(jit(vmap(inner.call)))(ShapeDtypeStruct((b, 3, 16), np.float32))
+    xs = _x(2, 3, 16)
+    want = np.stack([inner.call(xs[0]), inner.call(xs[1])])
+    np.testing.assert_allclose(mapped.call(xs), want, rtol=1e-6)
