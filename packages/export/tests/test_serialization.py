@@ -215,17 +215,28 @@ def test_wrong_version_raises(monkeypatch):
         deserialize(data)
 
 
+_DTYPES_ARGS = (
+    np.arange(5, dtype=np.int32),
+    np.arange(5, dtype=np.float32).astype("bfloat16"),
+    np.ones(5, bool),
+)
+
+
+# The module is checked against the signature when first used, before it runs.
 def test_module_that_does_not_match_its_avals_raises():
     exp = load("dtypes")
     wrong = dataclasses.replace(exp, in_avals=(ShapedArray((6,), np.int32), *exp.in_avals[1:]))
     with pytest.raises(ValueError, match=r"takes tensor<5xi32> for argument 0, which does not"):
-        deserialize(wrong.serialize())
+        deserialize(wrong.serialize()).call(np.arange(6, dtype=np.int32), *_DTYPES_ARGS[1:])
     wrong = dataclasses.replace(exp, module_kept_var_idx=(0, 1))
     with pytest.raises(ValueError, match="main with 3 arguments"):
-        deserialize(wrong.serialize())
+        deserialize(wrong.serialize()).call(*_DTYPES_ARGS)
 
 
 def test_module_bytes_that_are_not_stablehlo_raise():
     exp = dataclasses.replace(load("dtypes"), mlir_module_serialized=b"ML\xefR garbage")
+    loaded = deserialize(exp.serialize())
     with pytest.raises(ValueError, match="Cannot deserialize the StableHLO module"):
-        deserialize(exp.serialize())
+        loaded.call(*_DTYPES_ARGS)
+    with pytest.raises(ValueError, match="Cannot deserialize the StableHLO module"):
+        loaded.mlir_module()

@@ -234,6 +234,7 @@ def _lowering(ctx: mlir.LoweringRuleContext, *args: Any, exported: _ExportedPara
             f"Function {exp.fun_name} was exported for {exp.nr_devices} devices and is "
             f"called in a context with {ctx.module_context.num_devices} devices."
         )
+    _module.check_module_signature(exp)
     idx = _platform_index(exp, ctx.platform)
     kept = [args[i] for i in exp.module_kept_var_idx]
     out_types = [mlir.aval_to_ir_type(a) for a in ctx.avals_out]
@@ -340,7 +341,12 @@ def call_exported(exp: Exported) -> Callable[..., Any]:
       `f(*args, **kwargs)` with the structure of the exported function's
       arguments, returning its results' structure.
     """
-    flat_call = _flat_call(exp)
+    # One primitive parameter per Exported: the eager cache and jit's cache key on it,
+    # so a new one per call would compile again every time.
+    flat_call = exp.__dict__.get("_flat_call")
+    if flat_call is None:
+        flat_call = _flat_call(exp)
+        object.__setattr__(exp, "_flat_call", flat_call)  # Exported is frozen
 
     def f(*args: Any, **kwargs: Any) -> Any:
         flat, tree = tree_util.tree_flatten((args, kwargs))

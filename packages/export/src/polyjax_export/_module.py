@@ -99,9 +99,13 @@ def _type_matches(t: ir.Type, aval: Any) -> bool:
 def check_module_signature(exp: Any) -> None:
     """Checks that the module deserializes and its `main` takes and returns what the avals say.
 
+    Checked once per `Exported` (the result is remembered on it).
+
     Raises:
       ValueError: naming the first argument or result that differs.
     """
+    if exp.__dict__.get("_module_checked"):
+        return
     with mlir.make_ir_context(), ir.Location.unknown():
         module = _deserialize(exp.mlir_module_serialized)
         ftype = ir.FunctionType(ir.TypeAttr(_main(module).attributes["function_type"]).value)
@@ -133,6 +137,7 @@ def check_module_signature(exp: Any) -> None:
                     f"The module of '{name}' returns {t} for result {i}, which does not match "
                     f"its aval {aval.str_short()}"
                 )
+    object.__setattr__(exp, "_module_checked", True)  # Exported is frozen
 
 
 _counter = itertools.count()

@@ -40,7 +40,10 @@ and their module is parsed as is (as JAX itself does).
 
 The bytes are untrusted: every malformed input raises `ValueError` (the
 flatbuffers runtime itself raises assorted errors on bad offsets; we turn them
-into one clear message), and the embedded module is checked against the avals.
+into one clear message). The embedded module is checked against the avals
+when it is first used (`_module.check_module_signature`, before a call is
+lowered), not here: parsing it costs ten times more than the rest of
+`deserialize`, and JAX does not parse it on loading either.
 """
 
 from __future__ import annotations
@@ -59,7 +62,6 @@ from polyjax_core import dtypes as pdt
 from polyjax_core import symbolic_dims as sd
 from polyjax_core import tree_util
 from polyjax_core.abstract_values import ShapedArray
-from polyjax_export import _module
 from polyjax_export._exported import _IMPLS, DisabledSafetyCheck, Exported, NamedShardingSpec
 from polyjax_export._shape_spec import SymbolicScope, parse_dim
 
@@ -768,11 +770,4 @@ def deserialize(blob: bytes | bytearray) -> Exported:
             "Cannot deserialize an Exported: the bytes are not a valid serialized Exported "
             f"(truncated or corrupted: {type(e).__name__}: {e})"
         ) from None
-    _check_all(exp, _module.check_module_signature)
     return exp
-
-
-def _check_all(exp: Exported, check: Callable[[Exported], None]) -> None:
-    check(exp)
-    if exp.has_vjp():
-        _check_all(exp.vjp(), check)
