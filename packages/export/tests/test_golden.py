@@ -8,31 +8,22 @@ and JAX's outputs (`NAME__call{i}_arg{j}`, `NAME__call{i}_out{k}`).
 from __future__ import annotations
 
 import json
-import pathlib
 
 import ml_dtypes
 import numpy as np
 import pytest
+from _golden import DIR as _DIR
+from _golden import aval_str as _aval_str
+from _golden import load as _load
 
 from polyjax_core.tree_util import tree_leaves
-from polyjax_export import deserialize
 
-_DIR = pathlib.Path(__file__).resolve().parent / "golden"
 _MANIFEST = json.loads((_DIR / "manifest.json").read_text())
 _CASES = _MANIFEST["cases"]
 _ARRAYS = np.load(_DIR / "arrays.npz")
-# The sharded case runs on a 2x2 mesh: calling it needs 4 devices and sharded
-# execution; here its metadata is checked, and the call on one device must fail.
+# The sharded case runs on a 2x2 mesh: its call is in multidevice/md_sharded.py
+# (4 of 8 host devices); here its metadata, and the error on one device.
 _SINGLE_DEVICE = sorted(n for n, c in _CASES.items() if c["nr_devices"] == 1)
-
-
-def _aval_str(a) -> str:
-    # JAX's str of an aval, e.g. "float32[b,16]".
-    return f"{a.dtype}[{','.join(str(d) for d in a.shape)}]"
-
-
-def _load(name: str):
-    return deserialize((_DIR / f"{name}.bin").read_bytes())
 
 
 def _array(key: str) -> np.ndarray:

@@ -31,7 +31,6 @@ from polyjax_core import tree_util
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_export import _module
-from polyjax_export._dim_parser import parse_dim
 from polyjax_export._exported import (
     _IMPLS,
     DisabledSafetyCheck,
@@ -39,6 +38,7 @@ from polyjax_export._exported import (
     maximum_supported_calling_convention_version,
     minimum_supported_calling_convention_version,
 )
+from polyjax_export._shape_spec import parse_constraint
 from polyjax_interpreters import _ad_core as ad
 from polyjax_interpreters import batching, dispatch, mlir
 from polyjax_interpreters.custom_derivatives import custom_vjp
@@ -170,17 +170,10 @@ def _check_constraints(exp: Exported, values: dict[str, Any], solver: _Solver) -
         return
     scope = sd.SymbolicScope()
     for text in exp._constraints:
-        for op in (">=", "<=", "=="):
-            lhs, sep, rhs = text.partition(f" {op} ")
-            if sep:
-                lv = sd.evaluate(parse_dim(lhs, scope), values)
-                rv = sd.evaluate(parse_dim(rhs, scope), values)
-                ok = {">=": lv >= rv, "<=": lv <= rv, "==": lv == rv}[op]
-                if not ok:
-                    raise solver.fail(
-                        f"Constraint '{text}' is not satisfied: {lhs} = {lv}, {rhs} = {rv}"
-                    )
-                break
+        lhs, op, rhs = parse_constraint(text, scope)
+        lv, rv = sd.evaluate(lhs, values), sd.evaluate(rhs, values)
+        if not {">=": lv >= rv, "<=": lv <= rv, "==": lv == rv}[op]:
+            raise solver.fail(f"Constraint '{text}' is not satisfied: {lhs} = {lv}, {rhs} = {rv}")
 
 
 def _out_avals(exp: Exported, avals: Sequence[ShapedArray]) -> list[ShapedArray]:
@@ -241,6 +234,7 @@ def _lowering(ctx: mlir.LoweringRuleContext, *args: Any, exported: _ExportedPara
             f"Function {exp.fun_name} was exported for {exp.nr_devices} devices and is "
             f"called in a context with {ctx.module_context.num_devices} devices."
         )
+    _module.check_module_signature(exp)
     idx = _platform_index(exp, ctx.platform)
     kept = [args[i] for i in exp.module_kept_var_idx]
     out_types = [mlir.aval_to_ir_type(a) for a in ctx.avals_out]
@@ -347,7 +341,12 @@ def call_exported(exp: Exported) -> Callable[..., Any]:
       `f(*args, **kwargs)` with the structure of the exported function's
       arguments, returning its results' structure.
     """
-    flat_call = _flat_call(exp)
+    # One primitive parameter per Exported: the eager cache and jit's cache key on it,
+    # so a new one per call would compile again every time.
+    flat_call = exp.__dict__.get("_flat_call")
+    if flat_call is None:
+        flat_call = _flat_call(exp)
+        object.__setattr__(exp, "_flat_call", flat_call)  # Exported is frozen
 
     def f(*args: Any, **kwargs: Any) -> Any:
         flat, tree = tree_util.tree_flatten((args, kwargs))

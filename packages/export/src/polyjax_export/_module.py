@@ -30,12 +30,27 @@ __all__ = ["check_module_signature", "inline_call", "module_text"]
 
 def _deserialize(blob: bytes) -> ir.Module:
     """The module of a portable artifact, in the current context."""
+    diagnostics: list[str] = []
+
+    def keep(d: Any) -> bool:
+        # Never raise here: an exception escaping into MLIR's C++ corrupts the process.
+        # The message of corrupted bytecode may not even be valid UTF-8.
+        try:
+            diagnostics.append(str(d.message))
+        except Exception:
+            diagnostics.append("(a diagnostic that is not valid text)")
+        return True  # handled: MLIR would otherwise print it on stderr
+
+    handler = ir.Context.current.attach_diagnostic_handler(keep)
     try:
         return _jax.mlir.deserialize_portable_artifact(bytes(blob))
     except Exception as e:  # jaxlib raises assorted errors on bad bytes
+        detail = "; ".join(diagnostics) or f"{type(e).__name__}: {e}"
         raise ValueError(
-            f"Cannot deserialize the StableHLO module of an Exported: {type(e).__name__}: {e}"
+            f"Cannot deserialize the StableHLO module of an Exported: {detail}"
         ) from None
+    finally:
+        handler.detach()
 
 
 def module_text(blob: bytes) -> str:
@@ -84,9 +99,13 @@ def _type_matches(t: ir.Type, aval: Any) -> bool:
 def check_module_signature(exp: Any) -> None:
     """Checks that the module deserializes and its `main` takes and returns what the avals say.
 
+    Checked once per `Exported` (the result is remembered on it).
+
     Raises:
       ValueError: naming the first argument or result that differs.
     """
+    if exp.__dict__.get("_module_checked"):
+        return
     with mlir.make_ir_context(), ir.Location.unknown():
         module = _deserialize(exp.mlir_module_serialized)
         ftype = ir.FunctionType(ir.TypeAttr(_main(module).attributes["function_type"]).value)
@@ -118,6 +137,7 @@ def check_module_signature(exp: Any) -> None:
                     f"The module of '{name}' returns {t} for result {i}, which does not match "
                     f"its aval {aval.str_short()}"
                 )
+    object.__setattr__(exp, "_module_checked", True)  # Exported is frozen
 
 
 _counter = itertools.count()

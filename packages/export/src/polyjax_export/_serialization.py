@@ -26,19 +26,30 @@ runtime; the slot numbers below are the schema's field order. Tables used:
 
 Like JAX we write both the de-duplicated layout (slots 19-25) and the legacy
 per-argument one (3, 5, 7, 8), and store 3 as serialization_version for old
-readers. polyjax adds one field JAX does not know: slot `_SLOT_CONSTRAINTS`
-of ``Exported`` holds the symbolic-shape constraints as strings. Flatbuffer
-readers skip fields past the ones they know, so JAX reads our bytes unchanged
-(it rebuilds an empty scope, as for its own bytes).
+readers. polyjax adds two fields JAX does not know, far past JAX's slots so
+that a later JAX field does not clash: `_SLOT_CONSTRAINTS` holds the
+symbolic-shape constraints as strings, and `_SLOT_MODULE_CRC` the CRC-32 of
+`mlir_module_serialized`. Flatbuffer readers skip fields they do not know, so
+JAX reads our bytes unchanged (rebuilding an empty scope, as for its own).
+
+The checksum is there because jaxlib's MLIR bytecode reader is not safe on
+corrupted input: some corrupted modules abort the process instead of raising.
+Bytes polyjax wrote are checked against their CRC before the module is
+parsed, so corruption raises `ValueError`; bytes JAX wrote have no checksum,
+and their module is parsed as is (as JAX itself does).
 
 The bytes are untrusted: every malformed input raises `ValueError` (the
 flatbuffers runtime itself raises assorted errors on bad offsets; we turn them
-into one clear message), and the embedded module is checked against the avals.
+into one clear message). The embedded module is checked against the avals
+when it is first used (`_module.check_module_signature`, before a call is
+lowered), not here: parsing it costs ten times more than the rest of
+`deserialize`, and JAX does not parse it on loading either.
 """
 
 from __future__ import annotations
 
 import struct
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -51,9 +62,8 @@ from polyjax_core import dtypes as pdt
 from polyjax_core import symbolic_dims as sd
 from polyjax_core import tree_util
 from polyjax_core.abstract_values import ShapedArray
-from polyjax_export import _module
-from polyjax_export._dim_parser import parse_dim
 from polyjax_export._exported import _IMPLS, DisabledSafetyCheck, Exported, NamedShardingSpec
+from polyjax_export._shape_spec import SymbolicScope, parse_dim
 
 __all__ = [
     "deserialize",
@@ -66,7 +76,8 @@ __all__ = [
 # the range of values we accept there.
 _WRITTEN_VERSION = 3
 _ACCEPTED_VERSIONS = range(1, 12)
-_SLOT_CONSTRAINTS = 48  # far past JAX's fields, so that a future JAX field does not clash
+_SLOT_CONSTRAINTS = 48
+_SLOT_MODULE_CRC = 49
 
 _DTYPES: tuple[Any, ...] = (
     np.bool_,
@@ -408,8 +419,9 @@ def _write_exported(w: _Writer, exp: Exported, vjp_order: int) -> int:
         ("off", 24, w.numbers(in_sh, np.uint32)),
         ("off", 25, w.numbers(out_sh, np.uint32)),
         ("off", _SLOT_CONSTRAINTS, constraints),
+        ("u32", _SLOT_MODULE_CRC, zlib.crc32(bytes(exp.mlir_module_serialized))),
     ]
-    return w.table(_SLOT_CONSTRAINTS + 1 if constraints else 26, fields)
+    return w.table(_SLOT_MODULE_CRC + 1, fields)
 
 
 def _write_check(w: _Writer, c: DisabledSafetyCheck) -> int:
@@ -537,7 +549,11 @@ def _read_tree(t: _Table, depth: int = 0) -> Any:
         aux = deser(t.bytes(4))
         if from_children is not None:
             return from_children(aux, children)
-        return tree_util.tree_structure(None)  # replaced below by the registered unflatten
+        # Without `from_children`, the node is rebuilt by its registered unflatten.
+        kind = tree_util._REGISTRY.classify(nodetype)
+        if kind is None or kind.unflatten is None:
+            raise ValueError(f"the type {nodetype} is not a registered pytree node")
+        return kind.unflatten(aux, children)
     raise ValueError(f"unknown PyTreeDef kind {kind}")
 
 
@@ -630,8 +646,8 @@ def _read_exported(t: _Table, depth: int = 0) -> Exported:
     if fun_name is None:
         raise ValueError("missing function_name")
     constraints = tuple(t.strings(_SLOT_CONSTRAINTS))
-    scope = sd.SymbolicScope()
-    # Variables must exist before constraints mention them: parse avals first, then add.
+    # Constraints go into the scope before any expression is built from it.
+    scope = SymbolicScope(constraints)
     if t.has(22):
         uniques = [_aval(a, scope) for a in t.tables(19)]
         in_avals = [uniques[i] for i in _index_list(t, 22, len(uniques), 0, "in_avals")]
@@ -639,7 +655,6 @@ def _read_exported(t: _Table, depth: int = 0) -> Exported:
     else:
         in_avals = [_aval(a, scope) for a in t.tables(3)]
         out_avals = [_aval(a, scope) for a in t.tables(5)]
-    _add_constraints(scope, constraints)
 
     meshes = t.tables(20)
     unique_sh = [_named_sharding(s, meshes) for s in t.tables(21)]
@@ -665,6 +680,9 @@ def _read_exported(t: _Table, depth: int = 0) -> Exported:
     platforms = tuple(t.strings(9))
     if not platforms:
         raise ValueError("no platforms")
+    module = t.bytes(13)
+    if t.has(_SLOT_MODULE_CRC) and t.scalar(_SLOT_MODULE_CRC, _u32) != zlib.crc32(module):
+        raise ValueError("the StableHLO module is corrupted (its CRC-32 does not match)")
     kept = tuple(t.numbers(15, np.uint16))
     if list(kept) != sorted(set(kept)) or any(k >= len(in_avals) for k in kept):
         raise ValueError(f"invalid module_kept_var_idx {kept}")
@@ -686,7 +704,7 @@ def _read_exported(t: _Table, depth: int = 0) -> Exported:
         ordered_effects=tuple(_effect(e) for e in t.tables(10)),
         unordered_effects=tuple(_effect(e) for e in t.tables(11)),
         disabled_safety_checks=[_check(c) for c in t.tables(12)],
-        mlir_module_serialized=t.bytes(13),
+        mlir_module_serialized=module,
         calling_convention_version=t.scalar(14, _u16),
         module_kept_var_idx=kept,
         uses_global_constants=bool(t.scalar(16, _bool, False)),
@@ -702,17 +720,6 @@ def _legacy_sharding(t: _Table, meshes: list[_Table]) -> NamedShardingSpec | Non
     return _named_sharding(ns, meshes) if ns is not None else None
 
 
-def _add_constraints(scope: sd.SymbolicScope, constraints: Sequence[str]) -> None:
-    for c in constraints:
-        for op in (">=", "<=", "=="):
-            lhs, sep, rhs = c.partition(f" {op} ")
-            if sep:
-                scope.add_constraint(parse_dim(lhs, scope), op, parse_dim(rhs, scope))
-                break
-        else:
-            raise ValueError(f"invalid constraint {c!r}")
-
-
 _FLATBUFFER_ERRORS = (
     IndexError,
     TypeError,
@@ -721,6 +728,8 @@ _FLATBUFFER_ERRORS = (
     OverflowError,
     RecursionError,
     AttributeError,
+    ZeroDivisionError,
+    sd.InconclusiveDimensionOperation,  # a dimension string that parses but makes no sense
 )
 
 
@@ -761,11 +770,4 @@ def deserialize(blob: bytes | bytearray) -> Exported:
             "Cannot deserialize an Exported: the bytes are not a valid serialized Exported "
             f"(truncated or corrupted: {type(e).__name__}: {e})"
         ) from None
-    _check_all(exp, _module.check_module_signature)
     return exp
-
-
-def _check_all(exp: Exported, check: Callable[[Exported], None]) -> None:
-    check(exp)
-    if exp.has_vjp():
-        _check_all(exp.vjp(), check)
