@@ -298,8 +298,15 @@ def _flat_call(exp: Exported) -> Callable[..., list[Any]]:
 
     if not exp.has_vjp():
         return primal
-    vjp_exp = exp.vjp()
-    vjp_call = _flat_call(vjp_exp)
+    # The VJP is exported (or read) only when a backward pass needs it: an Exported made
+    # by `export` has VJPs of every order, each built on demand.
+    vjp_calls: list[Callable[..., list[Any]]] = []
+
+    def vjp_call(*args: Any) -> list[Any]:
+        if not vjp_calls:
+            vjp_calls.append(_flat_call(exp.vjp()))
+        return vjp_calls[0](*args)
+
     n_in = len(exp.in_avals)
 
     f = custom_vjp(lambda *flat: primal(*flat))

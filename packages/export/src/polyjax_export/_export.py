@@ -34,6 +34,7 @@ from polyjax_core import effects as core_effects
 from polyjax_core import symbolic_dims as sd
 from polyjax_core.dce import dce_jaxpr
 from polyjax_core.jaxpr import ClosedJaxpr
+from polyjax_core.jaxpr_eval import jaxpr_as_fun
 from polyjax_core.tree_util import keystr, tree_flatten_with_path
 from polyjax_export._exported import (
     DisabledSafetyCheck,
@@ -177,8 +178,37 @@ def _export(
         calling_convention_version=maximum_supported_calling_convention_version,
         module_kept_var_idx=kept,
         uses_global_constants=bool(dim_vars) or multi,
+        _get_vjp=lambda primal: _export_vjp(closed, primal, platforms, checks),
         _constraints=_scope_constraints(in_avals),
     )
+
+
+def _export_vjp(
+    closed: ClosedJaxpr,
+    primal: Exported,
+    platforms: tuple[str, ...],
+    checks: tuple[DisabledSafetyCheck, ...],
+) -> Exported:
+    """The `Exported` of the VJP: `(*flat_primals, *flat_out_cts) -> flat_in_cts`.
+
+    Exported like any function, for the primal's (possibly symbolic) avals, so
+    its own `_get_vjp` gives the next order.
+    """
+    from polyjax_core import ShapeDtypeStruct
+    from polyjax_interpreters import ad
+    from polyjax_interpreters.jit import jit
+
+    n_in = len(primal.in_avals)
+    fun = jaxpr_as_fun(closed)
+
+    def vjp_fun(*primals_and_cts: Any) -> list[Any]:
+        primals, cts = primals_and_cts[:n_in], primals_and_cts[n_in:]
+        _, pullback = ad.vjp(lambda *xs: fun(*xs), *primals)
+        return list(pullback(list(cts)))
+
+    vjp_fun.__name__ = f"{primal.fun_name}_vjp"
+    specs = [ShapeDtypeStruct(a.shape, a.dtype) for a in (*primal.in_avals, *primal.out_avals)]
+    return export(jit(vjp_fun), platforms=platforms, disabled_checks=checks)(*specs)
 
 
 def _serialize(module: ir.Module) -> bytes:
