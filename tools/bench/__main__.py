@@ -643,8 +643,12 @@ x = rng.standard_normal((32, 64)).astype(np.float32)
 b, = export.symbolic_shape("b")
 spec = (jax.ShapeDtypeStruct((b, 64), np.float32), jax.ShapeDtypeStruct((64, 64), np.float32))
 
-def fresh():  # a new function object each time: no trace cache hits
-    return jax.jit(lambda x, w: jax.numpy.tanh(jax.numpy.tanh(x @ w) @ w).sum(axis=1))
+counter = [0]
+
+def fresh():  # a new function, closing over a new value: no trace cache hits in either
+    counter[0] += 1
+    s = float(counter[0])
+    return jax.jit(lambda x, w: jax.numpy.tanh(jax.numpy.tanh(x @ w) @ w).sum(axis=1) * s)
 
 def timed(fn, runs):
     times, out = [], None
