@@ -382,6 +382,10 @@ BENCH_ROWS = [
         "<= 5.77 ms",
     ),
     ("sharded_jit.dispatch: x + 1, 8x8 over 8 devices, per call", "200 us", "<= 200 us"),
+    *(
+        (f"export_roundtrip.{phase}: tanh MLP, x f32[b,64]", None, None)
+        for phase in ("export", "serialize", "deserialize", "first call", "steady call")
+    ),
 ]
 _TIME = r"\d+(\.\d+)? (s|ms|us|ns)"
 
