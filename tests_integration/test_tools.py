@@ -393,6 +393,10 @@ BENCH_ROWS = [
         "300 us",
         "<= 300 us",
     ),
+    *(
+        (f"export_roundtrip.{phase}: tanh MLP, x f32[b,64]", None, None)
+        for phase in ("export", "serialize", "deserialize", "first call", "steady call")
+    ),
 ]
 _TIME = r"\d+(\.\d+)? (s|ms|us|ns)"
 

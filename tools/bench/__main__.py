@@ -656,6 +656,122 @@ def bench_sharded(quick: bool, jax_python: str | None) -> list[Result]:
 
 
 # ---------------------------------------------------------------------------
+# export_roundtrip: export with a symbolic batch, serialize, deserialize, call
+
+_CHILD_EXPORT = r"""
+import json, statistics, sys, time
+LIB = sys.argv[1]
+if LIB == "jax":
+    import jax
+    from jax import export
+else:
+    import polyjax as jax
+    from polyjax import export
+import numpy as np
+quick = sys.argv[2] == "quick"
+rng = np.random.default_rng(0)
+w = (rng.standard_normal((64, 64)) / 8).astype(np.float32)
+x = rng.standard_normal((32, 64)).astype(np.float32)
+b, = export.symbolic_shape("b")
+spec = (jax.ShapeDtypeStruct((b, 64), np.float32), jax.ShapeDtypeStruct((64, 64), np.float32))
+
+counter = [0]
+
+def fresh():  # a new function, closing over a new value: no trace cache hits in either
+    counter[0] += 1
+    s = float(counter[0])
+    return jax.jit(lambda x, w: jax.numpy.tanh(jax.numpy.tanh(x @ w) @ w).sum(axis=1) * s)
+
+def timed(fn, runs):
+    times, out = [], None
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return (statistics.median(times), min(times)), out
+
+runs = 3 if quick else 15
+t_export, exp = timed(lambda: export.export(fresh())(*spec), runs)
+t_ser, blob = timed(lambda: exp.serialize(), runs)
+t_de, _ = timed(lambda: export.deserialize(blob), runs)
+t_first, _ = timed(lambda: jax.block_until_ready(export.deserialize(blob).call(x, w)), runs)
+loaded = export.deserialize(blob)
+jax.block_until_ready(loaded.call(x, w))
+n = 20 if quick else 200
+steady = []
+for _ in range(3 if quick else 7):
+    t0 = time.perf_counter()
+    for _ in range(n):
+        jax.block_until_ready(loaded.call(x, w))
+    steady.append((time.perf_counter() - t0) / n)
+print(json.dumps({"export": t_export, "serialize": t_ser, "deserialize": t_de,
+                  "first call": t_first,
+                  "steady call": (statistics.median(steady), min(steady))}))
+"""
+
+EXPORT_PHASES = ("export", "serialize", "deserialize", "first call", "steady call")
+
+
+def _export_child(python: str, lib: str, quick: bool) -> dict[str, tuple[float, float]]:
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    if lib == "jax":
+        # JAX's serialization imports flatbuffers, which a scratch venv may lack: give the
+        # child the workspace's copy (and nothing else of the workspace).
+        import flatbuffers
+
+        env["PYTHONPATH"] = _flatbuffers_only_dir(flatbuffers)
+    out = subprocess.run(
+        [python, "-c", _CHILD_EXPORT, lib, "quick" if quick else "full"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"the {lib} child failed: {out.stderr.strip()[-2000:]}")
+    return {k: tuple(v) for k, v in json.loads(out.stdout.strip().splitlines()[-1]).items()}
+
+
+def _flatbuffers_only_dir(module: Any) -> str:
+    import tempfile
+
+    d = tempfile.mkdtemp(prefix="bench_flatbuffers_")
+    os.symlink(os.path.dirname(module.__file__), os.path.join(d, "flatbuffers"))
+    return d
+
+
+def bench_export(quick: bool, jax_python: str | None) -> list[Result]:
+    """export_roundtrip: each phase, polyjax and (if given) JAX alternating in children."""
+    rounds = 1 if quick else 3
+    ours: dict[str, list[tuple[float, float]]] = {k: [] for k in EXPORT_PHASES}
+    theirs: dict[str, list[tuple[float, float]]] = {k: [] for k in EXPORT_PHASES}
+    try:
+        for _ in range(rounds):
+            for key, value in _export_child(sys.executable, "polyjax", quick).items():
+                ours[key].append(value)
+            if jax_python:
+                for key, value in _export_child(jax_python, "jax", quick).items():
+                    theirs[key].append(value)
+    except Exception as e:  # report it, keep going
+        error = f"{type(e).__name__}: {e}"
+        return [Result(f"export_roundtrip.{k}", None, error=error) for k in EXPORT_PHASES]
+    results = []
+    for k in EXPORT_PHASES:
+        median, minimum = min(m for m, _ in ours[k]), min(m for _, m in ours[k])
+        jax_median = min(m for m, _ in theirs[k]) if theirs[k] else None
+        results.append(
+            Result(
+                f"export_roundtrip.{k}: tanh MLP, x f32[b,64]",
+                median,
+                minimum,
+                jax=jax_median,
+                target=jax_median,
+            )
+        )
+    return results
+
+
+# ---------------------------------------------------------------------------
 # Report
 
 
@@ -716,12 +832,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        choices=["sharded"],
+        choices=["sharded", "export"],
         help="run only these benchmarks",
     )
     args = parser.parse_args(argv)
     if args.only == "sharded":
         results = bench_sharded(args.quick, args.jax)
+        print(header())
+        print(render(results))
+        return 0
+    if args.only == "export":
+        results = bench_export(args.quick, args.jax)
         print(header())
         print(render(results))
         return 0
@@ -735,6 +856,7 @@ def main(argv: list[str] | None = None) -> int:
     results += bench_loops(args.quick)
     results += bench_training(args.quick)
     results += bench_sharded(args.quick, args.jax)
+    results += bench_export(args.quick, args.jax)
 
     print(header())
     if args.quick:

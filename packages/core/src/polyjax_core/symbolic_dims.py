@@ -201,6 +201,9 @@ def _default_scope() -> SymbolicScope:
 
 _RESERVED_NAMES = frozenset(P.OPERATIONS)
 
+# Where errors send the user (the user guide's section on symbolic shapes).
+_DOCS = "polyjax's docs/export.md"
+
 
 def symbolic_dim(name: str, scope: SymbolicScope | None = None) -> DimExpr:
     """Makes the dimension variable ``name`` (which stands for an integer ``>= 1``).
@@ -475,7 +478,7 @@ def _mixed_scopes(x: DimExpr, scope: SymbolicScope):
     raise ValueError(
         f"Cannot combine symbolic dimension '{x}' of {x._scope!r} with an expression of a "
         f"different {scope!r}. Expressions can be mixed only when their variables were made "
-        "in the same SymbolicScope."
+        f"in the same SymbolicScope; see 'Symbolic scopes' in {_DOCS}."
     )
 
 
@@ -558,7 +561,9 @@ def _inconclusive_message(x, op, y, diff, lo, hi) -> str:
         f"From {known}, we can only tell that the difference of the two sides "
         f"'{P.poly_str(diff)}' lies in [{lo}, {hi}], so the comparison is true for some values "
         "of the dimension variables and false for others. Consider dim_max/dim_min, which "
-        "defer the decision until shapes are known, or add a constraint to the SymbolicScope."
+        "defer the decision until shapes are known, or add a constraint to the SymbolicScope.\n"
+        f"The section 'Comparisons of symbolic dimensions' of {_DOCS} explains which can be "
+        "decided."
     )
 
 

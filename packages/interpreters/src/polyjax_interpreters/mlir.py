@@ -225,11 +225,80 @@ def _find_rule(prim: Any, platforms: Sequence[str], source_info: Any) -> Lowerin
             )
         rules.append(rule)
     if any(r is not rules[0] for r in rules[1:]):
-        raise NotImplementedError(
-            f"Lowering primitive '{prim}' for several platforms {tuple(platforms)} whose "
-            "rules differ is not supported yet."
-        )
+        return _per_platform_rule(prim, tuple(platforms), rules)
     return rules[0]
+
+
+# The leading argument that holds the index of the platform a multi-platform module
+# runs on (into `ModuleContext.platforms`), as JAX's export names it.
+PLATFORM_INDEX = "_platform_index"
+
+
+def platform_index_value(ctx: LoweringRuleContext) -> ir.Value | None:
+    """The `tensor<i32>` index into the module's platforms; None for a single-platform module."""
+    if len(ctx.module_context.platforms) == 1:
+        return None
+    try:
+        return ctx.dim_var_values[PLATFORM_INDEX]
+    except KeyError:
+        raise NotImplementedError(
+            f"Lowering for several platforms {ctx.module_context.platforms} needs the platform "
+            f"index as a leading '{PLATFORM_INDEX}' argument (as export passes it)."
+        ) from None
+
+
+def case_on_platform(
+    ctx: LoweringRuleContext,
+    branch_of_platform: Sequence[int],
+    result_types: Sequence[ir.Type],
+    emit: Callable[[int], Sequence[ir.Value]],
+) -> list[ir.Value]:
+    """A `stablehlo.case` choosing, by the module's platform index, among emitted branches.
+
+    Args:
+      ctx: the rule context (its module has several platforms).
+      branch_of_platform: for each module platform, the branch it runs.
+      result_types: the types of the results.
+      emit: ``emit(k)`` emits branch ``k`` at the current insertion point.
+    """
+    index = platform_index_value(ctx)
+    n = max(branch_of_platform) + 1
+    if index is None or n == 1:
+        return list(emit(branch_of_platform[0] if index is None else 0))
+    if list(branch_of_platform) != list(range(len(branch_of_platform))):
+        remap = hlo.CaseOp([index.type], index, len(branch_of_platform))
+        for i, k in enumerate(branch_of_platform):
+            with ir.InsertionPoint(remap.regions[i].blocks.append()):
+                hlo.return_([_i32_constant(k)])
+        index = remap.result
+    case = hlo.CaseOp(list(result_types), index, n)
+    for k in range(n):
+        with ir.InsertionPoint(case.regions[k].blocks.append()):
+            hlo.return_(list(emit(k)))
+    return list(case.results)
+
+
+def _per_platform_rule(
+    prim: Any, platforms: tuple[str, ...], rules: Sequence[LoweringRule]
+) -> LoweringRule:
+    """A rule that lowers with each platform's rule inside a case on the platform index."""
+    distinct: list[LoweringRule] = []
+    for r in rules:
+        if all(r is not d for d in distinct):
+            distinct.append(r)
+    branch_of = [next(k for k, d in enumerate(distinct) if d is r) for r in rules]
+    first_platform = [platforms[branch_of.index(k)] for k in range(len(distinct))]
+
+    def rule(ctx: LoweringRuleContext, *args: ir.Value, **params: Any) -> list[ir.Value]:
+        types = [aval_to_ir_type(a) for a in ctx.avals_out]
+
+        def emit(k: int) -> list[ir.Value]:
+            out = distinct[k](ctx.replace(platform=first_platform[k]), *args, **params)
+            return list(_rule_outputs(prim, out, len(ctx.avals_out)))
+
+        return case_on_platform(ctx, branch_of, types, emit)
+
+    return rule
 
 
 # ---------------------------------------------------------------------------
@@ -581,6 +650,13 @@ def eval_dynamic_shape(ctx: LoweringRuleContext, shape: Sequence[Any]) -> tuple[
         else int(d)
         for d in shape
     )
+
+
+def eval_dim(dim_var_values: dict[str, ir.Value], dim: Any) -> ir.Value:
+    """The `tensor<i32>` value of a dimension (an int or a `DimExpr`) from the variables' values."""
+    if symbolic_dims.is_symbolic_dim(dim):
+        return _mlir_dims.eval_dim(dim_var_values, dim, _i32_constant)
+    return _i32_constant(int(dim))
 
 
 def _is_static(shape: Sequence[Any]) -> bool:
@@ -1159,6 +1235,7 @@ def lower_jaxpr_to_module(
     axis_context: Any = None,
     device_assignment: Sequence[Any] | None = None,
     shardy: bool = True,
+    dim_vars: Sequence[str] | None = None,
 ) -> LoweringResult:
     """Lowers a closed jaxpr to a StableHLO module with a public `@main`.
 
@@ -1182,6 +1259,9 @@ def lower_jaxpr_to_module(
       device_assignment: the devices of an SPMD module in XLA's order (the
         shardings' device numbers refer to it).
       shardy: emit Shardy attributes rather than GSPMD ones.
+      dim_vars: the names of the leading `i32` arguments of every function;
+        by default the dimension variables of the input avals, sorted. Export
+        passes more (variables of pruned inputs, the platform index).
 
     Returns:
       A `LoweringResult`. When the input avals have symbolic dimensions, main
@@ -1194,7 +1274,9 @@ def lower_jaxpr_to_module(
     platforms = tuple(p.lower() for p in platforms)
     if not platforms:
         raise ValueError("lower_jaxpr_to_module: at least one platform is needed")
-    dim_vars = symbolic_dims.shape_vars(a.shape for a in in_avals)
+    if dim_vars is None:
+        dim_vars = symbolic_dims.shape_vars(a.shape for a in in_avals)
+    dim_vars = tuple(dim_vars)
     assignment = tuple(device_assignment or ())
     if assignment:
         num_devices = len(assignment)

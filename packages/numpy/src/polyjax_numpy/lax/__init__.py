@@ -41,6 +41,7 @@ Areas (private modules):
     `bessel_i0e/i1e`, `zeta`;
   - `_random_bits`: `threefry2x32`, `rng_bit_generator`;
   - `_optimization_barrier`: `optimization_barrier`;
+  - `_platform_dependent`: `platform_dependent` (primitive `platform_index`);
   - `_sharding_constraint`: `with_sharding_constraint`, `reshard`;
   - `_lapack`: calls into jaxlib's LAPACK kernels, for `linalg`;
   - `_extended`: arrays of an extended dtype (typed PRNG keys) in the structural
@@ -279,6 +280,7 @@ from polyjax_numpy.lax._parallel import (
     pvary_p,
     reduce_scatter_p,
 )
+from polyjax_numpy.lax._platform_dependent import platform_dependent, platform_index_p
 from polyjax_numpy.lax._random_bits import (
     RandomAlgorithm,
     rng_bit_generator,
@@ -602,6 +604,8 @@ __all__ = [
     "not_p",
     "optimization_barrier",
     "optimization_barrier_p",
+    "platform_dependent",
+    "platform_index_p",
     "reshard",
     "sharding_constraint_p",
     "with_sharding_constraint",

@@ -1,0 +1,187 @@
+"""`Exported.call`: eagerly, under jit, vmap and grad, and the errors for bad arguments."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from _golden import load
+
+from polyjax_core.jaxpr_tracing import trace_to_jaxpr
+from polyjax_export import DisabledSafetyCheck
+from polyjax_export._call import call_exported_p
+from polyjax_interpreters.ad import grad
+from polyjax_interpreters.batching import vmap
+from polyjax_interpreters.jit import jit
+from polyjax_numpy import numpy as jnp
+
+_RNG = np.random.default_rng(0)
+
+
+def _x(*shape):
+    return _RNG.standard_normal(shape).astype(np.float32)
+
+
+def _poly_batch_oracle(exp, x):
+    # The artifact computes tanh(x @ W) * 2 + sum(x, 1, keepdims): W is unknown,
+    # so the oracle is the same artifact called eagerly row by row.
+    return np.concatenate([np.asarray(exp.call(x[i : i + 1])) for i in range(x.shape[0])])
+
+
+@pytest.mark.parametrize("b", [1, 3, 8])
+def test_eager_and_jit_agree_for_each_batch(b):
+    exp = load("poly_batch")
+    x = _x(b, 16)
+    eager = np.asarray(exp.call(x))
+    np.testing.assert_allclose(eager, _poly_batch_oracle(exp, x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(jit(exp.call)(x), eager, rtol=1e-6)
+
+
+def test_jit_of_a_program_around_the_call():
+    exp = load("dim_arithmetic")  # f32[2*b, a] -> f32[b, a]
+    x = _x(6, 5)
+    want = x.reshape(3, 2, 5).sum(1) + np.arange(5, dtype=np.float32)
+    np.testing.assert_allclose(exp.call(x), want, rtol=1e-5)
+    got = jit(lambda x: exp.call(x * 2.0) + 1.0)(x)
+    np.testing.assert_allclose(got, 2 * want - np.arange(5) + 1.0, rtol=1e-5)
+
+
+def test_jaxpr_shows_the_primitive():
+    exp = load("poly_batch")
+    closed = trace_to_jaxpr(lambda x: [exp.call(x)], [_x(3, 16)])
+    (eqn,) = closed.jaxpr.eqns
+    assert eqn.primitive is call_exported_p
+    assert repr(eqn.params["exported"]) == "Exported(fun_name=f1, ...)"
+    assert closed.out_avals[0].shape == (3, 16)
+
+
+def test_two_calls_in_one_jit_do_not_clash():
+    a, b = load("poly_batch"), load("scan_symbolic")
+    x, y = _x(3, 16), _x(5, 4)
+    got = jit(lambda x, y: (a.call(x), a.call(x[:2]), b.call(y)))(x, y)
+    np.testing.assert_allclose(got[0], a.call(x), rtol=1e-6)
+    np.testing.assert_allclose(got[1], a.call(x[:2]), rtol=1e-6)
+    np.testing.assert_allclose(got[2][1], b.call(y)[1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("in_axes", [0, 1])
+def test_vmap_loops_over_the_batch(in_axes):
+    exp = load("poly_batch")
+    xs = _x(4, 3, 16) if in_axes == 0 else _x(3, 4, 16)
+    got = vmap(exp.call, in_axes=in_axes)(xs)
+    rows = [exp.call(np.take(xs, i, axis=in_axes)) for i in range(4)]
+    np.testing.assert_allclose(got, np.stack(rows), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(jit(vmap(exp.call, in_axes=in_axes))(xs), got, rtol=1e-6)
+
+
+def test_vmap_with_an_unbatched_argument():
+    exp = load("with_vjp")  # sin(x)*y + x**2
+    xs, y = _x(3, 4), _x(4)
+    got = vmap(exp.call, in_axes=(0, None))(xs, y)
+    np.testing.assert_allclose(got, np.sin(xs) * y + xs**2, rtol=1e-5, atol=1e-6)
+
+
+def test_grad_through_the_serialized_vjp():
+    exp = load("with_vjp")
+    x, y = _x(4), _x(4)
+    gx, gy = grad(lambda x, y: exp.call(x, y).sum(), argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(gx, np.cos(x) * y + 2 * x, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gy, np.sin(x), rtol=1e-5, atol=1e-6)
+    gx_jit = jit(grad(lambda x, y: (exp.call(x, y) * y).sum()))(x, y)
+    np.testing.assert_allclose(gx_jit, (np.cos(x) * y + 2 * x) * y, rtol=1e-5, atol=1e-6)
+
+
+def test_grad_beyond_the_serialized_vjp_order_raises():
+    exp = load("with_vjp")  # vjp_order=1: the vjp itself has no vjp
+    x, y = _x(4), _x(4)
+    second = grad(lambda x: grad(lambda x: exp.call(x, y).sum())(x).sum())
+    with pytest.raises(ValueError, match="No VJP is available"):
+        second(x)
+
+
+def test_grad_without_vjp_raises():
+    exp = load("poly_batch")
+    with pytest.raises(ValueError, match="No VJP is available for the exported function 'f1'"):
+        grad(lambda x: exp.call(x).sum())(_x(3, 16))
+    with pytest.raises(ValueError, match="No VJP is available"):
+        exp.vjp()
+
+
+def test_jnp_values_are_accepted():
+    exp = load("poly_batch")
+    x = _x(2, 16)
+    np.testing.assert_allclose(exp.call(jnp.asarray(x)), exp.call(x), rtol=1e-6)
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def test_wrong_structure():
+    exp = load("poly_batch")
+    with pytest.raises(ValueError, match="same pytree structure as when the function 'f1'"):
+        exp.call(_x(3, 16), _x(3))
+
+
+def test_rank_dtype_and_constant_mismatches_have_jax_messages():
+    exp = load("poly_batch")
+    with pytest.raises(ValueError, match=r"^Rank mismatch for args\[0\]: expected \(b, 16\) and"):
+        exp.call(_x(3))
+    with pytest.raises(ValueError, match=r"^Dtype mismatch for args\[0\]: expected float32 and"):
+        exp.call(np.ones((3, 16), np.int32))
+    with pytest.raises(ValueError, match=r"expected same constant"):
+        jit(exp.call)(_x(3, 15))
+
+
+def test_dimension_variable_must_be_positive():
+    with pytest.raises(ValueError, match="Expected value >= 1 for dimension variable 'b'"):
+        load("poly_batch").call(np.ones((0, 16), np.float32))
+
+
+def test_odd_size_for_2b_names_the_variable():
+    with pytest.raises(
+        ValueError, match="Division had remainder 1 when computing the value of 'b'"
+    ):
+        jit(load("dim_arithmetic").call)(_x(7, 5))
+
+
+def test_platform_not_exported_for():
+    exp = dataclasses.replace(load("poly_batch"), platforms=("tpu",))
+    with pytest.raises(ValueError, match=r"was exported for platforms '\('tpu',\)'"):
+        exp.call(_x(3, 16))
+    lenient = dataclasses.replace(exp, disabled_safety_checks=[DisabledSafetyCheck.platform()])
+    np.testing.assert_allclose(lenient.call(_x(2, 16)).shape, (2, 16))
+
+
+def test_unsupported_calling_convention():
+    exp = dataclasses.replace(load("dtypes"), calling_convention_version=8)
+    with pytest.raises(NotImplementedError, match="calling convention version 8"):
+        exp.call(np.ones(5, np.int32), np.ones(5, np.float32).astype("bfloat16"), np.ones(5, bool))
+
+
+# ----------------------------------------------------------------------------- inside an export
+
+
+def test_call_inside_another_export_with_a_symbolic_batch():
+    from polyjax_core.abstract_values import ShapeDtypeStruct
+    from polyjax_export import deserialize, export, symbolic_shape
+
+    inner = load("poly_batch")
+    (c,) = symbolic_shape("c")
+    outer = export(jit(lambda x: inner.call(x) * 2.0 + 1.0))(ShapeDtypeStruct((c, 16), np.float32))
+    outer = deserialize(outer.serialize())
+    assert str(outer.in_avals[0].shape[0]) == "c" and outer.uses_global_constants
+    x = _x(5, 16)
+    np.testing.assert_allclose(outer.call(x), np.asarray(inner.call(x)) * 2 + 1, rtol=1e-6)
+
+
+def test_vmap_of_the_call_exported_over_a_symbolic_batch():
+    from polyjax_core.abstract_values import ShapeDtypeStruct
+    from polyjax_export import export, symbolic_shape
+
+    inner = load("poly_batch")
+    (b,) = symbolic_shape("b")
+    mapped = export(jit(vmap(inner.call)))(ShapeDtypeStruct((b, 3, 16), np.float32))
+    xs = _x(2, 3, 16)
+    want = np.stack([inner.call(xs[0]), inner.call(xs[1])])
+    np.testing.assert_allclose(mapped.call(xs), want, rtol=1e-6)

@@ -1,0 +1,30 @@
+"""`describe`: the text `python -m polyjax.export show` prints."""
+
+import dataclasses
+
+from _golden import load
+
+from polyjax_export._show import describe
+
+
+def test_symbolic_signature_with_constraints():
+    exp = dataclasses.replace(load("constraints"), _constraints=("a >= b",))
+    text = describe(exp)
+    assert text.splitlines()[0] == "function f9"
+    assert "  symbolic dimensions: a, b" in text
+    assert "  constraints: a >= b" in text
+    assert "    args[0]: float32[a, b]" in text
+    assert "    result: float32[b, b]" in text
+    assert "stablehlo" not in text
+
+
+def test_pytree_names_shardings_vjp_and_module():
+    text = describe(load("pytree_io"), module=True)
+    assert "    args[0]['b'][0]: float32[2, 3]" in text
+    assert "    result[1]['m']: float32[]" in text
+    assert "func.func public @main" in text
+    text = describe(load("sharded"))
+    assert "  platforms: cpu; devices: 4" in text
+    assert "args[0]: float32[4, 4]  sharding P('x', 'y') on mesh {'x': 2, 'y': 2}" in text
+    assert "  vjp: order 1" in describe(load("with_vjp"))
+    assert "  platforms: cpu, cuda; devices: 1" in describe(load("multi_platform"))
