@@ -238,7 +238,25 @@ def _lowering(ctx: mlir.LoweringRuleContext, *args: Any, exported: _ExportedPara
     idx = _platform_index(exp, ctx.platform)
     kept = [args[i] for i in exp.module_kept_var_idx]
     out_types = [mlir.aval_to_ir_type(a) for a in ctx.avals_out]
-    return _module.inline_call(ctx, exp, idx, kept, out_types)
+    outs = _module.inline_call(ctx, exp, idx, kept, out_types)
+    return _constrain_outputs(ctx, exp, outs)
+
+
+def _constrain_outputs(ctx: mlir.LoweringRuleContext, exp: Exported, outs: list[Any]) -> list[Any]:
+    """Lays the results out as the artifact's result shardings say (in a multi-device module)."""
+    devices = ctx.module_context.device_assignment
+    specs = exp._out_named_shardings
+    if not specs or len(devices) != exp.nr_devices or exp.nr_devices == 1:
+        return outs
+    from polyjax_sharding import Mesh
+
+    result = []
+    for out, spec, aval in zip(outs, specs, ctx.avals_out):
+        if spec is not None:
+            mesh = Mesh(np.array(devices, dtype=object).reshape(spec.axis_sizes), spec.axis_names)
+            out = mlir.sharding_constraint(ctx, out, spec.to_named_sharding(mesh), aval)
+        result.append(out)
+    return result
 
 
 mlir.register_lowering(call_exported_p, _lowering)
