@@ -22,6 +22,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
+from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, dispatch, mlir
@@ -71,12 +72,13 @@ def _rotl(x: Any, d: int) -> Any:
 
 def _threefry2x32_lowered(k1: Any, k2: Any, x1: Any, x2: Any) -> list[Any]:
     """The cipher in lax operations (traced by `mlir.lower_fun`)."""
-    shape = np.broadcast_shapes(*(np.shape(v) for v in (k1, k2, x1, x2)))
+    shapes = [tuple(v.shape) for v in (k1, k2, x1, x2)]
+    shape = sd.broadcast_shapes(*shapes)  # symbolic dimensions allowed
 
     def full(v: Any) -> Any:
-        if np.shape(v) == shape:
+        if sd.definitely_equal_shape(v.shape, shape):
             return v
-        dims = tuple(range(len(shape))) if np.shape(v) else ()
+        dims = tuple(range(len(shape))) if v.shape else ()
         return broadcast_in_dim(v, shape, dims)
 
     k1, k2, x1, x2 = map(full, (k1, k2, x1, x2))

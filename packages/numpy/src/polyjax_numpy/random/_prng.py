@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from polyjax_core import config, dtypes
+from polyjax_core import symbolic_dims as sd
 from polyjax_core.tree_util import register_pytree_node
 from polyjax_numpy.lax import _bits, _random_bits, _shape_ops
 from polyjax_numpy.lax import _elementwise as lax
@@ -69,8 +70,8 @@ def _split_words(x: Any) -> tuple[Any, Any]:
 
 def _counters(shape: tuple[int, ...]) -> tuple[Any, Any]:
     """The (hi, lo) words of each element's row-major index in an array of `shape`."""
-    size = int(np.prod(shape, dtype=np.int64))
-    if size >= 2**32:
+    size = sd.shape_size(shape)  # symbolic for symbolic shapes (export)
+    if type(size) is int and size >= 2**32:
         raise NotImplementedError(f"random arrays of 2**32 or more elements ({shape})")
     lo = _shape_ops.reshape(_shape_ops.iota(_U32, size), shape)
     return _shape_ops.full(shape, 0, _U32), lo
@@ -365,6 +366,8 @@ def check_single_key(fun_name: str, key: Any) -> tuple[PRNGKeyArray, bool]:
 def check_shape(fun_name: str, shape: Any) -> tuple[int, ...]:
     """`shape` (an int or a sequence of ints) as a tuple of non-negative ints.
 
+    Symbolic dimensions are kept (random bits of symbolic shapes, for export).
+
     Raises:
       TypeError: `shape` holds something other than integers.
       ValueError: a dimension is negative.
@@ -372,12 +375,12 @@ def check_shape(fun_name: str, shape: Any) -> tuple[int, ...]:
     if isinstance(shape, int | np.integer):
         shape = (shape,)
     try:
-        out = tuple(operator.index(d) for d in shape)
+        out = tuple(d if sd.is_symbolic_dim(d) else operator.index(d) for d in shape)
     except TypeError:
         raise TypeError(
             f"{fun_name}: shape must be a sequence of integers, got {shape!r}"
         ) from None
-    if any(d < 0 for d in out):
+    if any(type(d) is int and d < 0 for d in out):
         raise ValueError(f"{fun_name}: negative dimensions are not allowed, got shape {out}")
     return out
 
