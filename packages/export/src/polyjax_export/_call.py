@@ -39,8 +39,7 @@ from polyjax_export._exported import (
     minimum_supported_calling_convention_version,
 )
 from polyjax_export._shape_spec import parse_constraint
-from polyjax_interpreters import _ad_core as ad
-from polyjax_interpreters import batching, dispatch, mlir
+from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_interpreters.custom_derivatives import custom_vjp
 
 __all__ = ["call_exported", "call_exported_p"]
