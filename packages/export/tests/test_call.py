@@ -185,3 +185,16 @@ def test_vmap_of_the_call_exported_over_a_symbolic_batch():
     xs = _x(2, 3, 16)
     want = np.stack([inner.call(xs[0]), inner.call(xs[1])])
     np.testing.assert_allclose(mapped.call(xs), want, rtol=1e-6)
+
+
+def test_keyword_arguments_follow_the_in_tree():
+    from polyjax_core.tree_util import tree_structure
+
+    exp = dataclasses.replace(load("pytree_io"), in_tree=tree_structure(((), {"a": 0, "b": 0})))
+    a, b = _x(2, 3), _x(2, 3)
+    total, stats = exp.call(a=a, b=b)
+    np.testing.assert_allclose(total, a + b, rtol=1e-6)
+    np.testing.assert_allclose(stats["s"], a.sum(), rtol=1e-5)
+    np.testing.assert_allclose(stats["m"], b.max(), rtol=1e-6)
+    with pytest.raises(ValueError, match="same pytree structure"):
+        exp.call(a, b)
