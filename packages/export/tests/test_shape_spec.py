@@ -118,6 +118,7 @@ def test_symbolic_args_specs():
     got = symbolic_args_specs((x, y), "b, ...")
     assert [type(s) for s in got] == [ShapeDtypeStruct] * 2
     assert str(got[0].shape) == "(b, 4)" and got[1].dtype == np.int32
+    assert symbolic_args_specs(np.ones(2), "b").dtype == np.float32  # canonical, as JAX
     assert got[0].shape[0] == got[1].shape[0]  # one scope for all arguments
     got = symbolic_args_specs([x, {"k": y}], ["a, _", {"k": "a"}])
     assert str(got[0].shape) == "(a, 4)" and str(got[1]["k"].shape) == "(a,)"

@@ -356,9 +356,9 @@ def symbolic_args_specs(
     Example:
         >>> import numpy as np
         >>> symbolic_args_specs((np.ones((3, 4)), np.ones(2)), "b, ...")
-        (ShapeDtypeStruct(shape=(b, 4), dtype=float64), ShapeDtypeStruct(shape=(b,), dtype=float64))
+        (ShapeDtypeStruct(shape=(b, 4), dtype=float32), ShapeDtypeStruct(shape=(b,), dtype=float32))
     """
-    from polyjax_core import ShapeDtypeStruct
+    from polyjax_core import ShapeDtypeStruct, dtypes
     from polyjax_core.tree_util import tree_flatten, tree_unflatten
 
     if scope is None:
@@ -373,7 +373,9 @@ def symbolic_args_specs(
     out = []
     for leaf, spec in zip(leaves, specs):
         shape = symbolic_shape(spec, scope=scope, like=tuple(leaf.shape))
-        out.append(ShapeDtypeStruct(shape, leaf.dtype))
+        # As JAX: the dtype the value would have as an array (float64 -> float32 without x64).
+        dtype = dtypes.canonicalize_dtype(leaf.dtype, allow_extended_dtype=True)
+        out.append(ShapeDtypeStruct(shape, dtype))
     return tree_unflatten(tree, out)
 
 

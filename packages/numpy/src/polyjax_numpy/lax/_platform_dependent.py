@@ -48,7 +48,8 @@ def platform_dependent(
 
     Example:
       >>> import numpy as np
-      >>> float(platform_dependent(np.float32(0.0), cpu=np.cos, default=np.sin))
+      >>> from polyjax_numpy import lax
+      >>> float(platform_dependent(np.float32(0.0), cpu=lax.cos, default=lax.sin))
       1.0
     """
     names: list[tuple[str, ...] | None] = []
