@@ -123,6 +123,35 @@ def test_wrong_structure():
         exp.call(_x(3, 16), _x(3))
 
 
+_A = np.ones((2, 3), np.float32)
+_HEAD = (
+    "The invocation args and kwargs must have the same pytree structure as when the function "
+    "'f2' was exported, but they have the following structural differences:\n   - "
+)
+
+
+# The messages JAX 0.10.2 gives for these calls of the same artifact.
+@pytest.mark.parametrize(
+    "args, kwargs, difference",
+    [
+        (({"a": _A, "c": (_A,)},), {}, "args[0] is a <class 'dict'> with pytree metadata "
+         "('a', 'c') in the invocation and a <class 'dict'> with pytree metadata ('a', 'b') "
+         "when exported, so the pytree node metadata does not match."),
+        (({"a": _A, "b": [_A]},), {}, "args[0]['b'] is a <class 'list'> in the invocation and "
+         "a <class 'tuple'> when exported, so their Python types differ."),
+        (({"a": _A, "b": (_A, _A)},), {}, "args[0]['b'] is a tuple of length 2 in the "
+         "invocation and a tuple of length 1 when exported, so the lengths do not match."),
+        (({"a": _A, "b": (_A,)},), {"z": _A}, "kwargs is a <class 'dict'> with 1 child in the "
+         "invocation and a <class 'dict'> with 0 child when exported, so the numbers of "
+         "children do not match, with the symmetric difference of key sets: {'z'}."),
+    ],
+)  # fmt: skip
+def test_structure_differences_as_jax(args, kwargs, difference):
+    with pytest.raises(ValueError) as info:
+        load("pytree_io").call(*args, **kwargs)
+    assert str(info.value) == _HEAD + difference + "\n"
+
+
 def test_rank_dtype_and_constant_mismatches_have_jax_messages():
     exp = load("poly_batch")
     with pytest.raises(ValueError, match=r"^Rank mismatch for args\[0\]: expected \(b, 16\) and"):
@@ -185,3 +214,16 @@ def test_vmap_of_the_call_exported_over_a_symbolic_batch():
     xs = _x(2, 3, 16)
     want = np.stack([inner.call(xs[0]), inner.call(xs[1])])
     np.testing.assert_allclose(mapped.call(xs), want, rtol=1e-6)
+
+
+def test_keyword_arguments_follow_the_in_tree():
+    from polyjax_core.tree_util import tree_structure
+
+    exp = dataclasses.replace(load("pytree_io"), in_tree=tree_structure(((), {"a": 0, "b": 0})))
+    a, b = _x(2, 3), _x(2, 3)
+    total, stats = exp.call(a=a, b=b)
+    np.testing.assert_allclose(total, a + b, rtol=1e-6)
+    np.testing.assert_allclose(stats["s"], a.sum(), rtol=1e-5)
+    np.testing.assert_allclose(stats["m"], b.max(), rtol=1e-6)
+    with pytest.raises(ValueError, match="same pytree structure"):
+        exp.call(a, b)

@@ -240,3 +240,12 @@ def test_module_bytes_that_are_not_stablehlo_raise():
         loaded.call(*_DTYPES_ARGS)
     with pytest.raises(ValueError, match="Cannot deserialize the StableHLO module"):
         loaded.mlir_module()
+
+
+def test_exported_is_hashable_with_tuple_fields():
+    exp = dataclasses.replace(
+        load("dtypes"), disabled_safety_checks=[DisabledSafetyCheck.platform()]
+    )
+    assert isinstance(exp.disabled_safety_checks, tuple)
+    assert hash(exp) == hash(dataclasses.replace(exp))
+    assert str(exp) == "Exported(fun_name=f6, ...)"

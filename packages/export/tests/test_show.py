@@ -2,9 +2,10 @@
 
 import dataclasses
 
-from _golden import load
+import pytest
+from _golden import DIR, load
 
-from polyjax_export._show import describe
+from polyjax_export.show import describe, main
 
 
 def test_symbolic_signature_with_constraints():
@@ -28,3 +29,22 @@ def test_pytree_names_shardings_vjp_and_module():
     assert "args[0]: float32[4, 4]  sharding P('x', 'y') on mesh {'x': 2, 'y': 2}" in text
     assert "  vjp: order 1" in describe(load("with_vjp"))
     assert "  platforms: cpu, cuda; devices: 1" in describe(load("multi_platform"))
+
+
+def test_show(capsys):
+    assert main(["show", str(DIR / "poly_batch.bin")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("function f1\n")
+    assert "args[0]: float32[b, 16]" in out and "@main" not in out
+    assert main(["show", str(DIR / "poly_batch.bin"), "--module"]) == 0
+    assert "func.func public @main" in capsys.readouterr().out
+
+
+def test_show_bad_file(tmp_path, capsys):
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"\x00" * 40)
+    assert main(["show", str(bad)]) == 1
+    assert "Cannot deserialize an Exported" in capsys.readouterr().err
+    assert main(["show", str(tmp_path / "missing.bin")]) == 1
+    with pytest.raises(SystemExit):
+        main(["frobnicate"])

@@ -39,8 +39,7 @@ from polyjax_export._exported import (
     minimum_supported_calling_convention_version,
 )
 from polyjax_export._shape_spec import parse_constraint
-from polyjax_interpreters import _ad_core as ad
-from polyjax_interpreters import batching, dispatch, mlir
+from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_interpreters.custom_derivatives import custom_vjp
 
 __all__ = ["call_exported", "call_exported_p"]
@@ -238,7 +237,25 @@ def _lowering(ctx: mlir.LoweringRuleContext, *args: Any, exported: _ExportedPara
     idx = _platform_index(exp, ctx.platform)
     kept = [args[i] for i in exp.module_kept_var_idx]
     out_types = [mlir.aval_to_ir_type(a) for a in ctx.avals_out]
-    return _module.inline_call(ctx, exp, idx, kept, out_types)
+    outs = _module.inline_call(ctx, exp, idx, kept, out_types)
+    return _constrain_outputs(ctx, exp, outs)
+
+
+def _constrain_outputs(ctx: mlir.LoweringRuleContext, exp: Exported, outs: list[Any]) -> list[Any]:
+    """Lays the results out as the artifact's result shardings say (in a multi-device module)."""
+    devices = ctx.module_context.device_assignment
+    specs = exp._out_named_shardings
+    if not specs or len(devices) != exp.nr_devices or exp.nr_devices == 1:
+        return outs
+    from polyjax_sharding import Mesh
+
+    result = []
+    for out, spec, aval in zip(outs, specs, ctx.avals_out):
+        if spec is not None:
+            mesh = Mesh(np.array(devices, dtype=object).reshape(spec.axis_sizes), spec.axis_names)
+            out = mlir.sharding_constraint(ctx, out, spec.to_named_sharding(mesh), aval)
+        result.append(out)
+    return result
 
 
 mlir.register_lowering(call_exported_p, _lowering)
@@ -280,12 +297,63 @@ ad.primitive_jvps[call_exported_p] = _no_vjp_jvp
 # ----------------------------------------------------------------------------- the user's call
 
 
+def _describe_node(data: Any, n: int) -> str:
+    t = data[0]
+    if t in (tuple, list):
+        return f"a {t.__name__} of length {n}"
+    return f"a {t}"
+
+
+def _differences(got: tree_util.PyTreeDef, want: tree_util.PyTreeDef, path: str) -> list[str]:
+    """JAX's descriptions of where two structures differ, outermost first."""
+    gd, wd = got.node_data(), want.node_data()
+    if gd is None and wd is None:
+        return []
+    gk, wk = got.children(), want.children()
+    if gd is None or wd is None or gd[0] is not wd[0]:
+        # (JAX names a leaf of the invocation oddly, "<class 'int'>"; we say "a leaf".)
+        g = "a leaf" if gd is None else f"a {gd[0]}"
+        w = "a leaf" if wd is None else f"a {wd[0]}"
+        return [
+            f"{path} is {g} in the invocation and {w} when exported, so their Python types differ."
+        ]
+    if len(gk) != len(wk):
+        if gd[0] in (tuple, list):
+            return [
+                f"{path} is {_describe_node(gd, len(gk))} in the invocation and "
+                f"{_describe_node(wd, len(wk))} when exported, so the lengths do not match."
+            ]
+        extra = ""
+        if gd[0] is dict:
+            extra = f", with the symmetric difference of key sets: {set(gd[1]) ^ set(wd[1])}"
+        return [
+            f"{path} is a {gd[0]} with {len(gk)} child in the invocation and a {wd[0]} with "
+            f"{len(wk)} child when exported, so the numbers of children do not match{extra}."
+        ]
+    if gd[1] != wd[1]:
+        gm, wm = (tuple(x[1]) if x[0] is dict else x[1] for x in (gd, wd))
+        return [
+            f"{path} is a {gd[0]} with pytree metadata {gm} in the invocation and a {wd[0]} "
+            f"with pytree metadata {wm} when exported, so the pytree node metadata does not "
+            "match."
+        ]
+    if not path:  # the (args, kwargs) pair
+        names = ["args", "kwargs"]
+    elif gd[0] is dict:
+        names = [f"{path}[{k!r}]" for k in gd[1]]
+    else:
+        names = [f"{path}[{i}]" for i in range(len(gk))]
+    return [d for g, w, name in zip(gk, wk, names) for d in _differences(g, w, name)]
+
+
 def _structure_error(exp: Exported, got: tree_util.PyTreeDef) -> ValueError:
+    diffs = _differences(got, exp.in_tree, "") or [
+        f"the invocation has {got}, the export {exp.in_tree}"
+    ]
     return ValueError(
         "The invocation args and kwargs must have the same pytree structure as when the "
         f"function '{exp.fun_name}' was exported, but they have the following structural "
-        f"differences: the invocation has structure {got} and the export has "
-        f"{exp.in_tree}."
+        "differences:\n" + "".join(f"   - {d}\n" for d in diffs)
     )
 
 

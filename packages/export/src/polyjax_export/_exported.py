@@ -18,7 +18,7 @@ the tokens then the results.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from polyjax_core.abstract_values import ShapedArray
@@ -182,7 +182,7 @@ class Exported:
     platforms: tuple[str, ...]
     ordered_effects: tuple[Any, ...]
     unordered_effects: tuple[Any, ...]
-    disabled_safety_checks: Sequence[DisabledSafetyCheck]
+    disabled_safety_checks: tuple[DisabledSafetyCheck, ...]
     mlir_module_serialized: bytes
     calling_convention_version: int
     module_kept_var_idx: tuple[int, ...]
@@ -199,6 +199,11 @@ class Exported:
     )
     # The symbolic-shape constraints of the export's scope, e.g. ("a >= b",).
     _constraints: tuple[str, ...] = dataclasses.field(default=(), repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Tuples, as JAX's: an Exported is hashable (it is a jit argument, a cache key).
+        for name in ("disabled_safety_checks", "platforms", "module_kept_var_idx"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
 
     def __str__(self) -> str:
         # The module is large: keep the printed form short, as JAX does.

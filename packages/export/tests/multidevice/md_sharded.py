@@ -25,6 +25,7 @@ def test_sharded_call_under_jit_gives_jax_results(mesh):
     out = jit(exp.call)(x)
     np.testing.assert_allclose(np.asarray(out), _ARRAYS["sharded__call0_out0"], rtol=1e-6)
     assert len(out.sharding.device_set) == 4
+    assert out.sharding.is_equivalent_to(s_out, 2)  # the artifact's result sharding
 
 
 def test_sharded_call_on_the_wrong_number_of_devices(mesh):

@@ -1,14 +1,20 @@
-"""A readable summary of an `Exported`: what `python -m polyjax.export show FILE` prints."""
+"""A readable summary of an `Exported`, and the ``show`` command line.
+
+``python -m polyjax.export show FILE [--module]`` (the facade's entry point,
+`main` here) prints what `describe` gives for a serialized artifact.
+"""
 
 from __future__ import annotations
 
+import argparse
+import sys
 from typing import Any
 
 from polyjax_core import symbolic_dims as sd
 from polyjax_core import tree_util
 from polyjax_export._exported import Exported, NamedShardingSpec
 
-__all__ = ["describe"]
+__all__ = ["describe", "main"]
 
 
 def _aval(a: Any) -> str:
@@ -77,3 +83,34 @@ def describe(exp: Exported, *, module: bool = False) -> str:
     if module:
         text += "\n\n" + exp.mlir_module()
     return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs ``show FILE [--module]``; returns the exit status.
+
+    Args:
+      argv: the command-line arguments (default: ``sys.argv[1:]``).
+
+    Returns:
+      0, or 1 when the file cannot be read or deserialized (the error on stderr).
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m polyjax.export", description="Inspect serialized Exported artifacts."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    show = sub.add_parser("show", help="print the signature of a serialized Exported")
+    show.add_argument("file", help="a file written by Exported.serialize()")
+    show.add_argument("--module", action="store_true", help="also print the StableHLO module")
+    args = parser.parse_args(argv)
+
+    from polyjax_export._serialization import deserialize
+
+    try:
+        with open(args.file, "rb") as f:
+            exp = deserialize(f.read())
+        text = describe(exp, module=args.module)
+    except (OSError, ValueError, NotImplementedError) as e:
+        print(f"error: {args.file}: {e}", file=sys.stderr)
+        return 1
+    print(text)
+    return 0
