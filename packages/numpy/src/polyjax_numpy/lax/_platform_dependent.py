@@ -19,7 +19,7 @@ import numpy as np
 from polyjax_core.abstract_values import ShapedArray
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, dispatch, mlir
-from polyjax_numpy.lax._control_flow import switch
+from polyjax_numpy.lax._cond import switch
 
 __all__ = ["platform_dependent", "platform_index_p"]
 
