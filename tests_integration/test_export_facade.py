@@ -34,8 +34,8 @@ def test_fields_and_module_structure():
     exp = export(jax.jit(_f))(spec((b, 2 * b + 1)), spec((3,)))
     assert exp.fun_name == "_f"
     assert [str(a) for a in exp.in_avals] == [
-        "ShapedArray(float32[b,2*b + 1])",
-        "ShapedArray(float32[3])",
+        "float32[b,2*b + 1]",
+        "float32[3]",
     ]
     assert [str(a.shape) for a in exp.out_avals] == ["(b, 2*b + 1)", "(2*b^2 + b,)"]
     assert str(exp.in_tree) == "PyTreeDef(((*, *), {}))"

@@ -1917,7 +1917,32 @@ def _np_bcast(reduce):
     return lambda x: np.broadcast_to(reduce(x, axis=0), x.shape).astype(x.dtype)
 
 
+def _on_this_platform(x):
+    # `platform_dependent` picks the `cpu` branch on CPU and `default` elsewhere.
+    from polyjax_interpreters import backends
+
+    return x * 2 if backends.default_backend() == "cpu" else x + 1
+
+
 CASES += [
+    Case(
+        "pvary",
+        (lax.pvary_p,),
+        _named(lambda v, ax: lax.pcast(v, ax, to="varying")),
+        _collective_make(),
+        lambda x: x,
+        ALL,
+        grad_dtypes=LINEAR_GRADS,
+    ),
+    Case(
+        "platform_index",
+        (lax.platform_index_p,),
+        lambda x: lax.platform_dependent(x, cpu=lambda v: v * 2, default=lambda v: v + 1),
+        operands((-2, 2)),
+        _on_this_platform,
+        NUMERIC,
+        grad_dtypes=(F32,),
+    ),
     Case(
         "psum",
         (lax.psum_p,),

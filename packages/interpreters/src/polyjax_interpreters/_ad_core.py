@@ -93,7 +93,7 @@ class Zero:
 
     Example:
       >>> Zero(ShapedArray((3,), np.float32))
-      Zero(f32[3])
+      Zero(float32[3])
     """
 
     __slots__ = ("aval",)
@@ -389,8 +389,7 @@ def stop_gradient(x: Any) -> Any:
       `x`, whose leaves are treated as constants by `grad`, `jvp` and friends.
 
     Example:
-      >>> import polyjax.numpy as jnp
-      >>> from polyjax_interpreters.ad import grad
+      >>> from polyjax_interpreters.ad import grad, stop_gradient
       >>> grad(lambda x: x * stop_gradient(x))(3.0)
       Array(3., dtype=float32, weak_type=True)
     """

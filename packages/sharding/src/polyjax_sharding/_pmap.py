@@ -163,8 +163,10 @@ def pmap(
         exceeds the number of devices, or ``devices`` has another length.
 
     Example:
-      >>> pmap(lambda x: psum(x, "i"), axis_name="i")(np.arange(2.0))
-      Array([1., 1.], dtype=float32)
+      >>> import numpy as np
+      >>> from polyjax_numpy.lax import psum
+      >>> pmap(lambda x: psum(x, "i"), axis_name="i")(np.arange(1.0) + 1)   # one device
+      Array([1.], dtype=float32)
     """
     static = _argnums(static_broadcasted_argnums)
     donate = _argnums(donate_argnums)

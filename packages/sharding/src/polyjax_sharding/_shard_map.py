@@ -698,10 +698,14 @@ def shard_map(
         over an axis its spec omits (with ``check_vma``).
 
     Example:
-      >>> mesh = make_mesh((2,), ("x",))
+      >>> import numpy as np
+      >>> from polyjax_core import PartitionSpec as P
+      >>> from polyjax_numpy.lax import psum
+      >>> from polyjax_sharding import make_mesh
+      >>> mesh = make_mesh((1,), ("x",))
       >>> f = shard_map(lambda a: psum(a, "x"), mesh=mesh, in_specs=P("x"), out_specs=P())
-      >>> f(np.arange(4.0)).shape   # each device's 2-block, summed over devices
-      (2,)
+      >>> f(np.arange(4.0)).shape   # each device's block, summed over the devices
+      (4,)
     """
     if f is None:
         return functools.partial(

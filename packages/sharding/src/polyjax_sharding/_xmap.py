@@ -141,6 +141,8 @@ def xmap(
         ``psum``), or a resource is not a mesh axis.
 
     Example:
+      >>> import numpy as np
+      >>> from polyjax_numpy.lax import psum
       >>> f = xmap(lambda x: psum(x, "i"), in_axes=["i", ...], out_axes=[...])
       >>> f(np.ones((3, 2)))
       Array([3., 3.], dtype=float32)

@@ -204,6 +204,7 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
       NameError: an axis name is not bound.
 
     Example:
+      >>> import numpy as np
       >>> from polyjax_interpreters.batching import vmap
       >>> vmap(lambda x: psum(x, "i"), axis_name="i")(np.arange(3.0))
       Array([3., 3., 3.], dtype=float32)
@@ -1172,7 +1173,9 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
       NotImplementedError: ``to`` is ``"reduced"`` or ``"unreduced"``.
 
     Example:
-      >>> vmap(lambda v: pcast(v, "i", to="varying"), axis_name="i")(np.arange(2.0))
+      >>> from polyjax_interpreters.batching import vmap
+      >>> from polyjax_numpy import numpy as jnp
+      >>> vmap(lambda v: pcast(v, "i", to="varying"), axis_name="i")(jnp.arange(2.0))
       Array([0., 1.], dtype=float32)
     """
     if to not in ("unreduced", "reduced", "varying"):

@@ -417,7 +417,8 @@ def _nan_ignoring(
     return fn
 
 
-fmax = _nan_ignoring("fmax", lax.max, lax.gt)
+# `greater`/`less` (defined below) order complex numbers lexicographically.
+fmax = _nan_ignoring("fmax", lax.max, lambda a, b: greater(a, b))
 fmax.__doc__ = """Elementwise maximum, ignoring NaNs (NaN only where both operands are).
 
     Example:
@@ -425,7 +426,7 @@ fmax.__doc__ = """Elementwise maximum, ignoring NaNs (NaN only where both operan
       >>> jnp.fmax(jnp.array([1.0, jnp.nan, 3.0]), 2.0)
       Array([2., 2., 3.], dtype=float32)
     """
-fmin = _nan_ignoring("fmin", lax.min, lax.lt)
+fmin = _nan_ignoring("fmin", lax.min, lambda a, b: less(a, b))
 fmin.__doc__ = """Elementwise minimum, ignoring NaNs (NaN only where both operands are).
 
     Example:

@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 
 from polyjax_core import basearray, config, dtypes
-from polyjax_core.abstract_values import ShapedArray, register_aval_handler
 from polyjax_core import symbolic_dims as sd
+from polyjax_core.abstract_values import ShapedArray, register_aval_handler
 from polyjax_core.tree_util import register_pytree_node
 from polyjax_numpy.lax import _bits, _random_bits, _shape_ops
 from polyjax_numpy.lax import _elementwise as lax

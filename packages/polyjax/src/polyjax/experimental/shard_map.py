@@ -39,6 +39,8 @@ def shard_map(
       The mapped function.
 
     Example:
+      >>> import numpy as np
+      >>> import polyjax
       >>> from polyjax.sharding import PartitionSpec as P
       >>> mesh = polyjax.make_mesh((1,), ("x",))
       >>> shard_map(lambda a: a * 2, mesh, P("x"), P("x"))(np.ones(2))
