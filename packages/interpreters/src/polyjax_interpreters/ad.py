@@ -826,10 +826,10 @@ def hessian(
 
     Example:
       >>> import polyjax.numpy as jnp
-      >>> hessian(lambda x: (x * x * x).sum())(jnp.arange(3.0))   # diag(6 x)
-      Array([[ 0.,  0.,  0.],
-             [ 0.,  6.,  0.],
-             [ 0.,  0., 12.]], dtype=float32)
+      >>> print(hessian(lambda x: (x * x * x).sum())(jnp.arange(3.0)))   # diag(6 x)
+      [[ 0.  0.  0.]
+       [ 0.  6.  0.]
+       [ 0.  0. 12.]]
     """
     return jacfwd(
         jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic),

@@ -206,8 +206,8 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     Example:
       >>> import numpy as np
       >>> from polyjax_interpreters.batching import vmap
-      >>> vmap(lambda x: psum(x, "i"), axis_name="i")(np.arange(3.0))
-      Array([3., 3., 3.], dtype=float32)
+      >>> print(vmap(lambda x: psum(x, "i"), axis_name="i")(np.arange(3.0)))
+      [3. 3. 3.]
     """
     return _reduce(psum_p, x, axis_name, axis_index_groups)
 
