@@ -486,10 +486,17 @@ def _eigvals(a):
 
 
 def test_eig_eigenvalue_grads():
-    check_grads(jit(_eigvals), (_rand((2, 3, 3), f32),), order=1, atol=5e-2, rtol=5e-2)
+    # Own seeded draws: the shared RNG's state depends on test order, and a draw with
+    # nearly equal eigenvalues makes finite differences miss the tolerance.
+    r = np.random.default_rng(1234)
+    x = r.standard_normal((2, 3, 3)).astype(f32)
+    check_grads(jit(_eigvals), (x,), order=1, atol=5e-2, rtol=5e-2)
     with config.enable_x64(True):
-        for dtype in (f64, np.complex128):
-            check_grads(jit(_eigvals), (_rand((4, 4), dtype),), order=2, atol=1e-5, rtol=1e-5)
+        for dtype in (f64, np.dtype(np.complex128)):
+            a = r.standard_normal((4, 4))
+            if dtype.kind == "c":
+                a = a + 1j * r.standard_normal((4, 4))
+            check_grads(jit(_eigvals), (a.astype(dtype),), order=2, atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("left, right", [(False, True), (True, False), (True, True)])
