@@ -110,12 +110,22 @@ def check_axis_names(axis_names: tuple[Any, ...], owner: str) -> None:
 class _AxisQueries:
     """Questions about axis types, shared by `AbstractMesh` and the concrete `Mesh`.
 
-    A subclass provides ``axis_names`` and ``axis_types``.
+    A subclass provides ``axis_names``, ``axis_sizes`` and ``axis_types``.
     """
 
     __slots__ = ()
     axis_names: tuple[Any, ...]
+    axis_sizes: tuple[int, ...]
     axis_types: tuple[AxisType, ...]
+
+    @property
+    def shape(self) -> OrderedDict[Any, int]:
+        """The axis sizes by name, in axis order."""
+        return OrderedDict(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def shape_tuple(self) -> tuple[tuple[Any, int], ...]:
+        return tuple(zip(self.axis_names, self.axis_sizes))
 
     @property
     def _name_to_type(self) -> dict[Any, AxisType]:
@@ -200,15 +210,6 @@ class AbstractMesh(_AxisQueries):
         self.axis_types = canonicalize_axis_types(axis_types, axis_names, "AbstractMesh")
         self.abstract_device = abstract_device
         self._hash = hash((axis_sizes, axis_names, self.axis_types, abstract_device))
-
-    @property
-    def shape(self) -> OrderedDict[Any, int]:
-        """The axis sizes by name, in axis order."""
-        return OrderedDict(zip(self.axis_names, self.axis_sizes))
-
-    @property
-    def shape_tuple(self) -> tuple[tuple[Any, int], ...]:
-        return tuple(zip(self.axis_names, self.axis_sizes))
 
     @property
     def size(self) -> int:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -123,15 +122,6 @@ class Mesh(_AxisQueries):
         return mesh
 
     # -- shape -------------------------------------------------------------
-
-    @property
-    def shape(self) -> OrderedDict[Any, int]:
-        """The axis sizes by name, in axis order."""
-        return OrderedDict(zip(self.axis_names, self.axis_sizes))
-
-    @property
-    def shape_tuple(self) -> tuple[tuple[Any, int], ...]:
-        return tuple(zip(self.axis_names, self.axis_sizes))
 
     @property
     def axis_sizes(self) -> tuple[int, ...]:
