@@ -112,7 +112,6 @@ def collectives(heartbeat: int) -> dict:
         "equal": mu.assert_equal({"a": np.arange(3)}),
         "unequal": _error(lambda: mu.assert_equal({"a": np.arange(2) + pid}, "custom msg")),
         "sync_mismatch": _error(lambda: mu.sync_global_devices(f"name {pid}")),
-        "pmap": _error(lambda: polyjax.pmap(lambda v: v, axis_name="i")(np.ones(1))),
     }
     g = mu.host_local_array_to_global_array(np.arange(2.0) + 10 * pid, mesh, P("x"))
     local = mu.global_array_to_host_local_array(g, mesh, P("x"))
@@ -124,6 +123,83 @@ def collectives(heartbeat: int) -> dict:
         g2h_mesh_size=local.sharding.mesh.size,
     )
     return out
+
+
+def _local(a) -> list:
+    """This process's blocks of a pmap result, one per local device in device order."""
+    by_device = {s.device: np.asarray(s.data)[0].tolist() for s in a.addressable_shards}
+    return [by_device[d] for d in polyjax.local_devices()]
+
+
+def pmap_(heartbeat: int) -> dict:
+    """pmap over the devices of every process: collectives, a training step, errors."""
+    polyjax.distributed.initialize(initialization_timeout=60, heartbeat_timeout_seconds=heartbeat)
+    pid, k = polyjax.process_index(), polyjax.local_device_count()
+    d = polyjax.device_count()
+    lax = polyjax.lax
+    # The global data has one row per device; this process holds rows pid*k .. pid*k+k-1.
+    data = np.random.default_rng(1).normal(size=(d, 3)).astype(np.float32)
+    mine = data[pid * k : pid * k + k]
+    shift = [(i, (i + 1) % d) for i in range(d)]
+
+    def body(v, c):
+        return {
+            "psum": lax.psum(v, "i"),
+            "index": lax.axis_index("i"),
+            "gather": lax.all_gather(v, "i"),
+            "permute": lax.ppermute(v, "i", shift),
+            "scaled": lax.psum(v * c, "i"),
+        }
+
+    out = polyjax.pmap(body, axis_name="i", in_axes=(0, None))(mine, np.float32(pid + 1))
+    result = {k2: _local(v) for k2, v in out.items()}
+    psum = out["psum"]
+    result.update(
+        shape=list(psum.shape),
+        addressable=psum.is_fully_addressable,
+        spec=str(psum.sharding.spec),
+        sharding_devices=[dev.id for dev in psum.sharding.mesh.devices.flat],
+        asarray=np.asarray(psum).tolist(),
+        # Results of one pmap go into the next one.
+        chained=_local(polyjax.pmap(lambda v: lax.psum(v, "i"), "i")(out["index"])),
+        out_axes=np.asarray(
+            polyjax.pmap(lambda v: jnp.stack([v, -v]), "i", out_axes=1)(mine)
+        ).tolist(),
+        # A pmap over this process's devices only, and one inside jit, stay local (as JAX's).
+        local_devices=_local(
+            polyjax.pmap(lambda v: lax.axis_index("i"), "i", devices=polyjax.local_devices())(mine)
+        ),
+        in_jit=np.asarray(
+            polyjax.jit(polyjax.pmap(lambda v: lax.psum(v, "i"), "i"))(mine)
+        ).tolist(),
+        nested=np.asarray(
+            polyjax.pmap(polyjax.pmap(lambda v: lax.psum(v, "j"), "j"), "i")(mine)
+        ).tolist(),
+        wrong_size=_error(lambda: polyjax.pmap(lambda v: v, "i")(np.ones(k + 1))),
+        no_mapped=_error(lambda: polyjax.pmap(lambda: lax.axis_index("i"), "i", axis_size=k)()),
+    )
+
+    # Data-parallel SGD: each device gets 2 examples; gradients averaged with pmean.
+    batch = np.random.default_rng(2).normal(size=(d, 2, 3)).astype(np.float32)
+    targets = batch.sum(-1)
+
+    def loss(w, xs, ys):
+        return jnp.mean((xs @ w - ys) ** 2)
+
+    def step(w, xs, ys):
+        return w - 0.1 * lax.pmean(polyjax.grad(loss)(w, xs, ys), "i")
+
+    w = np.zeros((k, 3), np.float32)  # the weights, replicated: one copy per local device
+    sgd = polyjax.pmap(step, "i")
+    for _ in range(3):
+        w = sgd(w, batch[pid * k : pid * k + k], targets[pid * k : pid * k + k])
+    # The same steps in this process alone, on the whole batch.
+    single = jnp.zeros(3)
+    one_step = polyjax.jit(lambda w, xs, ys: w - 0.1 * polyjax.grad(loss)(w, xs, ys))
+    for _ in range(3):
+        single = one_step(single, batch.reshape(-1, 3), targets.reshape(-1))
+    result.update(sgd=_local(w), single=np.asarray(single).tolist())
+    return result
 
 
 def dies(heartbeat: int) -> dict:
@@ -143,5 +219,10 @@ def dies(heartbeat: int) -> dict:
 
 if __name__ == "__main__":
     scenario, heartbeat = sys.argv[1], int(sys.argv[2])
-    result = {"basics": basics, "collectives": collectives, "dies": dies}[scenario](heartbeat)
+    result = {
+        "basics": basics,
+        "collectives": collectives,
+        "pmap": pmap_,
+        "dies": dies,
+    }[scenario](heartbeat)
     print(json.dumps(result), flush=True)

@@ -30,8 +30,9 @@ DEADLINE = 120.0
 ENV = {"JAX_PLATFORMS": "cpu", "JAX_NUM_CPU_DEVICES": "1"}
 
 
-def _run(n: int, scenario: str, heartbeat: int = 10) -> list:
-    return launch(n, [sys.executable, WORKER, scenario, str(heartbeat)], timeout=DEADLINE, env=ENV)
+def _run(n: int, scenario: str, heartbeat: int = 10, local_devices: int = 1) -> list:
+    env = {**ENV, "JAX_NUM_CPU_DEVICES": str(local_devices)}
+    return launch(n, [sys.executable, WORKER, scenario, str(heartbeat)], timeout=DEADLINE, env=env)
 
 
 def _json(result) -> dict:
@@ -97,8 +98,46 @@ def test_shard_map_collectives_and_multihost_utils_across_processes():
         assert out["h2g_shape"] == [4] and out["h2g_local"] == [[10.0 * pid, 10.0 * pid + 1]]
         assert out["g2h_shape"] == [2] and out["g2h_value"] == [10.0 * pid, 10.0 * pid + 1]
         assert out["g2h_mesh_size"] == 1
-        # Not yet across processes: an error, not a process-local result.
-        assert out["pmap"][0] == "NotImplementedError" and "shard_map" in out["pmap"][1]
+
+
+@pytest.mark.parametrize(("n", "k"), [(2, 2), (4, 1)])
+def test_pmap_maps_over_the_devices_of_every_process(n, k):
+    """n processes of k devices each; the NumPy model is the computation on all n * k rows."""
+    outs = [_json(r) for r in _run(n, "pmap", local_devices=k)]
+    d = n * k
+    data = np.random.default_rng(1).normal(size=(d, 3)).astype(np.float32)
+    scale = np.repeat(np.arange(1, n + 1), k)[:, None]  # each process's unmapped argument
+    batch = np.random.default_rng(2).normal(size=(d, 2, 3)).astype(np.float32)
+    xs, ys = batch.reshape(-1, 3), batch.sum(-1).reshape(-1)
+    w = np.zeros(3)
+    for _ in range(3):
+        w = w - 0.1 * 2 * xs.T @ (xs @ w - ys) / len(xs)
+    for pid, out in enumerate(outs):
+        rows = slice(pid * k, pid * k + k)
+        close = lambda got, want: np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)  # noqa: E731
+        close(out["psum"], np.broadcast_to(data.sum(0), (k, 3)))
+        assert out["index"] == list(range(pid * k, pid * k + k))
+        close(out["gather"], np.broadcast_to(data, (k, d, 3)))
+        close(out["permute"], np.roll(data, 1, axis=0)[rows])
+        close(out["scaled"], np.broadcast_to((data * scale).sum(0), (k, 3)))
+        # Results are this process's blocks, on its own devices.
+        assert out["shape"] == [k, 3] and out["addressable"] and out["spec"] == "P('i',)"
+        assert len(out["sharding_devices"]) == k
+        close(out["asarray"], out["psum"])
+        assert out["chained"] == [sum(range(d))] * k
+        close(out["out_axes"], np.stack([data[rows], -data[rows]]))
+        assert out["local_devices"] == list(range(k))
+        close(out["in_jit"], np.broadcast_to(data[rows].sum(0), (k, 3)))
+        close(out["nested"], np.broadcast_to(data[rows].sum(1, keepdims=True), (k, 3)))
+        assert out["wrong_size"][0] == "ValueError"
+        assert f"one position per local device ({k} in process {pid})" in out["wrong_size"][1]
+        assert out["no_mapped"] == [
+            "ValueError",
+            "pmap requires at least one argument with a mapped axis.",
+        ]
+        # Three data-parallel SGD steps agree with the single-process run and NumPy.
+        close(out["single"], w)
+        close(out["sgd"], np.broadcast_to(w, (k, 3)))
 
 
 def test_a_dead_process_stops_the_others_within_the_heartbeat_timeout():

@@ -32,12 +32,14 @@ from polyjax_core import axis_env
 from polyjax_core.abstract_values import ShapeDtypeStruct, get_aval, shaped_abstractify
 from polyjax_core.config import use_shardy_partitioner as shardy
 from polyjax_core.partition_spec import PartitionSpec
+from polyjax_core.tracing import Tracer
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
 from polyjax_interpreters import backends
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import eval_shape, jit
 from polyjax_numpy.lax import expand_dims, squeeze
+from polyjax_sharding import _pmap_global
 from polyjax_sharding._mesh import Mesh
 from polyjax_sharding._shard_map import shard_map
 
@@ -217,6 +219,7 @@ def pmap(
         axes = _flat_axes(in_axes, dyn, "in_axes")
         leaves = tree_flatten(dyn)[0]
         n = _mapped_size(leaves, axes, lambda: _arg_names(fun, args, static))
+        unmapped = n is None
         if n is None:
             if axis_size is None:
                 raise ValueError("pmap requires at least one argument with a mapped axis.")
@@ -229,14 +232,13 @@ def pmap(
                 if (inner_name, inner_size) == (name, n):
                     return _run(fun, mesh2, name, in_axes, out_axes, static, *args, manual=name)
             return _nested(fun, name, in_axes, out_axes, static, args, n)
-        if backends.process_count(backend) > 1:
-            # Its collectives would reduce over this process's devices only:
-            # refuse rather than return a silently process-local result.
-            raise NotImplementedError(
-                "pmap in a run of several processes (polyjax.distributed) is not "
-                "supported: use shard_map over a mesh of polyjax.devices(), whose "
-                "collectives cross processes."
-            )
+        if backends.process_count(backend) > 1 and not _traced(leaves):
+            gdevs = _pmap_global.global_devices(devices, backend)
+            if gdevs is not None:
+                if unmapped:
+                    raise ValueError("pmap requires at least one argument with a mapped axis.")
+                f = compiled(len(gdevs), tuple(gdevs), len(args))
+                return _pmap_global.call(f, name, args, static, axes, n, gdevs)
         inner = _probe(fun, args, static, in_axes, name, n) if devices is None else None
         available = backends.local_devices(backend=backend)
         if inner is not None and n * inner[1] <= len(available) and shardy.value:
@@ -250,6 +252,11 @@ def pmap(
         return f(*args)
 
     return mapped
+
+
+def _traced(leaves: Sequence[Any]) -> bool:
+    """Whether some argument is a tracer: inside jit, grad... pmap stays process-local, as JAX's."""
+    return any(isinstance(x, Tracer) for x in leaves)
 
 
 def _arg_names(fun: Any, args: tuple, static: tuple) -> list[str]:

@@ -1,0 +1,119 @@
+"""`pmap` in a run of several processes: one mapped axis over every process's devices.
+
+Each process calls the pmapped function with its own data, whose mapped axis
+has one position per local device. The mapped axis of the computation spans
+the devices of every process, in process order, so ``axis_index`` is global
+and the collectives cross processes. Each process's blocks become one global
+Array per argument (sharded over a 1-D mesh of all those devices), pmap's
+usual `shard_map` runs on them as one cross-process `jit`, and each process
+gets back its own blocks of the results: Arrays over its local devices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from polyjax_core.partition_spec import PartitionSpec
+from polyjax_core.tree_util import tree_flatten, tree_map, tree_unflatten
+from polyjax_interpreters import backends
+from polyjax_interpreters.array import (
+    Array,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+)
+from polyjax_sharding._mesh import Mesh
+from polyjax_sharding._named_sharding import NamedSharding
+
+__all__ = ["call", "global_devices"]
+
+
+def global_devices(devices: Sequence[Any] | None, backend: str | None) -> list[Any] | None:
+    """The devices of the mapped axis, or None when they are all this process's.
+
+    By default every device of every process, process by process; with
+    ``devices`` given, those (a pmap over this process's devices alone stays
+    local, its collectives too).
+    """
+    if devices is None:
+        return sorted(backends.devices(backend), key=lambda d: d.process_index)
+    devices = list(devices)
+    here = backends.process_index(backend)
+    return None if all(d.process_index == here for d in devices) else devices
+
+
+def call(
+    compiled: Callable[..., Any],
+    name: Any,
+    args: tuple,
+    static: tuple[int, ...],
+    axes: Sequence[int | None],
+    n: int,
+    devices: list[Any],
+) -> Any:
+    """Runs pmap's ``compiled`` jit on global Arrays built from this process's ``args``.
+
+    Args:
+      compiled: pmap's jit over the mesh of ``devices``, taking global Arrays.
+      name: the mapped axis name.
+      args: the positional arguments as passed (static ones included).
+      static: the positions of the static arguments.
+      axes: the mapped axis (or None) of each leaf of the dynamic arguments.
+      n: the mapped size of this process's arguments.
+      devices: the devices of the mapped axis, over several processes.
+
+    Returns:
+      The results, each the block of the global result on this process's devices.
+
+    Raises:
+      ValueError: ``n`` is not the number of this process's devices in ``devices``.
+    """
+    mesh = Mesh(np.array(devices), (name,))
+    local = mesh.local_mesh
+    if n != local.size:
+        raise ValueError(
+            f"pmap across {backends.process_count()} processes maps over the devices of every "
+            f"process: each process passes its own part, whose mapped axis has one position "
+            f"per local device ({local.size} in process {backends.process_index()}), but the "
+            f"mapped axis has size {n}."
+        )
+    dyn_pos = [i for i in range(len(args)) if i not in static]
+    leaves, tree = tree_flatten(tuple(args[i] for i in dyn_pos))
+    glob = [_to_global(x, a, mesh, name) for x, a in zip(leaves, axes)]
+    full = list(args)
+    for i, v in zip(dyn_pos, tree_unflatten(tree, glob)):
+        full[i] = v
+    return tree_map(lambda y: _to_local(y, local), compiled(*full))
+
+
+def _to_global(x: Any, axis: int | None, mesh: Mesh, name: Any) -> Array:
+    """The global Array whose block on this process's devices is ``x``.
+
+    Processes may hold different numbers of the devices (``devices=``), so the
+    global shape comes from the mesh, not from scaling the local one.
+    """
+    if axis is None and type(x) in (bool, int, float, complex):
+        return x
+    if axis is None:
+        return make_array_from_process_local_data(NamedSharding(mesh, PartitionSpec()), x)
+    shape = list(np.shape(x))
+    axis %= len(shape)
+    shape[axis] = mesh.size
+    spec = PartitionSpec(*(name if k == axis else None for k in range(len(shape))))
+    return make_array_from_process_local_data(NamedSharding(mesh, spec), x, tuple(shape))
+
+
+def _to_local(y: Array, local: Mesh) -> Array:
+    """This process's block of the global result ``y``, an Array over its devices."""
+    spec = tuple(y.sharding.spec)
+    while spec and spec[-1] is None:  # printed as JAX's: P('i',), not P('i', None)
+        spec = spec[:-1]
+    shape = tuple(
+        local.size if k < len(spec) and spec[k] is not None else d for k, d in enumerate(y.shape)
+    )
+    shards = [s.data for s in y.addressable_shards]
+    return make_array_from_single_device_arrays(
+        shape, NamedSharding(local, PartitionSpec(*spec)), shards
+    )
