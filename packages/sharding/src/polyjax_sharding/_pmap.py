@@ -16,6 +16,9 @@ and size, then maps its own axis with `shard_map` over the first mesh axis
 (the second left to the partitioner) and the inner one with a nested
 `shard_map` over the second. Otherwise (or deeper) the inner axis is mapped
 with `vmap` on the outer call's devices (same values, same collectives).
+
+In a run of several processes the mapped axis spans the devices of every
+process, each passing its own part (`_pmap_global`).
 """
 
 from __future__ import annotations
@@ -152,17 +155,21 @@ def pmap(
       static_broadcasted_argnums: positional arguments passed as Python
         values (hashable), the same for every device.
       devices: the devices to run on (as many as the mapped size); default
-        the first devices of the backend.
+        the first devices of the backend. In a run of several processes, by
+        default every device of every process: each process passes its own
+        part, one position per local device (docs/distributed.md).
       backend: the platform name, when ``devices`` is not given.
       axis_size: the mapped size when no argument is mapped.
       donate_argnums: arguments whose buffers may be reused for the outputs.
 
     Returns:
-      The mapped function. Its results are `Array`s sharded over the devices.
+      The mapped function. Its results are `Array`s sharded over the devices
+      (over several processes: this process's blocks, on its devices).
 
     Raises:
       ValueError: mapped sizes differ (naming the arguments), the mapped size
-        exceeds the number of devices, or ``devices`` has another length.
+        exceeds the number of devices, or ``devices`` has another length; over
+        several processes, the mapped size is not the local device count.
 
     Example:
       >>> import numpy as np
