@@ -160,8 +160,10 @@ def pmap_(heartbeat: int) -> dict:
         spec=str(psum.sharding.spec),
         sharding_devices=[dev.id for dev in psum.sharding.mesh.devices.flat],
         asarray=np.asarray(psum).tolist(),
-        # Results of one pmap go into the next one.
+        # Results of one pmap go into the next one (as they lie); an Array on one
+        # device is this process's part too.
         chained=_local(polyjax.pmap(lambda v: lax.psum(v, "i"), "i")(out["index"])),
+        one_device=_local(polyjax.pmap(lambda v: lax.psum(v, "i"), "i")(jnp.asarray(mine))),
         out_axes=np.asarray(
             polyjax.pmap(lambda v: jnp.stack([v, -v]), "i", out_axes=1)(mine)
         ).tolist(),

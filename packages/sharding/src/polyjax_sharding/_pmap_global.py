@@ -88,21 +88,44 @@ def call(
     return tree_map(lambda y: _to_local(y, local), compiled(*full))
 
 
-def _to_global(x: Any, axis: int | None, mesh: Mesh, name: Any) -> Array:
+def _to_global(x: Any, axis: int | None, mesh: Mesh, name: Any) -> Any:
     """The global Array whose block on this process's devices is ``x``.
 
     Processes may hold different numbers of the devices (``devices=``), so the
     global shape comes from the mesh, not from scaling the local one.
     """
     if axis is None and type(x) in (bool, int, float, complex):
-        return x
-    if axis is None:
-        return make_array_from_process_local_data(NamedSharding(mesh, PartitionSpec()), x)
+        return x  # jit keeps its weak type; each process's devices get its value
     shape = list(np.shape(x))
-    axis %= len(shape)
-    shape[axis] = mesh.size
-    spec = PartitionSpec(*(name if k == axis else None for k in range(len(shape))))
-    return make_array_from_process_local_data(NamedSharding(mesh, spec), x, tuple(shape))
+    if axis is None:
+        spec = PartitionSpec()
+    else:
+        axis %= len(shape)
+        shape[axis] = mesh.size
+        spec = PartitionSpec(*(name if k == axis else None for k in range(len(shape))))
+    sharding = NamedSharding(mesh, spec)
+    blocks = _device_blocks(x, axis, mesh.local_mesh)
+    if blocks is not None:  # already in place (an earlier pmap's result): no copy
+        return make_array_from_single_device_arrays(tuple(shape), sharding, blocks)
+    return make_array_from_process_local_data(sharding, x, tuple(shape))
+
+
+def _device_blocks(x: Any, axis: int | None, local: Mesh) -> list[Array] | None:
+    """The shards of ``x`` if each local device already holds its block, else None."""
+    if not isinstance(x, Array) or not x.is_fully_addressable:
+        return None
+    shards = {s.device: s for s in x.addressable_shards}
+    blocks = []
+    for j, device in enumerate(local.devices.flat):
+        shard = shards.get(device)
+        if shard is None:
+            return None
+        want = [(j, j + 1) if k == axis else (0, n) for k, n in enumerate(x.shape)]
+        got = [sl.indices(n)[:2] for sl, n in zip(shard.index, x.shape)]
+        if got != want:
+            return None
+        blocks.append(shard.data)
+    return blocks
 
 
 def _to_local(y: Array, local: Mesh) -> Array:
