@@ -164,6 +164,13 @@ def pmap_(heartbeat: int) -> dict:
         # device is this process's part too.
         chained=_local(polyjax.pmap(lambda v: lax.psum(v, "i"), "i")(out["index"])),
         one_device=_local(polyjax.pmap(lambda v: lax.psum(v, "i"), "i")(jnp.asarray(mine))),
+        global_input=_local(
+            polyjax.pmap(lambda v: lax.psum(v, "i"), "i")(
+                polyjax.make_array_from_process_local_data(
+                    NamedSharding(Mesh(np.array(polyjax.devices()), ("x",)), P("x")), mine
+                )
+            )
+        ),
         out_axes=np.asarray(
             polyjax.pmap(lambda v: jnp.stack([v, -v]), "i", out_axes=1)(mine)
         ).tolist(),

@@ -126,6 +126,7 @@ def test_pmap_maps_over_the_devices_of_every_process(n, k):
         close(out["asarray"], out["psum"])
         assert out["chained"] == [sum(range(d))] * k
         close(out["one_device"], out["psum"])
+        close(out["global_input"], out["psum"])  # a global Array is taken whole, as JAX
         close(out["out_axes"], np.stack([data[rows], -data[rows]]))
         assert out["local_devices"] == list(range(k))
         close(out["in_jit"], np.broadcast_to(data[rows].sum(0), (k, 3)))

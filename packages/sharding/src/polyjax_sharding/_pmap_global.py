@@ -21,6 +21,7 @@ from polyjax_core.tree_util import tree_flatten, tree_map, tree_unflatten
 from polyjax_interpreters import backends
 from polyjax_interpreters.array import (
     Array,
+    device_put,
     make_array_from_process_local_data,
     make_array_from_single_device_arrays,
 )
@@ -55,6 +56,9 @@ def call(
 ) -> Any:
     """Runs pmap's ``compiled`` jit on global Arrays built from this process's ``args``.
 
+    Arguments that are global Arrays already (not fully addressable) are taken
+    whole, as JAX does: their mapped axis is the global one.
+
     Args:
       compiled: pmap's jit over the mesh of ``devices``, taking global Arrays.
       name: the mapped axis name.
@@ -68,19 +72,33 @@ def call(
       The results, each the block of the global result on this process's devices.
 
     Raises:
-      ValueError: ``n`` is not the number of this process's devices in ``devices``.
+      ValueError: ``n`` is not the number of this process's devices in
+        ``devices`` (of all of them, for global Arrays), or the mapped
+        arguments mix global Arrays and process parts.
     """
     mesh = Mesh(np.array(devices), (name,))
     local = mesh.local_mesh
-    if n != local.size:
-        raise ValueError(
-            f"pmap across {backends.process_count()} processes maps over the devices of every "
-            f"process: each process passes its own part, whose mapped axis has one position "
-            f"per local device ({local.size} in process {backends.process_index()}), but the "
-            f"mapped axis has size {n}."
-        )
     dyn_pos = [i for i in range(len(args)) if i not in static]
     leaves, tree = tree_flatten(tuple(args[i] for i in dyn_pos))
+    # Global Arrays (over several processes) are taken whole, as JAX does.
+    mapped = [_is_global(x) for x, a in zip(leaves, axes) if a is not None]
+    whole = all(mapped)
+    if any(mapped) and not whole:
+        raise ValueError(
+            "pmap across processes takes for its mapped arguments either each process's "
+            "parts or global Arrays (spanning the processes), not both."
+        )
+    if n != (mesh.size if whole else local.size):
+        needs = (
+            f"global Arrays, whose mapped axis needs one position per device ({mesh.size})"
+            if whole
+            else "its own part, whose mapped axis needs one position per local device "
+            f"({local.size} in process {backends.process_index()})"
+        )
+        raise ValueError(
+            f"pmap across {backends.process_count()} processes maps over the devices of every "
+            f"process: each process passes {needs}, but the mapped axis has size {n}."
+        )
     glob = [_to_global(x, a, mesh, name) for x, a in zip(leaves, axes)]
     full = list(args)
     for i, v in zip(dyn_pos, tree_unflatten(tree, glob)):
@@ -104,10 +122,16 @@ def _to_global(x: Any, axis: int | None, mesh: Mesh, name: Any) -> Any:
         shape[axis] = mesh.size
         spec = PartitionSpec(*(name if k == axis else None for k in range(len(shape))))
     sharding = NamedSharding(mesh, spec)
+    if _is_global(x):  # already the whole argument: laid out over the mapped axis
+        return x if x.sharding == sharding else device_put(x, sharding)
     blocks = _device_blocks(x, axis, mesh.local_mesh)
     if blocks is not None:  # already in place (an earlier pmap's result): no copy
         return make_array_from_single_device_arrays(tuple(shape), sharding, blocks)
     return make_array_from_process_local_data(sharding, x, tuple(shape))
+
+
+def _is_global(x: Any) -> bool:
+    return isinstance(x, Array) and not x.is_fully_addressable
 
 
 def _device_blocks(x: Any, axis: int | None, local: Mesh) -> list[Array] | None:
