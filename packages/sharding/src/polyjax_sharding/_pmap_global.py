@@ -11,6 +11,7 @@ gets back its own blocks of the results: Arrays over its local devices.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -76,8 +77,7 @@ def call(
         ``devices`` (of all of them, for global Arrays), or the mapped
         arguments mix global Arrays and process parts.
     """
-    mesh = Mesh(np.array(devices), (name,))
-    local = mesh.local_mesh
+    mesh, local = _meshes(tuple(devices), name)
     dyn_pos = [i for i in range(len(args)) if i not in static]
     leaves, tree = tree_flatten(tuple(args[i] for i in dyn_pos))
     # Global Arrays (over several processes) are taken whole, as JAX does.
@@ -104,6 +104,13 @@ def call(
     for i, v in zip(dyn_pos, tree_unflatten(tree, glob)):
         full[i] = v
     return tree_map(lambda y: _to_local(y, local), compiled(*full))
+
+
+@functools.lru_cache(maxsize=64)
+def _meshes(devices: tuple, name: Any) -> tuple[Mesh, Mesh]:
+    """The 1-D mesh of the mapped axis and this process's block of it."""
+    mesh = Mesh(np.array(devices), (name,))
+    return mesh, mesh.local_mesh
 
 
 def _to_global(x: Any, axis: int | None, mesh: Mesh, name: Any) -> Any:
