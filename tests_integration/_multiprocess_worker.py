@@ -131,6 +131,10 @@ def _local(a) -> list:
     return [by_device[d] for d in polyjax.local_devices()]
 
 
+def _others() -> list:
+    return [dev for dev in polyjax.devices() if dev.process_index != polyjax.process_index()]
+
+
 def pmap_(heartbeat: int) -> dict:
     """pmap over the devices of every process: collectives, a training step, errors."""
     polyjax.distributed.initialize(initialization_timeout=60, heartbeat_timeout_seconds=heartbeat)
@@ -185,6 +189,9 @@ def pmap_(heartbeat: int) -> dict:
             polyjax.pmap(polyjax.pmap(lambda v: lax.psum(v, "j"), "j"), "i")(mine)
         ).tolist(),
         wrong_size=_error(lambda: polyjax.pmap(lambda v: v, "i")(np.ones(k + 1))),
+        others_devices=_error(
+            lambda: polyjax.pmap(lambda v: v, "i", devices=_others())(np.ones((k, 1)))
+        ),
         no_mapped=_error(lambda: polyjax.pmap(lambda: lax.axis_index("i"), "i", axis_size=k)()),
     )
 

@@ -133,6 +133,8 @@ def test_pmap_maps_over_the_devices_of_every_process(n, k):
         close(out["nested"], np.broadcast_to(data[rows].sum(1, keepdims=True), (k, 3)))
         assert out["wrong_size"][0] == "ValueError"
         assert f"one position per local device ({k} in process {pid})" in out["wrong_size"][1]
+        assert out["others_devices"][0] == "ValueError"
+        assert f"none of process {pid}'s devices" in out["others_devices"][1]
         assert out["no_mapped"] == [
             "ValueError",
             "pmap requires at least one argument with a mapped axis.",

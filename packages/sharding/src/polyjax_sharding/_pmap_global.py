@@ -38,12 +38,21 @@ def global_devices(devices: Sequence[Any] | None, backend: str | None) -> list[A
     By default every device of every process, process by process; with
     ``devices`` given, those (a pmap over this process's devices alone stays
     local, its collectives too).
+
+    Raises:
+      ValueError: ``devices`` has none of this process's devices.
     """
     if devices is None:
         return sorted(backends.devices(backend), key=lambda d: d.process_index)
     devices = list(devices)
     here = backends.process_index(backend)
-    return None if all(d.process_index == here for d in devices) else devices
+    mine = [d.process_index == here for d in devices]
+    if not any(mine):
+        raise ValueError(
+            f"pmap's devices include none of process {here}'s devices, so it has no part of "
+            "the mapped axis: call it only in the processes whose devices it names."
+        )
+    return None if all(mine) else devices
 
 
 def call(
