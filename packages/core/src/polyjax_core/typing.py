@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol, Union
 
 import numpy as np
@@ -39,3 +40,7 @@ class SupportsDType(Protocol):
 # (`ArrayLike.__args__`) on every supported Python, and `type[Any] | ...` is not.
 ArrayLike = Union[Array, np.ndarray, np.bool_, np.number, bool, int, float, complex]  # noqa: UP007
 DTypeLike = Union[str, type[Any], np.dtype, SupportsDType]  # noqa: UP007
+
+# The `shape` argument of public functions (`random.normal(key, shape)`). Shared by the
+# packages' annotations; not one of `jax.typing`'s public names, so not in `__all__`.
+Shape = Sequence[int]
