@@ -196,12 +196,16 @@ _SUBBYTE_SIGNED_TYPES = tuple(t for t in (int1, int2, int4) if t is not None)
 _SUBBYTE_UNSIGNED_TYPES = tuple(t for t in (uint1, uint2, uint4) if t is not None)
 
 _BOOL = np.dtype(bool)
-_SIGNED = [np.dtype(t) for t in (*_SUBBYTE_SIGNED_TYPES, np.int8, np.int16, np.int32, np.int64)]
-_UNSIGNED = [
+_SIGNED: list[np.dtype] = [
+    np.dtype(t) for t in (*_SUBBYTE_SIGNED_TYPES, np.int8, np.int16, np.int32, np.int64)
+]
+_UNSIGNED: list[np.dtype] = [
     np.dtype(t) for t in (*_SUBBYTE_UNSIGNED_TYPES, np.uint8, np.uint16, np.uint32, np.uint64)
 ]
-_FLOATS = [np.dtype(t) for t in (*_CUSTOM_FLOAT_TYPES, np.float16, np.float32, np.float64)]
-_COMPLEXES = [np.dtype(np.complex64), np.dtype(np.complex128)]
+_FLOATS: list[np.dtype] = [
+    np.dtype(t) for t in (*_CUSTOM_FLOAT_TYPES, np.float16, np.float32, np.float64)
+]
+_COMPLEXES: list[np.dtype] = [np.dtype(np.complex64), np.dtype(np.complex128)]
 
 # Every numeric dtype, mapped to its kind letter. ml_dtypes types report kind 'V'
 # to NumPy, so the kind is recorded here rather than read from `dtype.kind`.
@@ -683,7 +687,7 @@ def _node(dt: np.dtype, weak: bool) -> Any:
     return dt
 
 
-_WEAK_NODE_DTYPE = {
+_WEAK_NODE_DTYPE: dict[_WeakKind, Any] = {
     _I_WEAK: python_scalar_dtypes[int],
     _F_WEAK: python_scalar_dtypes[float],
     _C_WEAK: python_scalar_dtypes[complex],
@@ -722,10 +726,10 @@ def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype:
     """
     if _is_extended(a) or _is_extended(b):
         return _promote_extended([a, b])
-    node_a = _WEAK_NODE_FOR_PYTYPE.get(a) if isinstance(a, type) else None
-    node_b = _WEAK_NODE_FOR_PYTYPE.get(b) if isinstance(b, type) else None
-    node_a = node_a or np.dtype(a)
-    node_b = node_b or np.dtype(b)
+    weak_a = _WEAK_NODE_FOR_PYTYPE.get(a) if isinstance(a, type) else None
+    weak_b = _WEAK_NODE_FOR_PYTYPE.get(b) if isinstance(b, type) else None
+    node_a = weak_a or np.dtype(a)
+    node_b = weak_b or np.dtype(b)
     joined = _join(numpy_dtype_promotion.value, enable_x64.value, frozenset((node_a, node_b)))
     return _node_dtype(joined)
 
