@@ -79,7 +79,7 @@ class Trace:
     debug_info: Any = None
 
     def __init__(self, parent: Trace | None = None):
-        self.parent: Trace | None = current_trace() if parent is None else parent
+        self.parent = current_trace() if parent is None else parent
         self._valid = True
 
     def process_primitive(self, primitive: Any, args: tuple, params: dict) -> Any:
@@ -123,7 +123,7 @@ class EvalTrace(Trace):
     """The bottom trace: binding a primitive runs its impl on concrete values."""
 
     def __init__(self) -> None:
-        self.parent = None
+        self.parent = None  # type: ignore[assignment]  # the bottom trace: every other has one
         self._valid = True
 
     def process_primitive(self, primitive: Any, args: tuple, params: dict) -> Any:
