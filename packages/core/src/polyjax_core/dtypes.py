@@ -26,7 +26,7 @@ import abc
 import functools
 import warnings
 from collections.abc import Iterable
-from typing import Any, TypeAlias
+from typing import Any, Protocol, TypeAlias, Union
 
 import ml_dtypes
 import numpy as np
@@ -89,7 +89,20 @@ __all__ = [
 ]
 
 DType: TypeAlias = np.dtype
-DTypeLike: TypeAlias = Any  # a dtype, a scalar type, a dtype name, or an ExtendedDType
+
+
+class SupportsDType(Protocol):
+    """An object with a ``dtype`` attribute, such as ``jnp.float32``."""
+
+    @property
+    def dtype(self) -> np.dtype: ...
+
+
+# What names a dtype (`polyjax.typing.DTypeLike`, defined once here). The functions
+# below that also take an extended dtype say `DTypeLike | ExtendedDType`.
+# `Union[...]` rather than `|`: the members stay inspectable at run time
+# (`DTypeLike.__args__`), and `type[Any] | ...` is not on every supported Python.
+DTypeLike = Union[str, type[Any], np.dtype, SupportsDType]  # noqa: UP007
 
 
 # --------------------------------------------------------------------------------------
@@ -277,7 +290,7 @@ def default_complex_dtype() -> np.dtype:
 _canonical_cache: dict[tuple[Any, bool, bool], Any] = {}
 
 
-def canonicalize_dtype(dtype: DTypeLike, allow_extended_dtype: bool = False) -> Any:
+def canonicalize_dtype(dtype: DTypeLike | ExtendedDType, allow_extended_dtype: bool = False) -> Any:
     """Returns the dtype that values of ``dtype`` actually get.
 
     Without ``jax_enable_x64``, the 64-bit types become their 32-bit counterparts
@@ -312,7 +325,9 @@ def canonicalize_dtype(dtype: DTypeLike, allow_extended_dtype: bool = False) -> 
     return result
 
 
-def _canonicalize_uncached(dtype: DTypeLike, x64: bool, allow_extended_dtype: bool) -> Any:
+def _canonicalize_uncached(
+    dtype: DTypeLike | ExtendedDType, x64: bool, allow_extended_dtype: bool
+) -> Any:
     if _is_extended(dtype):
         if not allow_extended_dtype:
             raise ValueError(
@@ -320,6 +335,7 @@ def _canonicalize_uncached(dtype: DTypeLike, x64: bool, allow_extended_dtype: bo
                 "allow_extended_dtype=True where extended dtypes are expected."
             )
         return dtype
+    assert not isinstance(dtype, ExtendedDType)  # returned above
     try:
         np_dtype = np.dtype(dtype)
     except TypeError as e:
@@ -469,7 +485,7 @@ def itemsize_bits(dtype: DTypeLike) -> int:
 # --------------------------------------------------------------------------------------
 
 
-def issubdtype(a: DTypeLike, b: DTypeLike) -> bool:
+def issubdtype(a: DTypeLike | ExtendedDType, b: DTypeLike | ExtendedDType) -> bool:
     """Like ``np.issubdtype``, but aware of ml_dtypes types and extended dtypes.
 
     ``bfloat16`` and the float8 types are ``np.floating``; ``int4`` and friends are
@@ -699,7 +715,7 @@ def _node_dtype(node: Any) -> np.dtype:
     return _WEAK_NODE_DTYPE.get(node, node) if isinstance(node, _WeakKind) else node
 
 
-def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype:
+def promote_types(a: DTypeLike | ExtendedDType, b: DTypeLike | ExtendedDType) -> np.dtype:
     """Returns the dtype to which a binary operation casts arguments of dtypes a and b.
 
     This is the join of ``a`` and ``b`` on JAX's promotion lattice. The Python types
@@ -726,6 +742,7 @@ def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype:
     """
     if _is_extended(a) or _is_extended(b):
         return _promote_extended([a, b])
+    assert not isinstance(a, ExtendedDType) and not isinstance(b, ExtendedDType)  # see above
     weak_a = _WEAK_NODE_FOR_PYTYPE.get(a) if isinstance(a, type) else None
     weak_b = _WEAK_NODE_FOR_PYTYPE.get(b) if isinstance(b, type) else None
     node_a = weak_a or np.dtype(a)
