@@ -54,7 +54,7 @@ def parse_version(text: str) -> tuple[int, int, int]:
     m = _VERSION_RE.match(text.strip())
     if not m:
         raise ReleaseError(f"{text!r} is not a release version of the form X.Y.Z")
-    return tuple(int(g) for g in m.groups())  # type: ignore[return-value]
+    return tuple(int(g) for g in m.groups())  # type: ignore[return-value]  # the regex has 3 groups
 
 
 def fmt(v) -> str:

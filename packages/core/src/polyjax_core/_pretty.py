@@ -102,7 +102,8 @@ def _flat_width(doc: Doc, limit: int) -> int:
             width += len(d.flat)
         elif isinstance(d, Concat):
             stack.extend(reversed(d.parts))
-        else:  # Nest, Group
+        else:
+            assert isinstance(d, (Nest, Group))
             stack.append(d.doc)
     return width
 
@@ -129,7 +130,8 @@ def format_doc(doc: Doc, width: int = 80) -> str:
             stack.extend((indent, flat, p) for p in reversed(d.parts))
         elif isinstance(d, Nest):
             stack.append((indent + d.indent, flat, d.doc))
-        else:  # Group
+        else:
+            assert isinstance(d, Group)
             fits = flat or _flat_width(d.doc, width - column) <= width - column
             stack.append((indent, fits, d.doc))
     return "".join(out)

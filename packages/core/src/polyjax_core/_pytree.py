@@ -65,7 +65,7 @@ class _NodeKind:
         data_fields: tuple[str, ...] = (),
         meta_fields: tuple[str, ...] = (),
     ) -> None:
-        self.type = type_
+        self.type: type[Any] = type_
         self.tag = tag
         self.flatten = flatten
         self.unflatten = unflatten
@@ -163,20 +163,20 @@ class _Registry:
         kind = self.classify(type(x)) if kind is _MISSING else kind
         if kind is None:
             raise ValueError(f"can't tree-flatten type: {type(x)}")
-        return kind  # type: ignore[return-value]
+        return kind
 
 
 default_registry = _Registry()
 _lookup_get = default_registry.lookup.get
 _classify = default_registry.classify
-_MISSING = object()
+_MISSING: Any = object()  # Any: `lookup.get(t, _MISSING)` is then a kind, None or this
 _NONE_NODE = _Node(default_registry.kinds[type(None)], None, (), 0)
 _NONE_NODE._num_nodes = 1
 
 
 def _kind_of(x: Any) -> _NodeKind | None:
     kind = _lookup_get(type(x), _MISSING)
-    return _classify(type(x)) if kind is _MISSING else kind  # type: ignore[return-value]
+    return _classify(type(x)) if kind is _MISSING else kind
 
 
 def _sorted_keys(d: dict) -> list:
@@ -188,7 +188,7 @@ def _sorted_keys(d: dict) -> list:
 
 def _custom_children(kind: _NodeKind, x: Any) -> tuple[Any, Any]:
     """Calls a custom flatten function and checks that it returned a pair."""
-    out = kind.flatten(x)  # type: ignore[misc]
+    out = kind.flatten(x)  # type: ignore[misc]  # custom kinds always have a flatten
     if type(out) is not tuple or len(out) != 2:
         raise ValueError(
             "The to_iterable function for a custom PyTree node should return a "
@@ -368,7 +368,8 @@ def flatten_with_path(
 def _build(node: _Node, vals: list) -> Any:
     """Rebuilds one container of kind ``node.kind`` from its rebuilt children."""
     kind = node.kind
-    tag = kind.tag  # type: ignore[union-attr]
+    assert kind is not None  # callers pass containers, never the leaf
+    tag = kind.tag
     if tag == _TUPLE:
         return tuple(vals)
     if tag == _LIST:
@@ -376,12 +377,13 @@ def _build(node: _Node, vals: list) -> Any:
     if tag == _DICT:
         return dict(zip(node.data, vals))
     if tag == _NAMEDTUPLE:
-        return kind.type(*vals)  # type: ignore[union-attr]
+        return kind.type(*vals)
     if tag == _DATACLASS:
-        kw = dict(zip(kind.data_fields, vals))  # type: ignore[union-attr]
-        kw.update(zip(kind.meta_fields, node.data))  # type: ignore[union-attr]
-        return kind.type(**kw)  # type: ignore[union-attr]
-    return kind.unflatten(node.data, tuple(vals))  # type: ignore[union-attr,misc]
+        kw = dict(zip(kind.data_fields, vals))
+        kw.update(zip(kind.meta_fields, node.data))
+        return kind.type(**kw)
+    assert kind.unflatten is not None  # every custom kind is registered with one
+    return kind.unflatten(node.data, tuple(vals))
 
 
 def _unflatten(node: _Node, nxt: Callable[[], Any]) -> Any:
@@ -418,7 +420,8 @@ _NONE_HINT = (
 def _mismatch(node: _Node, x: Any) -> str | None:
     """Why ``x`` does not match the top container of ``node`` (None if it does)."""
     kind = node.kind
-    tag = kind.tag  # type: ignore[union-attr]
+    assert kind is not None  # callers pass containers, never the leaf
+    tag = kind.tag
     xkind = _kind_of(x)
     if tag == _NONE:
         return None if x is None else f"Expected None, got {x!r}.{_NONE_HINT}"
@@ -440,13 +443,13 @@ def _mismatch(node: _Node, x: Any) -> str | None:
     if tag == _NAMEDTUPLE:
         if xkind is None or xkind.tag != _NAMEDTUPLE:
             return f"Expected named tuple, got {x!r}."
-        if type(x) is not kind.type:  # type: ignore[union-attr]
-            return f"Named tuple type mismatch: expected type: {kind.type!r}, tuple: {x!r}."  # type: ignore[union-attr]
+        if type(x) is not kind.type:
+            return f"Named tuple type mismatch: expected type: {kind.type!r}, tuple: {x!r}."
         return None
     what = "dataclass node" if tag == _DATACLASS else "node"
     if xkind is not kind:
-        return f"Custom {what} type mismatch: expected type: {kind.type!r}, value: {x!r}."  # type: ignore[union-attr]
-    children, data = _take_apart(kind, x)  # type: ignore[arg-type]
+        return f"Custom {what} type mismatch: expected type: {kind.type!r}, value: {x!r}."
+    children, data = _take_apart(kind, x)
     if data != node.data:
         return f"Mismatch custom {what} data: {node.data!r} != {data!r}; value: {x!r}."
     if len(children) != len(node.children):
@@ -463,6 +466,7 @@ def _flatten_up_to(node: _Node, x: Any, out: list) -> None:
     children = node.children
     tag = kind.tag
     # Fast path: an exact tuple or list of the right length needs no other check.
+    subtrees: Any
     if tag <= _LIST and type(x) is kind.type and len(x) == len(children):
         subtrees = x
     else:

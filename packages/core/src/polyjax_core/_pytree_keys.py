@@ -27,6 +27,7 @@ class _KeyEntry:
     """Shared behaviour of the key classes: one read-only field, value semantics."""
 
     __slots__ = ("_value",)
+    _value: Any
     _field = ""  # the public name of the single field, set by each subclass
 
     def __init__(self, value: Any) -> None:
@@ -36,9 +37,9 @@ class _KeyEntry:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
     def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
+        if not isinstance(other, _KeyEntry) or type(other) is not type(self):
             return NotImplemented
-        return self._value == other._value  # type: ignore[attr-defined]
+        return self._value == other._value
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self._value))

@@ -26,7 +26,9 @@ name and come before operations, and operations order by name (``floordiv`` < ``
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from fractions import Fraction
+from typing import Any
 
 Monomial = tuple  # tuple[tuple[Factor, int], ...]
 Poly = tuple  # tuple[tuple[Monomial, int], ...]
@@ -44,7 +46,7 @@ class Factor:
         self.op = op
         self.args = args  # (name,) for a variable, (poly, poly) for an operation
         if op == VAR:
-            self.key = (0, args[0])
+            self.key: tuple[Any, ...] = (0, args[0])
             self.size = 1
         else:
             self.key = (1, op, tuple(poly_key(a) for a in args))
@@ -126,7 +128,7 @@ def constant_term(p: Poly) -> int:
     return p[-1][1] if p and p[-1][0] == () else 0
 
 
-def add(p: Poly, q: Poly, k: int | Fraction = 1) -> dict:
+def add(p: Iterable, q: Iterable, k: int | Fraction = 1) -> dict:
     """``p + k*q`` as a dict."""
     d = dict(p)
     for m, c in q:
@@ -195,7 +197,7 @@ def exact_div(n: Poly, d: Poly) -> Poly | None:
 
 def factors_of(p: Poly):
     """The distinct factors that appear at the top level of ``p`` (not inside operations)."""
-    seen = {}
+    seen: dict[Any, None] = {}
     for m, _ in p:
         for f, _ in m:
             seen[f] = None

@@ -22,7 +22,7 @@ is on, as JAX does. An object with `__jax_array__` is refused with JAX's
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,6 +45,23 @@ class AbstractValue:
     """Base class of abstract values. Subclasses say what tracing may know of a value."""
 
     __slots__ = ()
+
+    if TYPE_CHECKING:
+        # Every abstract value polyjax makes is an array's (`ShapedArray`), and the
+        # transformations read it through the base type (`Var.aval`, `get_aval`).
+        # Declared for type checkers only: nothing is added at run time.
+        shape: tuple[sd.DimSize, ...]
+        dtype: Any
+        weak_type: bool
+
+        @property
+        def ndim(self) -> int: ...
+
+        def update(
+            self, shape: Any = None, dtype: Any = None, weak_type: Any = None
+        ) -> ShapedArray: ...
+
+        def strip_weak_type(self) -> ShapedArray: ...
 
     def str_short(self, short_dtypes: bool = False) -> str:
         return str(self)
@@ -203,7 +220,7 @@ class ShapeDtypeStruct:
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")
-        return self.shape[0]
+        return self.shape[0]  # type: ignore[return-value]  # len() refuses a symbolic size
 
 
 # ---------------------------------------------------------------------------

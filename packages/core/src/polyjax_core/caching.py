@@ -27,7 +27,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, overload
 
 from polyjax_core import config
 from polyjax_core.wrapped_fun import WrappedFun
@@ -187,7 +187,11 @@ class _Held:
         return self.obj == other.obj if self._by_value else self.obj is other.obj
 
 
-def weakref_lru_cache(fn: F | None = None, maxsize: int = 4096) -> F:
+@overload
+def weakref_lru_cache(fn: F, maxsize: int = 4096) -> F: ...
+@overload
+def weakref_lru_cache(fn: None = None, maxsize: int = 4096) -> Callable[[F], F]: ...
+def weakref_lru_cache(fn: Any = None, maxsize: int = 4096) -> Any:
     """Caches ``fn`` on a weakly held first argument and hashable other arguments.
 
     The first argument (a callable, a jaxpr, any object) is keyed by identity
@@ -221,7 +225,7 @@ def weakref_lru_cache(fn: F | None = None, maxsize: int = 4096) -> F:
       (3, 3, 1)
     """
     if fn is None:
-        return functools.partial(weakref_lru_cache, maxsize=maxsize)  # type: ignore[return-value]
+        return functools.partial(weakref_lru_cache, maxsize=maxsize)
     lru = _WeakOwnerLRU(maxsize, getattr(fn, "__qualname__", repr(fn)))
 
     trace_context = config.trace_context
@@ -242,9 +246,10 @@ def weakref_lru_cache(fn: F | None = None, maxsize: int = 4096) -> F:
         key = (first, args, kw, trace_context())
         return lru.lookup(owner, key, fn, (obj, *args), kwargs)
 
-    cached.cache_clear = lru.clear  # type: ignore[attr-defined]
-    cached.cache_info = lru.info  # type: ignore[attr-defined]
-    return cached  # type: ignore[return-value]
+    # The methods `functools.lru_cache` gives its wrappers, set on a plain function.
+    cached.cache_clear = lru.clear  # type: ignore[attr-defined]  # see above
+    cached.cache_info = lru.info  # type: ignore[attr-defined]  # see above
+    return cached
 
 
 def cache(maxsize: int | Callable[..., Any] = 4096) -> Callable[[F], F]:
@@ -275,4 +280,4 @@ def cache(maxsize: int | Callable[..., Any] = 4096) -> Callable[[F], F]:
     """
     if callable(maxsize):
         return weakref_lru_cache(maxsize)
-    return functools.partial(weakref_lru_cache, maxsize=maxsize)  # type: ignore[return-value]
+    return functools.partial(weakref_lru_cache, maxsize=maxsize)

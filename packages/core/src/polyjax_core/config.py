@@ -25,7 +25,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import numpy as np
 
@@ -457,7 +457,8 @@ def _checked_env_default(
     if value is default:
         return value
     try:
-        return validate(_NamedOnly(name), value)
+        # The validators read only the state's `name`, which the stand-in has.
+        return validate(cast(State, _NamedOnly(name)), value)
     except (TypeError, ValueError) as e:
         raise ValueError(f"Invalid value in environment variable {_env_var(name)}: {e}") from None
 

@@ -26,7 +26,7 @@ import abc
 import functools
 import warnings
 from collections.abc import Iterable
-from typing import Any, TypeAlias
+from typing import Any, Protocol, TypeAlias, Union
 
 import ml_dtypes
 import numpy as np
@@ -89,7 +89,20 @@ __all__ = [
 ]
 
 DType: TypeAlias = np.dtype
-DTypeLike: TypeAlias = Any  # a dtype, a scalar type, a dtype name, or an ExtendedDType
+
+
+class SupportsDType(Protocol):
+    """An object with a ``dtype`` attribute, such as ``jnp.float32``."""
+
+    @property
+    def dtype(self) -> np.dtype: ...
+
+
+# What names a dtype (`polyjax.typing.DTypeLike`, defined once here). The functions
+# below that also take an extended dtype say `DTypeLike | ExtendedDType`.
+# `Union[...]` rather than `|`: the members stay inspectable at run time
+# (`DTypeLike.__args__`), and `type[Any] | ...` is not on every supported Python.
+DTypeLike = Union[str, type[Any], np.dtype, SupportsDType]  # noqa: UP007
 
 
 # --------------------------------------------------------------------------------------
@@ -196,12 +209,16 @@ _SUBBYTE_SIGNED_TYPES = tuple(t for t in (int1, int2, int4) if t is not None)
 _SUBBYTE_UNSIGNED_TYPES = tuple(t for t in (uint1, uint2, uint4) if t is not None)
 
 _BOOL = np.dtype(bool)
-_SIGNED = [np.dtype(t) for t in (*_SUBBYTE_SIGNED_TYPES, np.int8, np.int16, np.int32, np.int64)]
-_UNSIGNED = [
+_SIGNED: list[np.dtype] = [
+    np.dtype(t) for t in (*_SUBBYTE_SIGNED_TYPES, np.int8, np.int16, np.int32, np.int64)
+]
+_UNSIGNED: list[np.dtype] = [
     np.dtype(t) for t in (*_SUBBYTE_UNSIGNED_TYPES, np.uint8, np.uint16, np.uint32, np.uint64)
 ]
-_FLOATS = [np.dtype(t) for t in (*_CUSTOM_FLOAT_TYPES, np.float16, np.float32, np.float64)]
-_COMPLEXES = [np.dtype(np.complex64), np.dtype(np.complex128)]
+_FLOATS: list[np.dtype] = [
+    np.dtype(t) for t in (*_CUSTOM_FLOAT_TYPES, np.float16, np.float32, np.float64)
+]
+_COMPLEXES: list[np.dtype] = [np.dtype(np.complex64), np.dtype(np.complex128)]
 
 # Every numeric dtype, mapped to its kind letter. ml_dtypes types report kind 'V'
 # to NumPy, so the kind is recorded here rather than read from `dtype.kind`.
@@ -273,7 +290,7 @@ def default_complex_dtype() -> np.dtype:
 _canonical_cache: dict[tuple[Any, bool, bool], Any] = {}
 
 
-def canonicalize_dtype(dtype: DTypeLike, allow_extended_dtype: bool = False) -> Any:
+def canonicalize_dtype(dtype: DTypeLike | ExtendedDType, allow_extended_dtype: bool = False) -> Any:
     """Returns the dtype that values of ``dtype`` actually get.
 
     Without ``jax_enable_x64``, the 64-bit types become their 32-bit counterparts
@@ -308,7 +325,9 @@ def canonicalize_dtype(dtype: DTypeLike, allow_extended_dtype: bool = False) -> 
     return result
 
 
-def _canonicalize_uncached(dtype: DTypeLike, x64: bool, allow_extended_dtype: bool) -> Any:
+def _canonicalize_uncached(
+    dtype: DTypeLike | ExtendedDType, x64: bool, allow_extended_dtype: bool
+) -> Any:
     if _is_extended(dtype):
         if not allow_extended_dtype:
             raise ValueError(
@@ -316,6 +335,7 @@ def _canonicalize_uncached(dtype: DTypeLike, x64: bool, allow_extended_dtype: bo
                 "allow_extended_dtype=True where extended dtypes are expected."
             )
         return dtype
+    assert not isinstance(dtype, ExtendedDType)  # returned above
     try:
         np_dtype = np.dtype(dtype)
     except TypeError as e:
@@ -465,7 +485,7 @@ def itemsize_bits(dtype: DTypeLike) -> int:
 # --------------------------------------------------------------------------------------
 
 
-def issubdtype(a: DTypeLike, b: DTypeLike) -> bool:
+def issubdtype(a: DTypeLike | ExtendedDType, b: DTypeLike | ExtendedDType) -> bool:
     """Like ``np.issubdtype``, but aware of ml_dtypes types and extended dtypes.
 
     ``bfloat16`` and the float8 types are ``np.floating``; ``int4`` and friends are
@@ -683,7 +703,7 @@ def _node(dt: np.dtype, weak: bool) -> Any:
     return dt
 
 
-_WEAK_NODE_DTYPE = {
+_WEAK_NODE_DTYPE: dict[_WeakKind, Any] = {
     _I_WEAK: python_scalar_dtypes[int],
     _F_WEAK: python_scalar_dtypes[float],
     _C_WEAK: python_scalar_dtypes[complex],
@@ -695,7 +715,7 @@ def _node_dtype(node: Any) -> np.dtype:
     return _WEAK_NODE_DTYPE.get(node, node) if isinstance(node, _WeakKind) else node
 
 
-def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype:
+def promote_types(a: DTypeLike | ExtendedDType, b: DTypeLike | ExtendedDType) -> np.dtype:
     """Returns the dtype to which a binary operation casts arguments of dtypes a and b.
 
     This is the join of ``a`` and ``b`` on JAX's promotion lattice. The Python types
@@ -722,10 +742,11 @@ def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype:
     """
     if _is_extended(a) or _is_extended(b):
         return _promote_extended([a, b])
-    node_a = _WEAK_NODE_FOR_PYTYPE.get(a) if isinstance(a, type) else None
-    node_b = _WEAK_NODE_FOR_PYTYPE.get(b) if isinstance(b, type) else None
-    node_a = node_a or np.dtype(a)
-    node_b = node_b or np.dtype(b)
+    assert not isinstance(a, ExtendedDType) and not isinstance(b, ExtendedDType)  # see above
+    weak_a = _WEAK_NODE_FOR_PYTYPE.get(a) if isinstance(a, type) else None
+    weak_b = _WEAK_NODE_FOR_PYTYPE.get(b) if isinstance(b, type) else None
+    node_a = weak_a or np.dtype(a)
+    node_b = weak_b or np.dtype(b)
     joined = _join(numpy_dtype_promotion.value, enable_x64.value, frozenset((node_a, node_b)))
     return _node_dtype(joined)
 

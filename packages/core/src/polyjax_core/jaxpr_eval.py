@@ -51,7 +51,7 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
     env.update(zip(jaxpr.invars, args))
 
     def read(x: Var | Literal) -> Any:
-        return x.val if type(x) is Literal else env[x]
+        return x.val if isinstance(x, Literal) else env[x]
 
     for eqn in jaxpr.eqns:
         with si.user_context(eqn.source_info):

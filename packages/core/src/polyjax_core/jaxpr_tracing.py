@@ -101,6 +101,7 @@ class JaxprTrace(Trace):
             invars.append(atom)
         out_avals, effects = primitive.abstract_eval(*in_avals, **params)
         src = si.current()
+        out: JaxprTracer | list[JaxprTracer]
         if primitive.multiple_results:
             outvars = [Var(a) for a in out_avals]
             out = [JaxprTracer(self, a, v, src) for a, v in zip(out_avals, outvars)]

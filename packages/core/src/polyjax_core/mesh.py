@@ -237,7 +237,7 @@ class AbstractMesh(_AxisQueries):
     def update(self, **changes: Any) -> AbstractMesh:
         """A copy with some of ``axis_sizes``, ``axis_names``, ``axis_types``,
         ``abstract_device`` replaced."""
-        fields = {
+        fields: dict[str, Any] = {
             "axis_sizes": self.axis_sizes,
             "axis_names": self.axis_names,
             "axis_types": self.axis_types,

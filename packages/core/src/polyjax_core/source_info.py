@@ -81,7 +81,7 @@ class SourceInfo:
 _exclusions: list[str] = []  # directory prefixes, each ending in os.sep
 _decisions: dict[str, bool] = {}  # co_filename -> is it internal?
 _STDLIB_SKIPPED = frozenset(
-    os.path.realpath(m.__file__) for m in (contextlib, functools, threading, weakref)
+    os.path.realpath(str(m.__file__)) for m in (contextlib, functools, threading, weakref)
 )
 
 
@@ -356,7 +356,7 @@ def api_boundary(fun: F) -> F:
             # traceback again, so the filtered traceback is what propagates.
             raise
 
-    return api_boundary_wrapper  # type: ignore[return-value]
+    return api_boundary_wrapper  # type: ignore[return-value]  # same signature as `fun`
 
 
 def _filter_exception(e: BaseException, note: bool) -> None:
@@ -371,7 +371,7 @@ def _under_outer_boundary() -> bool:
     Only looked at when an exception is on its way out, so the normal path
     pays nothing for nesting.
     """
-    f = sys._getframe(2)  # skip this function and the calling wrapper
+    f: types.FrameType | None = sys._getframe(2)  # skip this function and the calling wrapper
     while f is not None:
         if f.f_code is _BOUNDARY_CODE:
             return True

@@ -445,16 +445,19 @@ def _sub(p: P.Poly, q: P.Poly, c: int = 0) -> P.Poly:
     return P.freeze(P.add(P.add(p, q, -1).items(), P.const(c)))
 
 
-def _wrap(p: P.Poly, scope: SymbolicScope) -> DimSize:
+def _wrap(p: P.Poly, scope: SymbolicScope | None) -> DimSize:
     c = P.as_const(p)
-    return c if c is not None else DimExpr(p, scope)
+    if c is not None:
+        return c
+    assert scope is not None  # a polynomial with a variable came from a scoped expression
+    return DimExpr(p, scope)
 
 
 def _make(d: dict, scope: SymbolicScope) -> DimSize:
     return _wrap(P.freeze(d), scope)
 
 
-def _operand(x: Any, scope: SymbolicScope) -> P.Poly | None:
+def _operand(x: Any, scope: SymbolicScope | None) -> P.Poly | None:
     """The polynomial of an int or same-scope expression; None for unsupported types."""
     if type(x) is int:
         return P.const(x)
@@ -474,7 +477,7 @@ def _poly_in(x: DimSize, scope: SymbolicScope) -> P.Poly:
     return p
 
 
-def _mixed_scopes(x: DimExpr, scope: SymbolicScope):
+def _mixed_scopes(x: DimExpr, scope: SymbolicScope | None):
     raise ValueError(
         f"Cannot combine symbolic dimension '{x}' of {x._scope!r} with an expression of a "
         f"different {scope!r}. Expressions can be mixed only when their variables were made "
@@ -508,12 +511,12 @@ def _divmod(n: P.Poly, d: P.Poly, scope: SymbolicScope) -> tuple[P.Poly, P.Poly]
         # n = dc*q + c0: the constant term alone decides the remainder (floor semantics).
         c0 = P.constant_term(n)
         q0, r0 = divmod(c0, dc)
-        q = {m: c // dc for m, c in n if m}
-        q[()] = q0
-        return P.freeze(q), P.const(r0)
-    q = P.exact_div(n, d)
-    if q is not None:
-        return q, ()
+        quotient = {m: c // dc for m, c in n if m}
+        quotient[()] = q0
+        return P.freeze(quotient), P.const(r0)
+    exact = P.exact_div(n, d)
+    if exact is not None:
+        return exact, ()
     if B.decide_ge0(n, scope) and B.decide_ge0(_sub(d, n, -1), scope):
         return (), n  # 0 <= n <= d - 1
     return _atom("floordiv", n, d, scope), _atom("mod", n, d, scope)
@@ -614,6 +617,7 @@ def _max_min(a: DimSize, b: DimSize, op: str) -> DimSize:
         return _wrap(pb if op == "max" else pa, scope)
     # max(a, b) and max(b, a) are the same atom; print constants last: max(b, 3).
     x, y = sorted((pa, pb), key=lambda p: (P.as_const(p) is not None, P.poly_key(p)))
+    assert scope is not None  # two constants were decided above
     return DimExpr(P.monomial_poly(P.Factor(op, (x, y))), scope)
 
 

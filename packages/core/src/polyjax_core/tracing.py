@@ -33,7 +33,7 @@ import functools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Self
 
 from polyjax_core import abstract_values as av
 from polyjax_core import source_info as si
@@ -87,7 +87,7 @@ class Trace:
 
     # A trace is used as a context manager for its extent: it is current inside,
     # and invalid afterwards, so that escaped tracers are caught.
-    def __enter__(self) -> Trace:
+    def __enter__(self) -> Self:
         self._saved = _state.trace
         _state.trace = self
         return self
@@ -123,7 +123,7 @@ class EvalTrace(Trace):
     """The bottom trace: binding a primitive runs its impl on concrete values."""
 
     def __init__(self) -> None:
-        self.parent = None
+        self.parent = None  # type: ignore[assignment]  # the bottom trace: every other has one
         self._valid = True
 
     def process_primitive(self, primitive: Any, args: tuple, params: dict) -> Any:
@@ -297,7 +297,7 @@ class Tracer:
     def __iter__(self) -> Iterator[Any]:
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.shape[0]))
+        return (self[i] for i in range(self.shape[0]))  # type: ignore[index]  # forwarded below
 
     def __getattr__(self, name: str) -> Any:
         getter = _tracer_attributes.get(name)

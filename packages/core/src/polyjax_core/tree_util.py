@@ -212,13 +212,13 @@ class PyTreeDef:
     def num_leaves(self) -> int:
         """The number of leaves."""
         cpp = self._cpp
-        return cpp.num_leaves if cpp is not None else self._node.num_leaves  # type: ignore[union-attr]
+        return cpp.num_leaves if cpp is not None else self._node.num_leaves  # type: ignore[union-attr]  # no cpp: a node
 
     @property
     def num_nodes(self) -> int:
         """The number of nodes, counting containers, leaves and Nones."""
         cpp = self._cpp
-        return cpp.num_nodes if cpp is not None else self._node.num_nodes  # type: ignore[union-attr]
+        return cpp.num_nodes if cpp is not None else self._node.num_nodes  # type: ignore[union-attr]  # no cpp: a node
 
     def unflatten(self, leaves: Iterable[Any]) -> Any:
         """Builds a pytree of this structure from ``leaves``.
@@ -286,8 +286,9 @@ class PyTreeDef:
             data = cpp.node_data()
             return hash((cpp.num_leaves, cpp.num_nodes, None if data is None else data[0]))
         node = self._node
-        top = None if node.kind is None else node.kind.type  # type: ignore[union-attr]
-        return hash((node.num_leaves, node.num_nodes, top))  # type: ignore[union-attr]
+        assert node is not None  # a definition holds a node or a cpp PyTreeDef
+        top = None if node.kind is None else node.kind.type
+        return hash((node.num_leaves, node.num_nodes, top))
 
     def __repr__(self) -> str:
         return f"PyTreeDef({_pytree.node_repr(self._py)})"
@@ -704,7 +705,7 @@ def _register(kind: _NodeKind) -> None:
 def register_pytree_node(
     nodetype: type[T],
     flatten_func: Callable[[T], tuple[Iterable[Any], Hashable]],
-    unflatten_func: Callable[[Hashable, Iterable[Any]], T],
+    unflatten_func: Callable[[Any, Any], T],
     flatten_with_keys_func: Callable[[T], tuple[Iterable[tuple[Any, Any]], Hashable]] | None = None,
 ) -> None:
     """Makes ``nodetype`` a pytree container.
@@ -733,7 +734,7 @@ def register_pytree_node(
 def register_pytree_with_keys(
     nodetype: type[T],
     flatten_with_keys: Callable[[T], tuple[Iterable[tuple[Any, Any]], Hashable]],
-    unflatten_func: Callable[[Hashable, Iterable[Any]], T],
+    unflatten_func: Callable[[Any, Any], T],
     flatten_func: Callable[[T], tuple[Iterable[Any], Hashable]] | None = None,
 ) -> None:
     """Makes ``nodetype`` a pytree container whose children have key paths.
@@ -784,7 +785,8 @@ def register_pytree_node_class(cls: type[T]) -> type[T]:
         >>> tree_leaves([Pt(1), Pt(2)])
         [1, 2]
     """
-    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)  # type: ignore[attr-defined]
+    # The methods the decorated class defines (unknown to its type variable).
+    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)  # type: ignore[attr-defined]  # see above
     return cls
 
 
@@ -797,9 +799,10 @@ def register_pytree_with_keys_class(cls: type[T]) -> type[T]:
     flatten = getattr(cls, "tree_flatten", None)
     register_pytree_with_keys(
         cls,
-        lambda x: x.tree_flatten_with_keys(),
-        cls.tree_unflatten,  # type: ignore[attr-defined]
-        None if flatten is None else (lambda x: x.tree_flatten()),
+        # The methods the decorated class defines (unknown to its type variable).
+        lambda x: x.tree_flatten_with_keys(),  # type: ignore[attr-defined]  # see above
+        cls.tree_unflatten,  # type: ignore[attr-defined]  # see above
+        None if flatten is None else (lambda x: x.tree_flatten()),  # type: ignore[attr-defined]  # see above
     )
     return cls
 
@@ -834,11 +837,12 @@ def _dataclass_fields(
                 "register_dataclass: data_fields and meta_fields are required when "
                 f"nodetype is not a dataclass. Got nodetype={nodetype!r}."
             )
-        data, meta = [], []
+        data_names: list[str] = []
+        meta_names: list[str] = []
         for f in dataclasses.fields(nodetype):
             if f.init and f.name not in drop:
-                (meta if f.metadata.get("static", False) else data).append(f.name)
-        return tuple(data), tuple(meta)
+                (meta_names if f.metadata.get("static", False) else data_names).append(f.name)
+        return tuple(data_names), tuple(meta_names)
     if data_fields is None or meta_fields is None:
         raise TypeError(
             "register_dataclass: data_fields and meta_fields must both be given, or neither."
@@ -928,7 +932,7 @@ class Partial(functools.partial):
         if isinstance(func, functools.partial):
             # functools.partial flattens a partial-of-a-partial into one level;
             # restore the two levels so the inner arguments stay static.
-            self.__setstate__((func, args, keywords, None))
+            self.__setstate__((func, args, keywords, None))  # type: ignore[attr-defined]  # not in typeshed
         return self
 
 

@@ -19,23 +19,21 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Union
+from collections.abc import Sequence
+from typing import Union
 
 import numpy as np
 
 from polyjax_core.basearray import Array
+from polyjax_core.dtypes import DTypeLike
 
 __all__ = ["ArrayLike", "DTypeLike"]
-
-
-class SupportsDType(Protocol):
-    """An object with a ``dtype`` attribute, such as ``jnp.float32``."""
-
-    @property
-    def dtype(self) -> np.dtype: ...
 
 
 # `Union[...]` rather than `|`: the members must stay inspectable at run time
 # (`ArrayLike.__args__`) on every supported Python, and `type[Any] | ...` is not.
 ArrayLike = Union[Array, np.ndarray, np.bool_, np.number, bool, int, float, complex]  # noqa: UP007
-DTypeLike = Union[str, type[Any], np.dtype, SupportsDType]  # noqa: UP007
+
+# The `shape` argument of public functions (`random.normal(key, shape)`). Shared by the
+# packages' annotations; not one of `jax.typing`'s public names, so not in `__all__`.
+Shape = Sequence[int]

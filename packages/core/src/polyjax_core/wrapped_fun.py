@@ -207,6 +207,7 @@ def _arg_names(fun, args, kwargs, static_argnums, static_argnames) -> tuple[str,
     if bound is not None:
         # Positional arguments first, in order, then keywords sorted by name:
         # the order in which a transformation flattens ``(args, kwargs)``.
+        assert sig is not None  # `bound` comes from it
         pos_names = _positional_names(sig, bound, n)
         for i, (name, value) in enumerate(zip(pos_names, args)):
             if i not in static_pos:
@@ -393,6 +394,7 @@ class WrappedFun:
     f: Callable[..., Any]
     transforms: tuple[tuple[Callable[..., Any], tuple[Any, ...]], ...]
     debug_info: DebugInfo | None
+    _key: Hashable | None
 
     def __init__(
         self,

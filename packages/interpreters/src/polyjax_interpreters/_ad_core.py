@@ -27,7 +27,7 @@ from polyjax_core import source_info as si
 from polyjax_core.abstract_values import AbstractValue, ShapedArray, get_aval
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.dce import dce_jaxpr
-from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from polyjax_core.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from polyjax_core.jaxpr_eval import eval_jaxpr, jaxpr_as_fun
 from polyjax_core.jaxpr_tracing import JaxprTrace, JaxprTracer, trace_to_jaxpr
 from polyjax_core.lists import partition_list
@@ -563,9 +563,9 @@ def backward_pass(
       input, None for the known ones.
     """
     known: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
-    for v, x in zip(jaxpr.invars, primals_in):
+    for invar, x in zip(jaxpr.invars, primals_in):
         if type(x) is not UndefinedPrimal:
-            known[v] = x
+            known[invar] = x
 
     # Forward: evaluate what does not depend on the linear inputs.
     linear_eqns = []
@@ -573,7 +573,7 @@ def backward_pass(
         if all(type(x) is Literal or x in known for x in eqn.invars):
             with si.user_context(eqn.source_info):
                 ans = eqn.primitive.bind(
-                    *[_literal(x) if type(x) is Literal else known[x] for x in eqn.invars],
+                    *[_literal(x) if isinstance(x, Literal) else known[x] for x in eqn.invars],
                     **eqn.params,
                 )
             if eqn.primitive.multiple_results:
@@ -660,14 +660,14 @@ class _LinearizeTrace(JaxprTrace):
     def _split(
         self, rule: Any, primitive: Any, args: tuple, params: dict, unknowns: list[bool]
     ) -> Any:
-        in_vars = [Var(get_aval(x)) for x in args]
+        in_vars: list[Atom] = [Var(get_aval(x)) for x in args]
         out_avals, effects = primitive.abstract_eval(*(v.aval for v in in_vars), **params)
         if not primitive.multiple_results:
             out_avals = [out_avals]
         out_vars = [Var(a) for a in out_avals]
         eqn = JaxprEqn(in_vars, out_vars, primitive, params, effects, si.current())
         known_eqn, unknown_eqn, _, _ = rule(unknowns, [False] * len(out_vars), eqn)
-        env: dict[Var, Any] = dict(zip(in_vars, args))
+        env: dict[Atom, Any] = dict(zip(in_vars, args))
 
         def read(x: Any) -> Any:
             return _literal(x) if type(x) is Literal else env[x]

@@ -56,7 +56,7 @@ def _poly(values: Mapping[str, ir.Value], poly: tuple, const: Const) -> ir.Value
             term = const(c)
         elif c != 1:
             term = hlo.multiply(term, const(c))
-        if first:
+        if total is None:
             total = term
         elif coeff < 0:
             total = hlo.subtract(total, term)

@@ -633,7 +633,7 @@ def _reshape(x: Any, shape: tuple[Any, ...]) -> Any:
 
 def _std_basis(aval: AbstractValue) -> np.ndarray:
     """The `size` unit vectors of `aval`'s space, stacked: shape `(size, *aval.shape)`."""
-    n = int(np.prod(aval.shape, dtype=np.int64))
+    n = int(np.prod(aval.shape, dtype=np.int64))  # type: ignore[arg-type]  # jacobians: concrete sizes
     return np.eye(n, dtype=aval.dtype).reshape((n, *aval.shape))
 
 

@@ -114,7 +114,7 @@ class Array:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.aval.shape
+        return self.aval.shape  # type: ignore[return-value]  # a concrete array's sizes are ints
 
     @property
     def dtype(self) -> np.dtype:
@@ -342,7 +342,7 @@ class Array:
     def __len__(self) -> int:
         if not self.aval.shape:
             raise TypeError("len() of unsized object")
-        return self.aval.shape[0]
+        return self.aval.shape[0]  # type: ignore[return-value]  # a concrete array's: an int
 
     def __iter__(self) -> Iterator[Any]:
         if not self.aval.shape:
@@ -763,18 +763,20 @@ def _relayout(impl: Any, aval: ShapedArray, dst: Any, may_alias: bool | None) ->
     each of them first (replicated), then is laid out there.
     """
     src = impl._sharding
-    shape = aval.shape
+    shape: tuple[int, ...] = aval.shape  # type: ignore[assignment]  # a concrete array's: ints
     semantics = _ALWAYS_COPY if may_alias is False else _REUSE
     if _same_layout(src, dst, shape):
         return _copy_impl(impl, dst, semantics)
     if _same_pieces(src, dst, shape):
         out = _reorder(impl, aval, dst)
         return _copy_impl(out, dst, _ALWAYS_COPY) if may_alias is False else out
+    reshard = _resharder
+    assert reshard is not None  # dispatch sets it; the package imports dispatch
     if set(src._device_assignment) == set(dst._device_assignment):
-        return _resharder(impl, aval, dst)
+        return reshard(impl, aval, dst)
     if not src.is_fully_replicated:
         rep = GSPMDSharding(src._device_assignment, _REPLICATED, memory_kind=src.memory_kind)
-        impl = _resharder(impl, aval, rep)
+        impl = reshard(impl, aval, rep)
     whole = impl if len(impl._sharding._device_assignment) == 1 else impl._arrays[0]
     targets = dst._device_assignment
     if len(targets) == 1:
@@ -786,7 +788,7 @@ def _relayout(impl: Any, aval: ShapedArray, dst: Any, may_alias: bool | None) ->
     ]
     rep = GSPMDSharding(targets, _REPLICATED, memory_kind=dst.memory_kind)
     impl = _jax.ArrayImpl(aval, rep, copies, True, _skip_checks=True)
-    return _copy_impl(impl, dst, _REUSE) if dst.is_fully_replicated else _resharder(impl, aval, dst)
+    return _copy_impl(impl, dst, _REUSE) if dst.is_fully_replicated else reshard(impl, aval, dst)
 
 
 def _as_sharding(device: Any) -> Any:
@@ -834,6 +836,7 @@ def _put_leaf(x: Any, device: Any, donate: bool, may_alias: bool | None) -> Any:
             return _traced_put(x, _as_sharding(device))
         return x
     aval = get_aval(x)
+    assert isinstance(aval, ShapedArray)  # the type of a concrete value
     if device is None:
         return put_value(x, aval, _default_sharding(), False, may_alias=may_alias)
     return put_value(x, aval, _as_sharding(device), True, may_alias=may_alias)

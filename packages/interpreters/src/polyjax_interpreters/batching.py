@@ -250,7 +250,7 @@ class BatchTracer(Tracer):
         self._trace = trace
         self.val = val
         self.batch_dim = batch_dim
-        self._aval = None
+        self._aval: Any = None  # computed on first use
 
     @property
     def aval(self) -> Any:
@@ -569,7 +569,7 @@ def _mapped_axis_size(
     axis_size: Any,
 ) -> Any:
     """The batch size, from the mapped arguments (and `axis_size`), with JAX's errors."""
-    sizes = []
+    sizes: list[Any] = []
     for x, d in zip(flat, dims):
         if d is None:
             sizes.append(None)

@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from polyjax_core import axis_env, dtypes, tracing
 from polyjax_core import source_info as si
@@ -596,6 +596,10 @@ class _CustomFunction:
         self.nondiff_argnames = tuple(nondiff_argnames)
         self.symbolic_zeros = False
 
+    if TYPE_CHECKING:  # each subclass binds its own primitive
+
+        def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else functools.partial(self, obj)
 
@@ -874,12 +878,12 @@ class _BwdRule:
             if _is_float0(want):
                 cts_in.append(ad.Zero(want))  # integer inputs have no cotangent
                 continue
-            got = get_aval(ct)
-            if not _same_type(got, want):
+            ct_aval = get_aval(ct)
+            if not _same_type(ct_aval, want):
                 raise ValueError(
                     "Custom VJP bwd rule must produce an output with the same shape/dtypes as "
                     f"the args tuple of the primal function. At output leaf {i} the bwd rule "
-                    f"{self.name} produced an output of shape/dtype {_type_str(got)} "
+                    f"{self.name} produced an output of shape/dtype {_type_str(ct_aval)} "
                     f"corresponding to an input of shape/dtype {_type_str(aval)}."
                 )
             cts_in.append(ct)
@@ -933,7 +937,7 @@ class _BatchedBwd:
             infos = [c if type(c) is ad.Zero else trace.to_batch_info(c) for c in outs]
         result = []
         for info, want in zip(infos, self.in_dims):
-            if type(info) is ad.Zero:
+            if isinstance(info, ad.Zero):
                 result.append(info if want is None else ad.Zero(_batched(info.aval, size)))
                 continue
             val, dim = info

@@ -32,7 +32,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 from jaxlib import _jax, xla_client
@@ -280,6 +280,7 @@ def spmd_placement(
     ]
     namer = next((s for s in candidates if hasattr(s, "_to_sdy_sharding")), None)
     if outs is not None:
+        assert out_ndims is not None  # given with `out_shardings`, as documented
         outs = tuple(
             None if s is None else _in_order(s, devices, out_ndims[j]) for j, s in enumerate(outs)
         )
@@ -332,7 +333,7 @@ def _own_sharding(x: Any) -> tuple[Any, bool] | None:
 def _shaped_str(x: Any) -> str:
     """``float32[8,8]``: the type of an argument, for messages."""
     aval = x if type(x) is ShapeDtypeStruct else get_aval(x)
-    if type(aval) is ShapeDtypeStruct:
+    if isinstance(aval, ShapeDtypeStruct):
         aval = ShapedArray(aval.shape, aval.dtype)
     return aval.str_short(short_dtypes=False)
 
@@ -411,7 +412,8 @@ def lower_jaxpr(
     kept = tuple(i for i, u in enumerate(used) if u)
     if not keep_unused and len(kept) == n_in:
         new_jaxpr = jaxpr  # nothing pruned: keep the original (and its equations' identity)
-    in_avals = tuple(v.aval for v in jaxpr.invars)
+    # What lowers is a program on arrays: its inputs' abstract values are ShapedArrays.
+    in_avals = cast(tuple[ShapedArray, ...], tuple(v.aval for v in jaxpr.invars))
     out_avals = tuple(closed.out_avals)
     shardy = bool(config.use_shardy_partitioner.value)
     spmd: dict[str, Any] = {}
@@ -547,7 +549,7 @@ class Executable:
         self.out_avals = lowered.out_avals
         self.kept_var_idx = lowered.kept_var_idx
         self.device = lowered.device
-        self.sharding = SingleDeviceSharding(lowered.device)
+        self.sharding: SingleDeviceSharding | None = SingleDeviceSharding(lowered.device)
         self.out_committed = lowered.out_committed
         self._handlers = [
             _jax.array_result_handler(a, self.sharding, lowered.out_committed, _skip_checks=True)
@@ -611,6 +613,7 @@ def _output_shardings(xla_exe: Any, lowered: LoweredModule) -> list[Any]:
     NamedSharding over the same mesh), else a :class:`GSPMDSharding`.
     """
     placement = lowered.placement
+    assert placement is not None  # an SPMD program was lowered with its placement
     devices = placement.devices
     explicit = placement.out_shardings or (None,) * len(lowered.out_avals)
     if all(s is not None for s in explicit):
@@ -642,6 +645,7 @@ class SPMDExecutable(Executable):
 
     def __init__(self, xla_exe: Any, lowered: LoweredModule):
         placement = lowered.placement
+        assert placement is not None  # an SPMD program was lowered with its placement
         self.xla = xla_exe
         self.lowered = lowered
         self.name = lowered.name
@@ -699,7 +703,7 @@ def _reshard_executable(aval: ShapedArray, src: Any, dst: Any) -> SPMDExecutable
     lowered = lower_jaxpr(
         closed, name="reshard", device=devices[0], out_committed=True, placement=placement
     )
-    return compile_lowered(lowered)  # type: ignore[return-value]
+    return compile_lowered(lowered)  # type: ignore[return-value]  # placed: an SPMDExecutable
 
 
 def _reshard(impl: Any, aval: ShapedArray, dst: Any) -> Any:

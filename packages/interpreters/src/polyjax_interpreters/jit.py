@@ -424,9 +424,9 @@ def _resolve_argnums(
     for n in nums:
         if not isinstance(n, int):
             raise TypeError(f"{what}_argnums must be ints, got {n!r}")
-    for n in names:
-        if not isinstance(n, str):
-            raise TypeError(f"{what}_argnames must be strings, got {n!r}")
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"{what}_argnames must be strings, got {name!r}")
     try:
         sig = inspect.signature(fun)
     except (TypeError, ValueError):
@@ -775,6 +775,7 @@ class JitWrapped:
             return self._fun(*args, **kwargs)
         if _trace_state.trace is not _eval_trace:
             return self._bind(args, kwargs)
+        key: tuple[Any, ...]
         if self._fast and not kwargs and all(type(a) is Array for a in args):
             key = (_trace_context(), *[(a.aval, a._impl._sharding, a._committed) for a in args])
             leaves: Sequence[Any] = args
@@ -803,7 +804,9 @@ class JitWrapped:
         except KeyError:  # evicted by another thread meanwhile: the entry is still good
             pass
 
-    def _lookup(self, key: Hashable, args: tuple, kwargs: dict, leaves: Sequence[Any]) -> _Entry:
+    def _lookup(
+        self, key: tuple[Any, ...], args: tuple, kwargs: dict, leaves: Sequence[Any]
+    ) -> _Entry:
         """The call-cache entry for ``key``, made on a miss."""
         entry = self._cache.get(key)
         if entry is None:
@@ -835,7 +838,7 @@ class JitWrapped:
             outs = jit_p.bind(*leaves, **params)
         return tree_unflatten(traced.out_tree, outs)
 
-    def _miss(self, key: Hashable, args: tuple, kwargs: dict, leaves: list) -> _Entry:
+    def _miss(self, key: tuple[Any, ...], args: tuple, kwargs: dict, leaves: list) -> _Entry:
         with self._lock:  # one compile per signature, even when threads race
             entry = self._cache.get(key)
             if entry is not None:

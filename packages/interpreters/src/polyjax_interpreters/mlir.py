@@ -154,7 +154,7 @@ def make_ir_context() -> ir.Context:
 def _type_cache() -> dict:
     """The ir-type cache of the current context (a throwaway one for foreign contexts)."""
     if _state.context is not None and ir.Context.current is _state.context:
-        return _state.types  # type: ignore[return-value]
+        return _state.types  # type: ignore[return-value]  # set along with `context`
     return {}
 
 
@@ -392,6 +392,7 @@ def _make_location(source_info: Any, name: str) -> ir.Location:
     frame = si.user_frame(source_info) if source_info is not None else None
     stack = source_info.name_stack if source_info is not None else ()
     full_name = "/".join((*stack, name)) if name else "/".join(stack)
+    child: ir.Location
     if frame is None:
         child = ir.Location.unknown()
     else:
@@ -477,7 +478,7 @@ class LoweringResult:
 
 
 def _element_type_factories() -> dict[np.dtype, Callable[[], ir.Type]]:
-    f = {
+    f: dict[np.dtype, Callable[..., ir.Type]] = {
         np.dtype(np.bool_): lambda: ir.IntegerType.get_signless(1),
         np.dtype(np.float16): ir.F16Type.get,
         np.dtype(np.float32): ir.F32Type.get,
@@ -601,7 +602,8 @@ def _dense_attr(x: np.ndarray) -> ir.DenseElementsAttr:
     if x.dtype == dtypes.float0:
         buf = np.zeros(x.shape, np.uint8)
     _state.constant_bytes += buf.nbytes
-    return ir.DenseElementsAttr.get(buf, type=elt, shape=list(shape))
+    # An ndarray is a Buffer, which NumPy's stubs say only from Python 3.12.
+    return ir.DenseElementsAttr.get(buf, type=elt, shape=list(shape))  # type: ignore[call-overload]  # see above
 
 
 def ir_constant(value: Any, dtype: Any = None) -> ir.Value:
@@ -627,7 +629,7 @@ def ir_constant(value: Any, dtype: Any = None) -> ir.Value:
 
 def _i32_constant(value: int) -> ir.Value:
     return hlo.constant(
-        ir.DenseElementsAttr.get(
+        ir.DenseElementsAttr.get(  # type: ignore[call-overload]  # an ndarray: see _dense_attr
             np.asarray(value, np.int32).reshape(1), type=ir.IntegerType.get_signless(32), shape=[]
         )
     )
@@ -912,7 +914,9 @@ def call_jaxpr(
         entry = mctx.cached_calls[key] = (fn, jaxpr, consts)
     fn = entry[0]
     dim_args = [ctx.dim_var_values[n] for n in mctx.dim_vars]
-    call = func.CallOp(fn, [*dim_args, *args])
+    # jaxlib's func.py redefines FuncOp and CallOp with friendlier constructors and
+    # methods, which mypy does not see past the generated classes of the same names.
+    call = func.CallOp(fn, [*dim_args, *args])  # type: ignore[call-arg, arg-type]  # see above
     return list(call.results)
 
 
@@ -923,7 +927,7 @@ def _lower_private_function(
     in_types = [dim_type] * len(mctx.dim_vars) + [aval_to_ir_type(v.aval) for v in jaxpr.invars]
     out_types = [aval_to_ir_type(a) for a in jaxpr.out_avals]
     with ir.InsertionPoint(mctx.module.body):
-        fn = func.FuncOp(name, ir.FunctionType.get(in_types, out_types), visibility="private")
+        fn = func.FuncOp(name, ir.FunctionType.get(in_types, out_types), visibility="private")  # type: ignore[call-arg]  # see call_jaxpr
     mctx.symbol_table.insert(fn)  # renames on clash
     if mctx.dim_vars:
         n = len(mctx.dim_vars)
@@ -932,7 +936,7 @@ def _lower_private_function(
         )
     else:
         n = 0
-    entry = fn.add_entry_block()
+    entry = fn.add_entry_block()  # type: ignore[attr-defined]  # see call_jaxpr
     with ir.InsertionPoint(entry):
         block_args = list(entry.arguments)
         dim_values = dict(zip(mctx.dim_vars, block_args[:n]))
@@ -1343,9 +1347,9 @@ def lower_jaxpr_to_module(
                 if named is not None:
                     res_attrs[i][named[0]] = named[1]
         if res_attrs:
-            main.result_attrs = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in res_attrs])
+            main.result_attrs = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in res_attrs])  # type: ignore[attr-defined]  # see call_jaxpr
 
-        entry = main.add_entry_block()
+        entry = main.add_entry_block()  # type: ignore[attr-defined]  # see call_jaxpr
         with ir.InsertionPoint(entry):
             block_args = list(entry.arguments)
             dim_values = dict(zip(dim_vars, block_args[:n_dims]))
@@ -1368,7 +1372,8 @@ def lower_jaxpr_to_module(
 
 def module_to_string(module: ir.Module, enable_debug_info: bool = False) -> str:
     """The textual form of a module (with `loc(...)` locations if `enable_debug_info`)."""
-    return module.operation.get_asm(enable_debug_info=enable_debug_info)
+    # `get_asm` is typed `object` (it returns bytes when asked for binary); here it is text.
+    return str(module.operation.get_asm(enable_debug_info=enable_debug_info))
 
 
 def module_to_bytecode(module: ir.Module) -> bytes:

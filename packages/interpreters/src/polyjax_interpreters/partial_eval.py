@@ -160,7 +160,7 @@ def _free_vars(eqns: Sequence[JaxprEqn], outvars: Sequence[Any], bound: set[Var]
     free: dict[Var, None] = {}
     for eqn in eqns:
         for x in eqn.invars:
-            if type(x) is not Literal and x not in defined and x not in free:
+            if not isinstance(x, Literal) and x not in defined and x not in free:
                 free[x] = None
         defined.update(eqn.outvars)
     for x in outvars:

@@ -248,7 +248,9 @@ def _directional_difference(
         dt = _dtype(p)
         if not _is_inexact(dt):
             return np.zeros(np.shape(p))
-        res = _resolution(_least_precise([dt, *in_dtypes]))
+        least = _least_precise([dt, *in_dtypes])
+        assert least is not None  # `dt` itself is inexact
+        res = _resolution(least)
         magnitude = np.abs(_wide(p, dt)) + np.abs(_wide(m, dt))
         return _FD_NOISE_ULPS * res * magnitude * (0.5 / eps)
 
@@ -358,7 +360,7 @@ def _check_tangent_dtypes(primals_out: Any, tangents_out: Any, err_msg: str) -> 
             )
 
 
-def _inner_product(xs: Any, ys: Any) -> tuple[complex, float]:
+def _inner_product(xs: Any, ys: Any) -> tuple[float, float]:
     """`Re sum(conj(x) * y)` over the inexact leaves, and the sum of its terms' magnitudes."""
     total, scale = 0.0, 0.0
     for x, y in zip(tree_flatten(xs)[0], tree_flatten(ys)[0]):

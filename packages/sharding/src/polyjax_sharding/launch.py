@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 __all__ = ["ProcessResult", "free_port", "launch", "main"]
 
@@ -66,7 +66,7 @@ def launch(
     if num_processes < 1:
         raise ValueError(f"num_processes must be at least 1, got {num_processes}.")
     address = f"127.0.0.1:{free_port()}"
-    procs: list[tuple[subprocess.Popen, object, object]] = []
+    procs: list[tuple[subprocess.Popen, IO[str], IO[str]]] = []
     try:
         for i in range(num_processes):
             child_env = {
@@ -93,17 +93,17 @@ def launch(
             for i, (code, (_, out, err)) in enumerate(zip(codes, procs, strict=True))
         ]
     finally:
-        for proc, out, err in procs:
+        for proc, stdout, stderr in procs:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-            out.close()  # type: ignore[attr-defined]
-            err.close()  # type: ignore[attr-defined]
+            stdout.close()
+            stderr.close()
 
 
-def _read(f: object) -> str:
-    f.seek(0)  # type: ignore[attr-defined]
-    return f.read()  # type: ignore[attr-defined]
+def _read(f: IO[str]) -> str:
+    f.seek(0)
+    return f.read()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

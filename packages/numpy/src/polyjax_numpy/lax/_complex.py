@@ -35,6 +35,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray
+from polyjax_core.typing import ArrayLike
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax import _shape_rules as sr
 from polyjax_numpy.lax._declare import standard_primitive
@@ -58,7 +59,6 @@ __all__ = [
     "real_p",
 ]
 
-ArrayLike = Any
 
 # The real dtypes that have a complex counterpart (exactly these: not their subtypes'
 # relatives float16/bfloat16, which `np.floating` would let in).

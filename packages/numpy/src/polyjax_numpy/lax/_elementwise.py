@@ -41,6 +41,7 @@ from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import EvalTrace, Tracer, current_trace
+from polyjax_core.typing import ArrayLike, DTypeLike
 from polyjax_interpreters import ad, array, backends, batching, dispatch, mlir
 from polyjax_interpreters.sharding import SingleDeviceSharding
 from polyjax_numpy.lax import _shape_rules as sr
@@ -175,9 +176,6 @@ __all__ = [
     "tanh_p",
     "xor_p",
 ]
-
-ArrayLike = Any
-DTypeLike = Any
 
 
 # ---------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray
 from polyjax_core.primitive import Primitive
+from polyjax_core.typing import ArrayLike
 from polyjax_interpreters import batching, mlir
 from polyjax_numpy.lax import _shape_rules as sr
 from polyjax_numpy.lax._declare import define_rules
@@ -45,7 +46,6 @@ __all__ = [
     "threefry2x32_p",
 ]
 
-ArrayLike = Any
 _U32 = np.dtype(np.uint32)
 
 # ---------------------------------------------------------------------------

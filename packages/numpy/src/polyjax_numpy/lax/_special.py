@@ -35,6 +35,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
+from polyjax_core.typing import ArrayLike
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax import _shape_rules as sr
 from polyjax_numpy.lax._declare import standard_primitive
@@ -90,7 +91,6 @@ __all__ = [
     "zeta_p",
 ]
 
-ArrayLike = Any
 
 # ---------------------------------------------------------------------------
 # Lowering helpers: lax code inlined into a lowering, and fixed-trip loops

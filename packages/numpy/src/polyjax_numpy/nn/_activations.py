@@ -14,13 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from polyjax_core.typing import ArrayLike
 from polyjax_interpreters.custom_derivatives import custom_jvp
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax import _shape_ops
 from polyjax_numpy.numpy import _ufuncs_math
 from polyjax_numpy.numpy import _util as _u
-
-ArrayLike = Any
 
 
 def _inexact(name: str, x: ArrayLike) -> Any:

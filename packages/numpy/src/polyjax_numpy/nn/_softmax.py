@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 
 from polyjax_core import config, dtypes
+from polyjax_core.typing import ArrayLike
 from polyjax_interpreters.ad import stop_gradient
 from polyjax_interpreters.custom_derivatives import custom_jvp
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax import _reductions, _shape_ops
 from polyjax_numpy.numpy import _util as _u
 
-ArrayLike = Any
 Axis = int | Sequence[int] | None
 
 

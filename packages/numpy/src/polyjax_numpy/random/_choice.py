@@ -16,13 +16,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from polyjax_core import dtypes
 from polyjax_core.tracing import concrete_or_error
+from polyjax_core.typing import Shape
 from polyjax_numpy import lax
 from polyjax_numpy.lax._shape_ops import canonicalize_axis
 from polyjax_numpy.numpy import _util as _u
@@ -39,8 +39,6 @@ from polyjax_numpy.random._args import (
 )
 from polyjax_numpy.random._distributions import randint
 from polyjax_numpy.random._univariate import check_mode, gumbel_draw, unit_uniform
-
-Shape = Sequence[int]
 
 __all__ = ["categorical", "choice", "permutation"]
 

@@ -22,12 +22,13 @@ it accepted.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from polyjax_core import dtypes
+from polyjax_core.typing import Shape
 from polyjax_numpy import lax
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._manipulation import take_axis
@@ -43,8 +44,6 @@ from polyjax_numpy.random._args import (
     staged,
 )
 from polyjax_numpy.random._univariate import unit_uniform
-
-Shape = Sequence[int]
 
 __all__ = ["binomial", "multinomial", "poisson"]
 

@@ -20,12 +20,12 @@ take a batch of keys (one draw of `shape` per key).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from polyjax_core import dtypes
+from polyjax_core.typing import Shape
 from polyjax_numpy.lax import _bits, _shape_ops
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _util as _u
@@ -39,8 +39,6 @@ from polyjax_numpy.random._args import (
     staged,
     to_rank,
 )
-
-Shape = Sequence[int]
 
 __all__ = ["bits", "normal", "randint", "uniform"]
 

@@ -34,6 +34,7 @@ import numpy as np
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray
 from polyjax_core.primitive import Primitive
+from polyjax_core.typing import Shape
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy import lax
 from polyjax_numpy.lax._declare import define_rules
@@ -57,8 +58,6 @@ from polyjax_numpy.random._univariate import (
     rademacher_draw,
     unit_uniform,
 )
-
-Shape = Sequence[int]
 
 __all__ = [
     "beta",

@@ -15,11 +15,11 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from polyjax_core.typing import Shape
 from polyjax_numpy import lax
 from polyjax_numpy.lax import linalg
 from polyjax_numpy.numpy import _util as _u
@@ -35,8 +35,6 @@ from polyjax_numpy.random._args import (
 from polyjax_numpy.random._distributions import normal_draw
 from polyjax_numpy.random._gamma import generalized_normal_draw, inverse_param
 from polyjax_numpy.random._univariate import exponential_draw
-
-Shape = Sequence[int]
 
 __all__ = ["ball", "multivariate_normal", "orthogonal"]
 

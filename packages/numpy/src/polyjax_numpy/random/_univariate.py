@@ -23,12 +23,12 @@ parts that the other samplers (`categorical`, the gamma family ...) reuse.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from polyjax_core import dtypes
+from polyjax_core.typing import Shape
 from polyjax_numpy import lax
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._manipulation import broadcast_arrays
@@ -47,8 +47,6 @@ from polyjax_numpy.random._args import (
     to_rank,
 )
 from polyjax_numpy.random._distributions import normal_draw, symmetric_uniform, uniform_draw
-
-Shape = Sequence[int]
 
 __all__ = [
     "bernoulli",

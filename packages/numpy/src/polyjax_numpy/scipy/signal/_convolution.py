@@ -19,13 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.lax import _convolution
 from polyjax_numpy.numpy import _util as _u
 
 __all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "fftconvolve"]
 
-ArrayLike = Any
 _MODES = ("full", "same", "valid")
 
 

@@ -24,13 +24,12 @@ from typing import Any
 
 import numpy as np
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.scipy.signal._detrend import detrend as _detrend
 
 __all__ = ["csd", "istft", "stft", "welch"]
-
-ArrayLike = Any
 
 
 def _window(name: str, window: Any, nperseg: int | None, length: int, default: int) -> Any:

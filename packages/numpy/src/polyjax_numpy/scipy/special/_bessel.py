@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import lax
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.special._common import inexact_args
-
-ArrayLike = Any
 
 
 def i0e(x: ArrayLike) -> Any:

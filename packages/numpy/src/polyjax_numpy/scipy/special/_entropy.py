@@ -12,11 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from polyjax_core.typing import ArrayLike
 from polyjax_interpreters.custom_derivatives import custom_jvp
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.special._common import inexact_args
-
-ArrayLike = Any
 
 
 def _x_log(log_fn: Any, shift: float) -> Any:

@@ -29,13 +29,12 @@ from typing import Any
 
 import numpy as np
 
+from polyjax_core.typing import ArrayLike
 from polyjax_interpreters.custom_derivatives import custom_jvp
 from polyjax_numpy import lax
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.scipy.special._common import inexact_args
-
-ArrayLike = Any
 
 _SQRT2 = math.sqrt(2.0)
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)

@@ -24,12 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from polyjax_core.typing import ArrayLike
 from polyjax_interpreters.custom_derivatives import custom_jvp
 from polyjax_numpy import lax
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.special._common import inexact_args
-
-ArrayLike = Any
 
 _EULER = 0.5772156649015329
 _SWITCH = 1.0

@@ -20,11 +20,10 @@ from typing import Any
 import numpy as np
 
 from polyjax_core.tracing import concrete_or_error
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import lax
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.special._common import inexact_args
-
-ArrayLike = Any
 
 
 def gammaln(x: ArrayLike) -> Any:

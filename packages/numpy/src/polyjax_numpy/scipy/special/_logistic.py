@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import lax, nn
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.special._common import inexact_args
-
-ArrayLike = Any
 
 
 def expit(x: ArrayLike) -> Any:

@@ -13,13 +13,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import lax
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.numpy import _util as _u
 
 __all__ = ["ModeResult", "mode", "rankdata", "sem"]
-
-ArrayLike = Any
 
 
 def _check_nan_policy(name: str, nan_policy: str, supported: tuple[str, ...]) -> None:

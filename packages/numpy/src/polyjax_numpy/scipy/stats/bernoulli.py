@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.special import xlog1py, xlogy
 from polyjax_numpy.scipy.stats._common import (
@@ -21,8 +22,6 @@ from polyjax_numpy.scipy.stats._common import (
 )
 
 __all__ = ["cdf", "logpmf", "pmf", "ppf"]
-
-ArrayLike = Any
 
 
 def logpmf(k: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Any:

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import lax
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.special import betaln
 from polyjax_numpy.scipy.stats._common import discrete_args, is_whole, neg_inf_outside
 
 __all__ = ["logpmf", "pmf"]
-
-ArrayLike = Any
 
 
 def logpmf(k: ArrayLike, n: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0) -> Any:

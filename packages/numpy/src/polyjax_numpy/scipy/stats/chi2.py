@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy.scipy.stats import gamma
 from polyjax_numpy.scipy.stats._common import inexact_args
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
-
-ArrayLike = Any
 
 
 def _as_gamma(name: str, x: Any, df: Any, loc: Any, scale: Any) -> list[Any]:

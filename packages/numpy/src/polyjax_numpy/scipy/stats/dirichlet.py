@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import lax
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.numpy import _util as _u
@@ -21,8 +22,6 @@ from polyjax_numpy.scipy.special import xlogy
 from polyjax_numpy.scipy.stats._common import neg_inf_outside
 
 __all__ = ["logpdf", "pdf"]
-
-ArrayLike = Any
 
 
 def logpdf(x: ArrayLike, alpha: ArrayLike) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.stats._common import (
     inexact_args,
@@ -22,8 +23,6 @@ from polyjax_numpy.scipy.stats._common import (
 )
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
-
-ArrayLike = Any
 
 
 def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Any:

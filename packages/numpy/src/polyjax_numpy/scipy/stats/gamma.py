@@ -15,14 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import lax
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.special import gammainc, gammaincc, xlogy
 from polyjax_numpy.scipy.stats._common import neg_inf_outside, standardize
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
-
-ArrayLike = Any
 
 
 def logpdf(x: ArrayLike, a: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Any:

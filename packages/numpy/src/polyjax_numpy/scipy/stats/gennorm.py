@@ -16,14 +16,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import lax
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.special import gammainc
 from polyjax_numpy.scipy.stats._common import inexact_args
 
 __all__ = ["cdf", "logpdf", "pdf"]
-
-ArrayLike = Any
 
 
 def logpdf(x: ArrayLike, beta: ArrayLike) -> Any:

@@ -14,12 +14,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.stats._common import standardize
 
 __all__ = ["cdf", "logpdf", "pdf"]
-
-ArrayLike = Any
 
 
 def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Any:

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import nn
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.special import expit, logit
 from polyjax_numpy.scipy.stats._common import inexact_args, standardize
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
-
-ArrayLike = Any
 
 
 def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Any:

@@ -18,13 +18,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.lax import linalg as lax_linalg
 from polyjax_numpy.numpy import _util as _u
 
 __all__ = ["logpdf", "pdf"]
 
-ArrayLike = Any
 _LOG_2PI = math.log(2 * math.pi)
 
 

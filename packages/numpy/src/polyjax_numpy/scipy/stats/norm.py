@@ -17,13 +17,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.special import log_ndtr, ndtr, ndtri
 from polyjax_numpy.scipy.stats._common import inexact_args, standardize
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
-ArrayLike = Any
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.stats._common import neg_inf_outside, standardize
 
 __all__ = ["logpdf", "pdf"]
-
-ArrayLike = Any
 
 
 def logpdf(x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Any:

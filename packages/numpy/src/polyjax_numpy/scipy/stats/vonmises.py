@@ -16,13 +16,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import lax
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.stats._common import inexact_args, where_invalid_nan
 
 __all__ = ["logpdf", "pdf"]
-
-ArrayLike = Any
 
 
 def logpdf(x: ArrayLike, kappa: ArrayLike) -> Any:

@@ -14,12 +14,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from polyjax_core.typing import ArrayLike
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.stats._common import inexact_args, neg_inf_outside, where_invalid_nan
 
 __all__ = ["logpdf", "pdf"]
-
-ArrayLike = Any
 
 
 def logpdf(x: ArrayLike, c: ArrayLike) -> Any:
