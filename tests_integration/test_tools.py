@@ -98,7 +98,7 @@ def test_pytest_command_ignores_the_root_config():
     assert cmd[cmd.index("--rootdir") + 1] == str(pkg.dir)
     assert "--import-mode=importlib" in cmd and "no:cacheprovider" in cmd
     assert str(pkg.dir / "tests") in cmd
-    assert "-m" in cmd[5:] and cmd[cmd.index("-m", 5) + 1] == "not multiprocess"
+    assert "-m" in cmd[5:] and cmd[cmd.index("-m", 5) + 1] == "not multiprocess and not sweep"
 
 
 # ---------------------------------------------------------------------------

@@ -20,7 +20,8 @@ layer first. For the requested packages this tool
    of the root pyproject.toml) or of any distribution it does not declare, directly or
    through its declared dependencies;
 5. runs the package's own tests (packages/<dir>/tests) with that venv's pytest, without
-   the root pytest configuration, and fails unless at least one test ran and none failed.
+   the root pytest configuration, and fails unless at least one test ran and none failed
+   (tests marked `multiprocess` or `sweep` are left to the main test run).
 
 It never touches the workspace's .venv and leaves nothing in the repository; the
 temporary directory is removed at the end unless --keep is given. Exit status: 0 when
@@ -442,8 +443,10 @@ def pytest_command(ws: Workspace, pkg: Package, venv_python: Path) -> list:
         "-p", "no:cacheprovider",
         "-q",
         # Runs of several processes are left to the main test run (slow, and
-        # they need the polyjax facade that a lower package does not install).
-        "-m", "not multiprocess",
+        # they need the polyjax facade that a lower package does not install),
+        # and so are the broad sweeps: they check behaviour the main run has
+        # checked, not how the package installs, and would double CI's time.
+        "-m", "not multiprocess and not sweep",
     ]  # fmt: skip
     # Carry over the root settings that change what a test run means.
     for key in ("filterwarnings", "markers"):

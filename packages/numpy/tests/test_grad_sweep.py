@@ -38,6 +38,9 @@ from polyjax_numpy import lax, nn
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy import special
 
+# A breadth sweep: the main test run has it; the isolated re-run of this package skips it.
+pytestmark = pytest.mark.sweep
+
 MODULES = {"jnp": jnp, "lax": lax, "nn": nn, "special": special}
 
 # Functions of one required argument that do not take a Python float to an array

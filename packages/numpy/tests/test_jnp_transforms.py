@@ -42,6 +42,9 @@ from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
 from polyjax_numpy import numpy as jnp
 
+# A breadth sweep: the main test run has it; the isolated re-run of this package skips it.
+pytestmark = pytest.mark.sweep
+
 f32, i32, u8, c64 = np.float32, np.int32, np.uint8, np.complex64
 
 # ---------------------------------------------------------------------------

@@ -24,6 +24,9 @@ from polyjax_core.config import enable_x64
 from polyjax_interpreters.jit import jit
 from polyjax_numpy import numpy as jnp
 
+# A breadth sweep: the main test run has it; the isolated re-run of this package skips it.
+pytestmark = pytest.mark.sweep
+
 # The narrow integer dtypes (and bool), and Python ints that do not fit some of them. The
 # sweeps over every function use a subset (signed and unsigned narrow types, uint32, bool):
 # each call compiles per dtype.

@@ -25,6 +25,9 @@ from polyjax_interpreters.jit import jit
 from polyjax_interpreters.test_util import check_grads
 from polyjax_numpy import lax
 
+# A breadth sweep: the main test run has it; the isolated re-run of this package skips it.
+pytestmark = pytest.mark.sweep
+
 bf16 = np.dtype(ml_dtypes.bfloat16)
 f32, c64, i32 = np.dtype(np.float32), np.dtype(np.complex64), np.dtype(np.int32)
 float0 = dtypes.float0
