@@ -112,7 +112,7 @@ def define_rules(
       transpose: `rule(cts, *args, **params) -> cts_in`.
       linear_transpose: for a primitive linear in its inputs, the transpose
         `rule(ct, *args, **params) -> cts_in` of a nonzero cotangent; the jvp
-        applies the primitive to the tangents.
+        applies the primitive to the tangents, unless a `jvp` form gives another.
       batching: `rule(args, dims, **params) -> (out, out_dims)`, or
         `"vectorized"` (the operation applies to a stacked operand as it is) or
         `"broadcasting"` (elementwise with rank broadcasting).
@@ -123,12 +123,12 @@ def define_rules(
     Returns:
       `prim`.
     """
-    jvp_forms = [jvp, jvp_terms, jvp_ans_terms, linear_transpose]
-    if sum(form is not None for form in jvp_forms) > 1:
+    if sum(form is not None for form in (jvp, jvp_terms, jvp_ans_terms)) > 1:
         raise TypeError(
-            f"define_rules({prim.name}): give at most one of jvp, jvp_terms, "
-            "jvp_ans_terms and linear_transpose (each defines the jvp)."
+            f"define_rules({prim.name}): give at most one of jvp, jvp_terms and jvp_ans_terms."
         )
+    if transpose is not None and linear_transpose is not None:
+        raise TypeError(f"define_rules({prim.name}): give transpose or linear_transpose, not both.")
     if abstract_eval is not None:
         if effectful:
             prim.def_effectful_abstract_eval(abstract_eval)
@@ -139,6 +139,8 @@ def define_rules(
         mlir.register_lowering(prim, lowering, platform=lowering_platform)
     if print_params is not None:
         prim.print_params = print_params
+    if linear_transpose is not None:
+        ad.deflinear2(prim, linear_transpose)
     if jvp == "zero":
         ad.defjvp_zero(prim)
     elif jvp is not None:
@@ -149,8 +151,6 @@ def define_rules(
         ad.defjvp2(prim, *jvp_ans_terms)
     if transpose is not None:
         ad.primitive_transposes[prim] = transpose
-    if linear_transpose is not None:
-        ad.deflinear2(prim, linear_transpose)
     if batching == "vectorized":
         _vmap.defvectorized(prim)
     elif batching == "broadcasting":
