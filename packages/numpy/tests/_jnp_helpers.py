@@ -20,17 +20,18 @@ u8, u32 = np.dtype(np.uint8), np.dtype(np.uint32)
 boolean = np.dtype(np.bool_)
 
 
-def random_data(shape, dtype, seed=0, low=-1.5, high=1.5):
-    """Values in [low, high) (complex: imaginary parts in [-1, 1)); integers 0..3; booleans."""
+def random_data(shape, dtype, seed=0, low=-1.5, high=1.5, int_high=4, imag=(-1, 1)):
+    """Values in [low, high) (complex: imaginary parts in `imag`); integers in
+    [0, int_high); booleans."""
     rng = np.random.default_rng(seed)
     dtype = np.dtype(dtype)
     if dtype == boolean:
         return rng.integers(0, 2, shape).astype(bool)
     if dtype.kind in "iu":
-        return rng.integers(0, 4, shape).astype(dtype)
+        return rng.integers(0, int_high, shape).astype(dtype)
     x = rng.uniform(low, high, shape)
     if dtype.kind == "c":
-        x = x + 1j * rng.uniform(-1, 1, shape)
+        x = x + 1j * rng.uniform(*imag, shape)
     return x.astype(dtype)
 
 

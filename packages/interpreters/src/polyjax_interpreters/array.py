@@ -41,7 +41,7 @@ from jaxlib import _jax, xla_client
 
 from polyjax_core import basearray, config, dtypes, tracing
 from polyjax_core.abstract_values import ShapedArray, get_aval, register_aval_handler
-from polyjax_core.tree_util import tree_flatten, tree_leaves, tree_unflatten
+from polyjax_core.tree_util import prefix_subtrees, tree_flatten, tree_leaves, tree_unflatten
 from polyjax_interpreters import backends
 from polyjax_interpreters.sharding import GSPMDSharding, Sharding, SingleDeviceSharding
 
@@ -886,13 +886,14 @@ def device_put(
     targets, target_tree = tree_flatten(device, is_leaf=_is_target)
     if len(targets) == 1 and targets[0] is device:
         _as_sharding(device)  # not a device, sharding or container of them: TypeError
-    try:
-        subtrees = target_tree.flatten_up_to(x)
-    except (ValueError, TypeError) as e:
-        raise ValueError(
-            f"device_put: the device argument must be a Device, a Sharding, or a pytree "
-            f"prefix of x; got {device!r} for x of structure {tree_flatten(x)[1]}: {e}"
-        ) from None
+    subtrees = prefix_subtrees(
+        target_tree,
+        x,
+        lambda: (
+            "device_put: the device argument must be a Device, a Sharding, or a pytree "
+            f"prefix of x; got {device!r} for x of structure {tree_flatten(x)[1]}"
+        ),
+    )
     return tree_unflatten(
         target_tree,
         [
