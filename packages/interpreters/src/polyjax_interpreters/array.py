@@ -49,6 +49,7 @@ __all__ = [
     "Array",
     "Shard",
     "block_until_ready",
+    "default_sharding",
     "device_get",
     "device_put",
     "from_dlpack",
@@ -354,7 +355,7 @@ class Array:
         row_aval = self.aval.update(shape=self.aval.shape[1:])
         sharding, committed = self._impl._sharding, self._committed
         if type(sharding) is not SingleDeviceSharding:
-            sharding, committed = _default_sharding(), False
+            sharding, committed = default_sharding(), False
         return (put_value(row, row_aval, sharding, committed) for row in self._value)
 
     def __hash__(self) -> int:
@@ -807,7 +808,8 @@ def _is_target(d: Any) -> bool:
     return d is None or isinstance(d, (_jax.Device, Sharding, _jax.Sharding))
 
 
-def _default_sharding() -> SingleDeviceSharding:
+def default_sharding() -> SingleDeviceSharding:
+    """The sharding of an uncommitted array: the default device, one sharding object per device."""
     device = backends.default_device()
     cached = _default_sharding_cache.get(device)
     if cached is None:
@@ -835,7 +837,7 @@ def _put_leaf(x: Any, device: Any, donate: bool, may_alias: bool | None) -> Any:
         return x
     aval = get_aval(x)
     if device is None:
-        return put_value(x, aval, _default_sharding(), False, may_alias=may_alias)
+        return put_value(x, aval, default_sharding(), False, may_alias=may_alias)
     return put_value(x, aval, _as_sharding(device), True, may_alias=may_alias)
 
 
@@ -1222,4 +1224,4 @@ def _reconstruct(value: np.ndarray, dtype: np.dtype, weak_type: bool) -> Array:
     """Unpickles an Array: on the default device, uncommitted."""
     canonical = dtypes.canonicalize_dtype(dtype)
     aval = ShapedArray(value.shape, canonical, weak_type)
-    return put_value(value, aval, _default_sharding(), False)
+    return put_value(value, aval, default_sharding(), False)

@@ -41,8 +41,7 @@ from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import EvalTrace, Tracer, current_trace
-from polyjax_interpreters import ad, array, backends, batching, dispatch, mlir
-from polyjax_interpreters.sharding import SingleDeviceSharding
+from polyjax_interpreters import ad, array, batching, dispatch, mlir
 from polyjax_numpy.lax import _shape_rules as sr
 from polyjax_numpy.lax._declare import standard_primitive
 
@@ -1214,7 +1213,9 @@ def _convert_element_type_impl(
     if sharding is None and _is_host_value(operand) and isinstance(new_dtype, np.dtype):
         value = _host_convert(operand, new_dtype)
         aval = ShapedArray(value.shape, new_dtype, weak_type)
-        return array.put_value(value, aval, _default_sharding(), committed=False, may_alias=True)
+        return array.put_value(
+            value, aval, array.default_sharding(), committed=False, may_alias=True
+        )
     return dispatch.apply_primitive(
         convert_element_type_p, operand, new_dtype=new_dtype, sharding=sharding, weak_type=weak_type
     )
@@ -1235,15 +1236,6 @@ convert_element_type_p = standard_primitive(
     transpose=_convert_element_type_transpose,
     batching=_convert_element_type_batch,
 )
-_default_shardings: dict[Any, SingleDeviceSharding] = {}
-
-
-def _default_sharding() -> SingleDeviceSharding:
-    device = backends.default_device()
-    sharding = _default_shardings.get(device)
-    if sharding is None:
-        sharding = _default_shardings[device] = SingleDeviceSharding(device)
-    return sharding
 
 
 def _convert_element_type(
