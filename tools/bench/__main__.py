@@ -53,7 +53,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -230,12 +230,12 @@ def bench_import(quick: bool) -> list[Result]:
     ]
 
 
-def _hundred_ops() -> Callable[[Any], Any]:
-    """A new function object each time (so no cache hits) of N_COMPILE_OPS operations."""
+def _sin_cos_chain(n_ops: int) -> Callable[[Any], Any]:
+    """A new function object each time (so no cache hits) of `n_ops` elementwise operations."""
     import polyjax.lax as lax
 
     def f(x):
-        for _ in range(N_COMPILE_OPS // 4):  # four ops per step
+        for _ in range(n_ops // 4):  # four ops per step
             x = lax.add(lax.mul(lax.sin(x), lax.cos(x)), x)
         return x
 
@@ -251,7 +251,7 @@ def bench_compile(quick: bool) -> list[Result]:
     runs = 1 if quick else 5
     trace, lower, compile_, total = [], [], [], []
     for _ in range(runs):
-        jitted = polyjax.jit(_hundred_ops())
+        jitted = polyjax.jit(_sin_cos_chain(N_COMPILE_OPS))
         t0 = time.perf_counter()
         traced = jitted.trace(x)
         t1 = time.perf_counter()
@@ -284,18 +284,6 @@ def _guarded(name: str, jax: float, target: float, run: Callable[[], tuple[float
         return Result(name, *run(), jax=jax, target=target)
     except Exception as e:  # a missing rule or transformation: report it, keep going
         return Result(name, None, jax=jax, target=target, error=f"{type(e).__name__}: {e}")
-
-
-def _elementwise_chain() -> Callable[[Any], Any]:
-    """A new function object each time of N_TRACE_OPS elementwise operations."""
-    import polyjax.lax as lax
-
-    def f(x):
-        for _ in range(N_TRACE_OPS // 4):  # four ops per step
-            x = lax.add(lax.mul(lax.sin(x), lax.cos(x)), x)
-        return x
-
-    return f
 
 
 def _mlp_loss() -> Callable[..., Any]:
@@ -333,10 +321,10 @@ def bench_tracing(quick: bool) -> list[Result]:
 
     def make_jaxpr_per_eqn() -> tuple[float, float]:
         x = np.ones((8,), np.float32)
-        polyjax.make_jaxpr(_elementwise_chain())(x)  # warm-up: imports, rule caches
+        polyjax.make_jaxpr(_sin_cos_chain(N_TRACE_OPS))(x)  # warm-up: imports, rule caches
         times = []
         for _ in range(runs):
-            f = _elementwise_chain()
+            f = _sin_cos_chain(N_TRACE_OPS)
             t0 = time.perf_counter()
             jaxpr = polyjax.make_jaxpr(f)(x)
             times.append(time.perf_counter() - t0)
@@ -586,33 +574,48 @@ print(json.dumps({
 """
 
 
-def _sharded_child(python: str, lib: str, quick: bool) -> dict[str, tuple[float, float]]:
-    env = dict(os.environ, JAX_NUM_CPU_DEVICES="8", JAX_PLATFORMS="cpu")
+def _run_child(python: str, lib: str, args: list[str], env: dict) -> dict:
+    """The JSON object a benchmark child prints last (`python -c code lib ...`)."""
     out = subprocess.run(
-        [python, "-c", _CHILD_SHARDED, lib, "quick" if quick else "full", str(SHARDED_N)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
+        [python, "-c", *args], capture_output=True, text=True, env=env, timeout=900
     )
     if out.returncode != 0:
         raise RuntimeError(f"the {lib} child failed: {out.stderr.strip()[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _sharded_child(python: str, lib: str, quick: bool) -> dict[str, tuple[float, float]]:
+    env = dict(os.environ, JAX_NUM_CPU_DEVICES="8", JAX_PLATFORMS="cpu")
+    args = [_CHILD_SHARDED, lib, "quick" if quick else "full", str(SHARDED_N)]
+    return _run_child(python, lib, args, env)
+
+
+Timings = dict[str, list[tuple[float, float]]]
+
+
+def _alternating_rounds(
+    child: Callable[[str, str, bool], dict],
+    keys: Sequence[str],
+    quick: bool,
+    jax_python: str | None,
+) -> tuple[Timings, Timings]:
+    """Each round runs polyjax's child, then JAX's (if given): their (median, minimum) per key."""
+    ours: Timings = {k: [] for k in keys}
+    theirs: Timings = {k: [] for k in keys}
+    for _ in range(1 if quick else 3):
+        for key, value in child(sys.executable, "polyjax", quick).items():
+            ours[key].append(value)
+        if jax_python:
+            for key, value in child(jax_python, "jax", quick).items():
+                theirs[key].append(value)
+    return ours, theirs
+
+
 def bench_sharded(quick: bool, jax_python: str | None) -> list[Result]:
     """sharded_jit.run and sharded_jit.dispatch, polyjax and (if given) JAX alternating."""
-    rounds = 1 if quick else 3
     keys = ("run", "dispatch", "shard_map_psum", "pmap_dispatch")
-    ours: dict[str, list[tuple[float, float]]] = {k: [] for k in keys}
-    theirs: dict[str, list[tuple[float, float]]] = {k: [] for k in keys}
     try:
-        for _ in range(rounds):
-            for key, value in _sharded_child(sys.executable, "polyjax", quick).items():
-                ours[key].append(value)
-            if jax_python:
-                for key, value in _sharded_child(jax_python, "jax", quick).items():
-                    theirs[key].append(value)
+        ours, theirs = _alternating_rounds(_sharded_child, keys, quick, jax_python)
     except Exception as e:  # report it, keep going
         error = f"{type(e).__name__}: {e}"
         names = ("sharded_jit.run", "sharded_jit.dispatch", "shard_map_psum", "pmap_dispatch")
@@ -720,16 +723,8 @@ def _export_child(python: str, lib: str, quick: bool) -> dict[str, tuple[float, 
         import flatbuffers
 
         env["PYTHONPATH"] = _flatbuffers_only_dir(flatbuffers)
-    out = subprocess.run(
-        [python, "-c", _CHILD_EXPORT, lib, "quick" if quick else "full"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"the {lib} child failed: {out.stderr.strip()[-2000:]}")
-    return {k: tuple(v) for k, v in json.loads(out.stdout.strip().splitlines()[-1]).items()}
+    timings = _run_child(python, lib, [_CHILD_EXPORT, lib, "quick" if quick else "full"], env)
+    return {k: tuple(v) for k, v in timings.items()}
 
 
 def _flatbuffers_only_dir(module: Any) -> str:
@@ -742,16 +737,8 @@ def _flatbuffers_only_dir(module: Any) -> str:
 
 def bench_export(quick: bool, jax_python: str | None) -> list[Result]:
     """export_roundtrip: each phase, polyjax and (if given) JAX alternating in children."""
-    rounds = 1 if quick else 3
-    ours: dict[str, list[tuple[float, float]]] = {k: [] for k in EXPORT_PHASES}
-    theirs: dict[str, list[tuple[float, float]]] = {k: [] for k in EXPORT_PHASES}
     try:
-        for _ in range(rounds):
-            for key, value in _export_child(sys.executable, "polyjax", quick).items():
-                ours[key].append(value)
-            if jax_python:
-                for key, value in _export_child(jax_python, "jax", quick).items():
-                    theirs[key].append(value)
+        ours, theirs = _alternating_rounds(_export_child, EXPORT_PHASES, quick, jax_python)
     except Exception as e:  # report it, keep going
         error = f"{type(e).__name__}: {e}"
         return [Result(f"export_roundtrip.{k}", None, error=error) for k in EXPORT_PHASES]

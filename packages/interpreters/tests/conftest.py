@@ -39,14 +39,8 @@ sin_p = _primitive("sin", lambda x: x, lambda ctx, x: [hlo.sine(x)])
 
 
 def _reduce_sum_lowering(ctx, x):
-    (aval_out,) = ctx.avals_out
-    zero = mlir.ir_constant(np.zeros((), aval_out.dtype))
-    op = hlo.ReduceOp([mlir.aval_to_ir_type(aval_out)], [x], [zero], [0])
-    scalar = mlir.aval_to_ir_type(ShapedArray((), aval_out.dtype))
-    block = op.regions[0].blocks.append(scalar, scalar)
-    with ir.InsertionPoint(block):
-        hlo.return_([hlo.add(*block.arguments)])
-    return [op.result]
+    # The sum of a vector: its one axis reduced.
+    return _reduce_axes_lowering(ctx, x, axes=(0,))
 
 
 sum_p = _primitive(

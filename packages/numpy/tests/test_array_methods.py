@@ -7,35 +7,18 @@ on `Array`s, which go through the same registry.
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
+from _jnp_helpers import bf16, boolean, c64, f16, f32, i8, i16, i32, u8, u32
+from _jnp_helpers import flat_jaxpr as _jaxpr
+from _jnp_helpers import out_aval as _out
+from _jnp_helpers import sds as _sds
 
 from polyjax_core import config, make_jaxpr, symbolic_dim
 from polyjax_core.abstract_values import ShapeDtypeStruct
 from polyjax_interpreters.array import Array, device_put
 from polyjax_interpreters.jit import jit
 from polyjax_numpy import lax  # noqa: F401  (importing polyjax_numpy registers the operators)
-
-bf16 = np.dtype(ml_dtypes.bfloat16)
-f16, f32, c64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64)
-i8, i16, i32, u8, u32 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.uint8, np.uint32))
-boolean = np.dtype(np.bool_)
-
-
-def _jaxpr(fun, *args) -> str:
-    flat = " ".join(str(make_jaxpr(fun)(*args)).split())
-    return flat.replace("[ ", "[").replace(" ]", "]")
-
-
-def _out(fun, *args):
-    (out,) = make_jaxpr(fun)(*args).out_avals
-    return out
-
-
-def _sds(dtype, shape=(3,), weak=False):
-    return ShapeDtypeStruct(shape, dtype, weak_type=weak)
-
 
 # ---------------------------------------------------------------------------
 # Type promotion (the table of https://docs.jax.dev/en/latest/type_promotion.html)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from _jnp_helpers import random_data
 
 from polyjax_core import make_jaxpr
 from polyjax_interpreters import batching
@@ -40,16 +41,7 @@ def _oracle(name, x, axis, reverse):
 
 
 def _data(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.integers(0, 2, shape).astype(bool)
-    if dtype.kind in "iu":
-        return rng.integers(0, 3, shape).astype(dtype)
-    x = rng.uniform(-1.5, 1.5, shape)
-    if dtype.kind == "c":
-        x = x + 1j * rng.uniform(-1, 1, shape)
-    return x.astype(dtype)
+    return random_data(shape, dtype, seed, int_high=3)
 
 
 @pytest.mark.parametrize("name, dtype", CASES, ids=[f"{n}-{np.dtype(d).name}" for n, d in CASES])

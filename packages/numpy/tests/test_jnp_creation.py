@@ -9,9 +9,9 @@ eager execution and `vmap` with a Python loop on a sample.
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
+from _jnp_helpers import bf16, boolean, c64, f16, f32, i8, i32, u8
 
 import polyjax_numpy.numpy as jnp
 from polyjax_core import make_jaxpr, symbolic_dim
@@ -22,9 +22,6 @@ from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
 from polyjax_interpreters.test_util import check_grads
 
-bf16 = np.dtype(ml_dtypes.bfloat16)
-f16, f32, c64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64)
-i8, i32, u8, boolean = (np.dtype(t) for t in (np.int8, np.int32, np.uint8, np.bool_))
 DTYPES = [f32, bf16, f16, i32, u8, boolean, c64]
 SHAPES = [(), (0,), (3,), (2, 0), (2, 3)]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _jnp_helpers import normal_data
 
 from polyjax_core import config, make_jaxpr
 from polyjax_interpreters.ad import grad
@@ -20,10 +21,7 @@ rng = np.random.default_rng(0)
 
 
 def _rand(shape, dtype):
-    x = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
+    return normal_data(rng, shape, dtype)
 
 
 def _well_conditioned(shape, dtype):

@@ -10,9 +10,9 @@ error under `jit`, and for their static `size=` forms.
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
+from _jnp_helpers import bf16, boolean, c64, f16, f32, i8, i16, i32, random_data, u8
 
 import polyjax_numpy.numpy as jnp
 from polyjax_core import make_jaxpr
@@ -22,23 +22,11 @@ from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
 from polyjax_interpreters.test_util import check_grads
 
-bf16 = np.dtype(ml_dtypes.bfloat16)
-f16, f32, c64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64)
-i8, i16, i32, u8, boolean = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.uint8, bool))
 DTYPES = [f32, bf16, f16, i32, u8, boolean, c64]
 
 
 def _data(shape, dtype=f32, seed=0):
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    if dtype == boolean:
-        return rng.integers(0, 2, shape).astype(bool)
-    if dtype.kind in "iu":
-        return rng.integers(0, 9, shape).astype(dtype)
-    x = rng.uniform(-2, 2, shape)
-    if dtype.kind == "c":
-        x = x + 1j * rng.uniform(-2, 2, shape)
-    return x.astype(dtype)
+    return random_data(shape, dtype, seed, low=-2, high=2, int_high=9, imag=(-2, 2))
 
 
 def _check(got, want, dtype=None, weak=None):

@@ -8,9 +8,10 @@ compared with a loop.
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
+from _jnp_helpers import bf16, boolean, c64, f32, i32
+from _jnp_helpers import random_data as _data
 
 from polyjax_core import errors, make_jaxpr
 from polyjax_core.abstract_values import ShapeDtypeStruct
@@ -18,24 +19,6 @@ from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
 from polyjax_interpreters.test_util import check_grads
 from polyjax_numpy import numpy as jnp
-
-bf16 = np.dtype(ml_dtypes.bfloat16)
-f16, f32, c64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64)
-i32, u8 = np.dtype(np.int32), np.dtype(np.uint8)
-boolean = np.dtype(np.bool_)
-
-
-def _data(shape, dtype, seed=0, low=-1.5, high=1.5):
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    if dtype == boolean:
-        return rng.integers(0, 2, shape).astype(bool)
-    if dtype.kind in "iu":
-        return rng.integers(0, 4, shape).astype(dtype)
-    x = rng.uniform(low, high, shape)
-    if dtype.kind == "c":
-        x = x + 1j * rng.uniform(-1, 1, shape)
-    return x.astype(dtype)
 
 
 def _close(got, want, tol=1e-5, err=""):

@@ -13,9 +13,11 @@ import re
 import ml_dtypes
 import numpy as np
 import pytest
+from _jnp_helpers import flat_jaxpr as _jaxpr
+from _jnp_helpers import out_aval as _out
+from _jnp_helpers import sds as _sds
 
 from polyjax_core import config, make_jaxpr, symbolic_dim
-from polyjax_core.abstract_values import ShapeDtypeStruct
 from polyjax_interpreters import mlir
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.jit import jit
@@ -28,20 +30,6 @@ bf16, i32 = np.dtype(ml_dtypes.bfloat16), np.dtype(np.int32)
 re_part = np.array([1.5, -2.0, 0.0, 3.25], np.float32)
 im_part = np.array([0.5, 4.0, -1.0, -0.0], np.float32)
 z4 = (re_part + 1j * im_part).astype(np.complex64)
-
-
-def _jaxpr(fun, *args) -> str:
-    flat = " ".join(str(make_jaxpr(fun)(*args)).split())
-    return flat.replace("[ ", "[").replace(" ]", "]")
-
-
-def _out(fun, *args):
-    (out,) = make_jaxpr(fun)(*args).out_avals
-    return out
-
-
-def _sds(dtype, shape=(3,), weak=False):
-    return ShapeDtypeStruct(shape, dtype, weak_type=weak)
 
 
 # ---------------------------------------------------------------------------

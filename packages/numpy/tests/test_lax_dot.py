@@ -5,6 +5,8 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from _jnp_helpers import flat_jaxpr as _jaxpr
+from _jnp_helpers import out_aval as _out
 
 from polyjax_core import config, make_jaxpr, symbolic_dim
 from polyjax_core.abstract_values import ShapeDtypeStruct
@@ -16,16 +18,6 @@ f16, f32 = np.dtype(np.float16), np.dtype(np.float32)
 i8, i32, u8, boolean = (np.dtype(t) for t in (np.int8, np.int32, np.uint8, np.bool_))
 
 MATMUL = (((1,), (0,)), ((), ()))
-
-
-def _jaxpr(fun, *args) -> str:
-    flat = " ".join(str(make_jaxpr(fun)(*args)).split())
-    return flat.replace("[ ", "[").replace(" ]", "]")
-
-
-def _out(fun, *args):
-    (out,) = make_jaxpr(fun)(*args).out_avals
-    return out
 
 
 a23, b34 = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from _jnp_helpers import flat_jaxpr as _jaxpr
 
 from polyjax_core import make_jaxpr, symbolic_dim
 from polyjax_core.abstract_values import ShapeDtypeStruct
@@ -15,11 +16,6 @@ bf16 = np.dtype(ml_dtypes.bfloat16)
 f32, i32, u8, boolean = (np.dtype(t) for t in (np.float32, np.int32, np.uint8, np.bool_))
 
 x23 = np.zeros((2, 3), np.float32)
-
-
-def _jaxpr(fun, *args) -> str:
-    flat = " ".join(str(make_jaxpr(fun)(*args)).split())
-    return flat.replace("[ ", "[").replace(" ]", "]")
 
 
 @pytest.mark.parametrize(

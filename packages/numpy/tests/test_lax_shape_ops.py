@@ -11,6 +11,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from _jnp_helpers import flat_jaxpr as _jaxpr
 
 from polyjax_core import get_aval, make_jaxpr, symbolic_dim
 from polyjax_core.abstract_values import ShapeDtypeStruct
@@ -28,12 +29,6 @@ def _arr(shape, dtype=f32):
     size = int(np.prod(shape))
     x = (np.arange(size) % 7).reshape(shape)
     return (x % 2).astype(dtype) if dtype == boolean else x.astype(dtype)
-
-
-def _jaxpr(fun, *args) -> str:
-    """The printed jaxpr on one line (params JAX would wrap are joined back)."""
-    flat = " ".join(str(make_jaxpr(fun)(*args)).split())
-    return flat.replace("[ ", "[").replace(" ]", "]")
 
 
 def _out_aval(fun, *args):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg as sla
+from _jnp_helpers import normal_data
 
 from polyjax_core import config
 from polyjax_interpreters.batching import vmap
@@ -19,10 +20,7 @@ rng = np.random.default_rng(0)
 
 
 def _rand(shape, dtype):
-    x = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
+    return normal_data(rng, shape, dtype)
 
 
 def _well_conditioned(shape, dtype):

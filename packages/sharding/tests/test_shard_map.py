@@ -2,42 +2,16 @@
 jaxpr, the rules on a one-device mesh, and the errors raised before any device work
 (the 8-device checks are in multidevice/md_shard_map.py and md_xmap.py)."""
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
+from _sharding_facade import pj  # on sys.path by the conftest
 
 import polyjax_numpy.numpy as jnp
-from polyjax_core.make_jaxpr import make_jaxpr
-from polyjax_interpreters import ad, array, backends, remat
-from polyjax_interpreters.batching import vmap
-from polyjax_interpreters.jit import jit
 from polyjax_numpy import lax
+from polyjax_sharding import PartitionSpec as P
 from polyjax_sharding import (
-    Mesh,
-    NamedSharding,
-    make_mesh,
-    pmap,
-    set_mesh,
     shard_map,
     shard_map_p,
-)
-from polyjax_sharding import PartitionSpec as P
-
-# The transformations by their facade names (this package's tests cannot import polyjax).
-pj = SimpleNamespace(
-    jit=jit,
-    vmap=vmap,
-    grad=ad.grad,
-    checkpoint=remat.checkpoint,
-    make_jaxpr=make_jaxpr,
-    make_mesh=make_mesh,
-    set_mesh=set_mesh,
-    pmap=pmap,
-    device_put=array.device_put,
-    devices=backends.devices,
-    NamedSharding=NamedSharding,
-    Mesh=Mesh,
 )
 
 

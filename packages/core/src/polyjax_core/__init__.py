@@ -15,7 +15,8 @@ to declare primitives and trace Python functions into jaxprs:
 - the device-free half of sharding: `AbstractMesh`, `AxisType`,
   `PartitionSpec`, and the mesh in context (`mesh_context`).
 - the abstract array type (`basearray.Array`, which tracers belong to) and the
-  `typing` annotations.
+  `typing` annotations;
+- the packages' `__version__`, read on first use (`versioning`).
 
 Example:
   >>> import numpy as np
@@ -110,6 +111,7 @@ from polyjax_core.tracing import (
     register_tracer_method,
     set_current_trace,
 )
+from polyjax_core.versioning import version_getattr as _version_getattr
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
 
 __all__ = [
@@ -196,14 +198,9 @@ __all__ = [
     "typematch",
     "use_abstract_mesh",
     "typing",
+    "versioning",
     "wrap_init",
 ]
 
 
-def __getattr__(name: str) -> str:
-    # The version is looked up on first use: importlib.metadata is slow to import.
-    if name == "__version__":
-        from importlib.metadata import version
-
-        return version("polyjax-core")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = _version_getattr(__name__, "polyjax-core")

@@ -504,6 +504,26 @@ def tree_broadcast(
     return treedef.unflatten([tree_map(lambda _, x=x: x, sub) for x, sub in zip(leaves, subtrees)])
 
 
+# Not in __all__ (JAX's tree_util has no such name): for the APIs that take a
+# pytree prefix of their operand (device_put, jit's shardings, sharding constraints).
+def prefix_subtrees(treedef: PyTreeDef, tree: Any, describe: Callable[[], str]) -> list[Any]:
+    """The subtrees of ``tree`` at the leaves of ``treedef``, a prefix of its structure.
+
+    Raises:
+      ValueError: ``describe()`` (what was expected of whom), then why
+        ``treedef`` is not a prefix of ``tree``'s structure.
+
+    Example:
+        >>> treedef = tree_structure({'a': 0, 'b': 0})
+        >>> prefix_subtrees(treedef, {'a': [1, 2], 'b': 3}, lambda: 'f')
+        [[1, 2], 3]
+    """
+    try:
+        return treedef.flatten_up_to(tree)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{describe()}: {e}") from None
+
+
 def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
     """True when every leaf of the pytree is truthy (and for a tree with no leaves).
 

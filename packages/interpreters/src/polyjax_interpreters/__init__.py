@@ -34,6 +34,7 @@ from polyjax_core import source_info as _source_info  # noqa: E402
 # skipped when finding the user's line for an equation.
 _source_info.register_exclusion(_os.path.dirname(_os.path.abspath(__file__)))
 
+from polyjax_core.versioning import version_getattr as _version_getattr  # noqa: E402
 from polyjax_interpreters import (  # noqa: E402 (the exclusion comes first)
     ad,
     array,
@@ -105,10 +106,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> str:
-    # The version is looked up on first use: importlib.metadata is slow to import.
-    if name == "__version__":
-        from importlib.metadata import version
-
-        return version("polyjax-interpreters")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = _version_getattr(__name__, "polyjax-interpreters")

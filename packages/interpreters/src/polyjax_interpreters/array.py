@@ -41,7 +41,7 @@ from jaxlib import _jax, xla_client
 
 from polyjax_core import basearray, config, dtypes, tracing
 from polyjax_core.abstract_values import ShapedArray, get_aval, register_aval_handler
-from polyjax_core.tree_util import tree_flatten, tree_leaves, tree_unflatten
+from polyjax_core.tree_util import prefix_subtrees, tree_flatten, tree_leaves, tree_unflatten
 from polyjax_interpreters import backends
 from polyjax_interpreters.sharding import GSPMDSharding, Sharding, SingleDeviceSharding
 
@@ -49,6 +49,7 @@ __all__ = [
     "Array",
     "Shard",
     "block_until_ready",
+    "default_sharding",
     "device_get",
     "device_put",
     "from_dlpack",
@@ -354,7 +355,7 @@ class Array:
         row_aval = self.aval.update(shape=self.aval.shape[1:])
         sharding, committed = self._impl._sharding, self._committed
         if type(sharding) is not SingleDeviceSharding:
-            sharding, committed = _default_sharding(), False
+            sharding, committed = default_sharding(), False
         return (put_value(row, row_aval, sharding, committed) for row in self._value)
 
     def __hash__(self) -> int:
@@ -809,7 +810,8 @@ def _is_target(d: Any) -> bool:
     return d is None or isinstance(d, (_jax.Device, Sharding, _jax.Sharding))
 
 
-def _default_sharding() -> SingleDeviceSharding:
+def default_sharding() -> SingleDeviceSharding:
+    """The sharding of an uncommitted array: the default device, one sharding object per device."""
     device = backends.default_device()
     cached = _default_sharding_cache.get(device)
     if cached is None:
@@ -838,7 +840,7 @@ def _put_leaf(x: Any, device: Any, donate: bool, may_alias: bool | None) -> Any:
     aval = get_aval(x)
     assert isinstance(aval, ShapedArray)  # the type of a concrete value
     if device is None:
-        return put_value(x, aval, _default_sharding(), False, may_alias=may_alias)
+        return put_value(x, aval, default_sharding(), False, may_alias=may_alias)
     return put_value(x, aval, _as_sharding(device), True, may_alias=may_alias)
 
 
@@ -889,13 +891,14 @@ def device_put(
     targets, target_tree = tree_flatten(device, is_leaf=_is_target)
     if len(targets) == 1 and targets[0] is device:
         _as_sharding(device)  # not a device, sharding or container of them: TypeError
-    try:
-        subtrees = target_tree.flatten_up_to(x)
-    except (ValueError, TypeError) as e:
-        raise ValueError(
-            f"device_put: the device argument must be a Device, a Sharding, or a pytree "
-            f"prefix of x; got {device!r} for x of structure {tree_flatten(x)[1]}: {e}"
-        ) from None
+    subtrees = prefix_subtrees(
+        target_tree,
+        x,
+        lambda: (
+            "device_put: the device argument must be a Device, a Sharding, or a pytree "
+            f"prefix of x; got {device!r} for x of structure {tree_flatten(x)[1]}"
+        ),
+    )
     return tree_unflatten(
         target_tree,
         [
@@ -1224,4 +1227,4 @@ def _reconstruct(value: np.ndarray, dtype: np.dtype, weak_type: bool) -> Array:
     """Unpickles an Array: on the default device, uncommitted."""
     canonical = dtypes.canonicalize_dtype(dtype)
     aval = ShapedArray(value.shape, canonical, weak_type)
-    return put_value(value, aval, _default_sharding(), False)
+    return put_value(value, aval, default_sharding(), False)

@@ -43,7 +43,7 @@ from polyjax_core.lists import partition_list
 from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
-from polyjax_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from polyjax_core.tree_util import PyTreeDef, prefix_subtrees, tree_flatten, tree_unflatten
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
 from polyjax_interpreters import ad, batching, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
@@ -953,13 +953,14 @@ def _broadcast_prefix(prefix: Any, tree: Any, what: str, of: str) -> list[Any]:
     targets, target_tree = tree_flatten(prefix, is_leaf=_is_sharding_leaf)
     if isinstance(prefix, list):  # JAX accepts a list where the arguments are a tuple
         target_tree = tree_flatten(tuple(prefix), is_leaf=_is_sharding_leaf)[1]
-    try:
-        subtrees = target_tree.flatten_up_to(tree)
-    except (ValueError, TypeError) as e:
-        raise ValueError(
+    subtrees = prefix_subtrees(
+        target_tree,
+        tree,
+        lambda: (
             f"{what} must be a Sharding, a PartitionSpec, None, or a pytree prefix of "
-            f"{of}; got {prefix!r}, whose structure does not match {tree_flatten(tree)[1]}: {e}"
-        ) from None
+            f"{of}; got {prefix!r}, whose structure does not match {tree_flatten(tree)[1]}"
+        ),
+    )
     out: list[Any] = []
     for t, sub in zip(targets, subtrees):
         out += [_resolve_sharding(t, what)] * len(tree_flatten(sub)[0])

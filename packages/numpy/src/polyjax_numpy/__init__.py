@@ -15,15 +15,10 @@ from polyjax_core import source_info as _source_info
 # Frames of this package are internal (tracebacks, user source lines).
 _source_info.register_exclusion(_os.path.dirname(_os.path.abspath(__file__)))
 
+from polyjax_core.versioning import version_getattr as _version_getattr  # noqa: E402
 from polyjax_numpy import _array_methods, lax, numpy  # noqa: E402,F401 (operators register on import)
 
 __all__ = ["__version__", "lax", "numpy"]
 
 
-def __getattr__(name: str) -> str:
-    # The version is looked up on first use: importlib.metadata is slow to import.
-    if name == "__version__":
-        from importlib.metadata import version
-
-        return version("polyjax-numpy")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = _version_getattr(__name__, "polyjax-numpy")

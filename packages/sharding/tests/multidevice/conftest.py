@@ -1,9 +1,16 @@
 """Fixtures of the 8-device tests (run by ../test_multidevice.py in their own process)."""
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from polyjax_interpreters import backends
 from polyjax_sharding import AxisType, make_mesh
+
+# The inner run sees only this directory (--confcutdir): the facade names shared
+# with ../test_shard_map.py import by name (`from _sharding_facade import pj`).
+sys.path.insert(0, str(Path(__file__).parent))
 
 # The mesh shapes every multi-device test file covers, with their axis names.
 MESH_SHAPES = {

@@ -1,35 +1,13 @@
 """xmap on 8 host devices: against nested vmaps (no resources) and against shard_map
 (with resources), named axes in dict and list forms, axis_sizes, and its errors."""
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
+from _sharding_facade import pj  # on sys.path by the conftest
 
-from polyjax_core.make_jaxpr import make_jaxpr
-from polyjax_interpreters import ad, array, backends, remat
-from polyjax_interpreters.batching import vmap
-from polyjax_interpreters.jit import jit
 from polyjax_numpy import lax
-from polyjax_sharding import Mesh, NamedSharding, make_mesh, pmap, set_mesh, shard_map, xmap
 from polyjax_sharding import PartitionSpec as P
-
-# The transformations by their facade names (this package's tests cannot import polyjax).
-pj = SimpleNamespace(
-    jit=jit,
-    vmap=vmap,
-    grad=ad.grad,
-    checkpoint=remat.checkpoint,
-    make_jaxpr=make_jaxpr,
-    make_mesh=make_mesh,
-    set_mesh=set_mesh,
-    pmap=pmap,
-    device_put=array.device_put,
-    devices=backends.devices,
-    NamedSharding=NamedSharding,
-    Mesh=Mesh,
-)
-
+from polyjax_sharding import shard_map, xmap
 
 X = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
 

@@ -61,16 +61,11 @@ __all__ = [
 # ---------------------------------------------------------------------------
 # population_count, clz, nextafter
 
-population_count_p = _ew._unop("population_count", sr.INT, hlo.popcnt)
-clz_p = _ew._unop("clz", sr.INT, hlo.count_leading_zeros)
-nextafter_p = _ew._binop("nextafter", sr.FLOAT, chlo.next_after)
-
-for _p in (population_count_p, clz_p):
-    ad.defjvp_zero(_p)
-    batching.defvectorized(_p)
+population_count_p = _ew._unop("population_count", sr.INT, hlo.popcnt, jvp="zero")
+clz_p = _ew._unop("clz", sr.INT, hlo.count_leading_zeros, jvp="zero")
 # No jvp, as in JAX: differentiating nextafter raises. A zero jvp was wrong, since
 # nextafter(x1, x2) moves with x1: `spacing(x) = nextafter(x, inf) - x` got -1.
-batching.defbroadcasting(nextafter_p)
+nextafter_p = _ew._binop("nextafter", sr.FLOAT, chlo.next_after)
 
 
 def population_count(x: Any) -> Any:
@@ -165,9 +160,12 @@ def _reduce_precision_transpose(ct, operand, *, exponent_bits, mantissa_bits):
     return [reduce_precision_p.bind(ct, exponent_bits=exponent_bits, mantissa_bits=mantissa_bits)]
 
 
-ad.deflinear2(reduce_precision_p, _reduce_precision_transpose)
 define_rules(
-    reduce_precision_p, _reduce_precision_rule, _reduce_precision_lowering, batching="vectorized"
+    reduce_precision_p,
+    _reduce_precision_rule,
+    _reduce_precision_lowering,
+    linear_transpose=_reduce_precision_transpose,
+    batching="vectorized",
 )
 
 

@@ -36,7 +36,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray
 from polyjax_core.typing import ArrayLike
-from polyjax_interpreters import ad, batching, mlir
+from polyjax_interpreters import mlir
 from polyjax_numpy.lax import _shape_rules as sr
 from polyjax_numpy.lax._declare import standard_primitive
 from polyjax_numpy.lax._elementwise import (
@@ -123,14 +123,8 @@ def _conj_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, *, input_dtype: A
     return [hlo.complex(x, mlir.full_like_aval(ctx, 0, aval))]
 
 
-complex_p = standard_primitive("complex", _complex_rule, _complex_lowering)
-real_p = standard_primitive("real", _part_rule("real"), _real_lowering)
-imag_p = standard_primitive("imag", _part_rule("imag"), _imag_lowering)
-conj_p = standard_primitive("conj", _conj_rule, _conj_lowering)
-
-
 # ---------------------------------------------------------------------------
-# Autodiff and vmap
+# Autodiff, vmap and the declarations
 #
 # All four are linear over the reals. The transposes follow the real inner product
 # <a, b> = Re(sum(conj(a) * b)) on complex values, as JAX's do: complex(x, y)
@@ -152,14 +146,31 @@ def _conj_transpose(ct: Any, x: Any, *, input_dtype: Any) -> list:
     return [real(ct)]
 
 
-ad.deflinear2(complex_p, _complex_transpose)
+complex_p = standard_primitive(
+    "complex",
+    _complex_rule,
+    _complex_lowering,
+    linear_transpose=_complex_transpose,
+    batching="broadcasting",
+)
 # The zero parts take ct's dtype: ct may be a Python float (grad's output cotangent).
-ad.deflinear2(real_p, lambda ct, x: [complex(ct, _const(ct, 0))])
-ad.deflinear2(imag_p, lambda ct, x: [complex(_const(ct, 0), neg(ct))])
-ad.deflinear2(conj_p, _conj_transpose)
-batching.defbroadcasting(complex_p)
-for _p in (real_p, imag_p, conj_p):
-    batching.defvectorized(_p)
+real_p = standard_primitive(
+    "real",
+    _part_rule("real"),
+    _real_lowering,
+    linear_transpose=lambda ct, x: [complex(ct, _const(ct, 0))],
+    batching="vectorized",
+)
+imag_p = standard_primitive(
+    "imag",
+    _part_rule("imag"),
+    _imag_lowering,
+    linear_transpose=lambda ct, x: [complex(_const(ct, 0), neg(ct))],
+    batching="vectorized",
+)
+conj_p = standard_primitive(
+    "conj", _conj_rule, _conj_lowering, linear_transpose=_conj_transpose, batching="vectorized"
+)
 
 
 # ---------------------------------------------------------------------------

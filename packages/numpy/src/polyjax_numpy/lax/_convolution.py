@@ -634,9 +634,6 @@ def _conv_jvp_rhs(g, lhs, rhs, **params):
     return conv_general_dilated_p.bind(lhs, g, **params)
 
 
-ad.defjvp(conv_general_dilated_p, _conv_jvp_lhs, _conv_jvp_rhs)
-
-
 # ---------------------------------------------------------------------------
 # vmap: the mapped axis is folded into an axis the convolution already has.
 #
@@ -710,6 +707,7 @@ define_rules(
     print_params=_conv_print_params,
     transpose=_conv_transpose_rule,
     batching=_conv_batch,
+    jvp_terms=(_conv_jvp_lhs, _conv_jvp_rhs),
 )
 
 

@@ -26,7 +26,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import ad, batching, mlir
+from polyjax_interpreters import ad, mlir
 from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax import _reductions
 from polyjax_numpy.lax._declare import define_rules
@@ -95,7 +95,11 @@ def _prefix_scan(kind: str, x: Any, axis: int, reverse: bool) -> Any:
     return x
 
 
-def _make(kind: str, name: str, accepted: str) -> tuple[Primitive, Callable]:
+def _make(
+    kind: str, name: str, accepted: str, linear_transpose: Callable | None = None
+) -> tuple[Primitive, Callable]:
+    """The cumulative-`kind` primitive and its function. A linear one (cumsum) has
+    its `linear_transpose`; the others differentiate the prefix scan they compute."""
     prim = Primitive(name)
 
     def abstract_eval(operand: ShapedArray, *, axis: int, reverse: bool) -> ShapedArray:
@@ -110,8 +114,6 @@ def _make(kind: str, name: str, accepted: str) -> tuple[Primitive, Callable]:
         if not ok:
             raise TypeError(f"{name} does not accept dtype {dt.name}")
         return ShapedArray(operand.shape, operand.dtype, operand.weak_type)
-
-    define_rules(prim, abstract_eval)
 
     def lowering(ctx, x, *, axis, reverse):
         aval = ctx.avals_in[0]
@@ -148,8 +150,6 @@ def _make(kind: str, name: str, accepted: str) -> tuple[Primitive, Callable]:
                 hlo.ReturnOp(_reductions._combiner_hlo(kind, aval.dtype)(a, b))
         return op.results
 
-    mlir.register_lowering(prim, lowering)
-
     def fun(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
         nd = len(np.shape(operand)) if not hasattr(operand, "ndim") else operand.ndim
         ax = operator.index(axis)
@@ -173,22 +173,16 @@ def _make(kind: str, name: str, accepted: str) -> tuple[Primitive, Callable]:
         (x,), (bd,) = args, dims
         return prim.bind(x, axis=axis + (axis >= bd), reverse=reverse), bd
 
-    batching.primitive_batchers[prim] = batch
+    if linear_transpose is not None:
+        rules = {"linear_transpose": linear_transpose}
+    else:
+        rules = {"jvp": functools.partial(_scan_jvp, prim, kind)}
+    define_rules(prim, abstract_eval, lowering, batching=batch, **rules)
     return prim, fun
-
-
-cumsum_p, cumsum = _make("sum", "cumsum", "number")
-cumprod_p, cumprod = _make("prod", "cumprod", "number")
-cummax_p, cummax = _make("max", "cummax", "any")
-cummin_p, cummin = _make("min", "cummin", "any")
-cumlogsumexp_p, cumlogsumexp = _make("logsumexp", "cumlogsumexp", "float")
 
 
 def _cumsum_transpose(ct, operand, *, axis, reverse):
     return [cumsum_p.bind(ad.instantiate_zeros(ct), axis=axis, reverse=not reverse)]
-
-
-ad.deflinear2(cumsum_p, _cumsum_transpose)
 
 
 def _scan_jvp(prim: Primitive, kind: str, primals, tangents, *, axis, reverse):
@@ -200,6 +194,8 @@ def _scan_jvp(prim: Primitive, kind: str, primals, tangents, *, axis, reverse):
     return ans, t_out
 
 
-for _p, _k in ((cumprod_p, "prod"), (cummax_p, "max"), (cummin_p, "min"),
-               (cumlogsumexp_p, "logsumexp")):  # fmt: skip
-    ad.primitive_jvps[_p] = functools.partial(_scan_jvp, _p, _k)
+cumsum_p, cumsum = _make("sum", "cumsum", "number", linear_transpose=_cumsum_transpose)
+cumprod_p, cumprod = _make("prod", "cumprod", "number")
+cummax_p, cummax = _make("max", "cummax", "any")
+cummin_p, cummin = _make("min", "cummin", "any")
+cumlogsumexp_p, cumlogsumexp = _make("logsumexp", "cumlogsumexp", "float")

@@ -13,8 +13,10 @@ The eager implementation is a compiled one-primitive executable
 (`dispatch.apply_primitive`) unless `impl=` gives another. Each rule goes into
 the table of the transformation that owns it (ARCHITECTURE decision 3), where a
 missing one is a `NotImplementedError` naming the primitive and the
-transformation. Rules that need the primitive object itself (`ad.defjvp`'s
-per-input terms) are registered right after the declaration.
+transformation. Rules that need the primitive object itself are named by their
+parts too: `jvp_terms` (one tangent term per input, `ad.defjvp`),
+`jvp_ans_terms` (terms that also see the output, `ad.defjvp2`) and
+`linear_transpose` (a linear primitive's transpose, `ad.deflinear2`).
 
 Example:
   >>> import numpy as np
@@ -33,7 +35,7 @@ Example:
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from polyjax_core.primitive import Primitive
@@ -81,7 +83,10 @@ def define_rules(
     lowering_platform: str | None = None,
     print_params: Rule | None = None,
     jvp: Rule | Literal["zero"] | None = None,
+    jvp_terms: Sequence[Rule | None] | None = None,
+    jvp_ans_terms: Sequence[Rule | None] | None = None,
     transpose: Rule | None = None,
+    linear_transpose: Rule | None = None,
     batching: Rule | Literal["vectorized", "broadcasting"] | None = None,
     axis_batching: Rule | None = None,
     partial_eval: Rule | None = None,
@@ -100,7 +105,14 @@ def define_rules(
       print_params: which params a printed jaxpr shows (`Primitive.print_params`).
       jvp: `rule(primals, tangents, **params) -> (primals_out, tangents_out)`, or
         `"zero"` for outputs with zero tangents.
+      jvp_terms: the jvp as a sum of one term per input,
+        `term(tangent, *primals, **params)` (None for an input without one).
+      jvp_ans_terms: as `jvp_terms`, each term also given the output:
+        `term(tangent, ans, *primals, **params)`.
       transpose: `rule(cts, *args, **params) -> cts_in`.
+      linear_transpose: for a primitive linear in its inputs, the transpose
+        `rule(ct, *args, **params) -> cts_in` of a nonzero cotangent; the jvp
+        applies the primitive to the tangents, unless a `jvp` form gives another.
       batching: `rule(args, dims, **params) -> (out, out_dims)`, or
         `"vectorized"` (the operation applies to a stacked operand as it is) or
         `"broadcasting"` (elementwise with rank broadcasting).
@@ -111,6 +123,12 @@ def define_rules(
     Returns:
       `prim`.
     """
+    if sum(form is not None for form in (jvp, jvp_terms, jvp_ans_terms)) > 1:
+        raise TypeError(
+            f"define_rules({prim.name}): give at most one of jvp, jvp_terms and jvp_ans_terms."
+        )
+    if transpose is not None and linear_transpose is not None:
+        raise TypeError(f"define_rules({prim.name}): give transpose or linear_transpose, not both.")
     if abstract_eval is not None:
         if effectful:
             prim.def_effectful_abstract_eval(abstract_eval)
@@ -121,10 +139,16 @@ def define_rules(
         mlir.register_lowering(prim, lowering, platform=lowering_platform)
     if print_params is not None:
         prim.print_params = print_params
+    if linear_transpose is not None:
+        ad.deflinear2(prim, linear_transpose)
     if jvp == "zero":
         ad.defjvp_zero(prim)
     elif jvp is not None:
         ad.primitive_jvps[prim] = jvp
+    if jvp_terms is not None:
+        ad.defjvp(prim, *jvp_terms)
+    if jvp_ans_terms is not None:
+        ad.defjvp2(prim, *jvp_ans_terms)
     if transpose is not None:
         ad.primitive_transposes[prim] = transpose
     if batching == "vectorized":

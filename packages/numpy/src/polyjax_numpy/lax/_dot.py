@@ -499,7 +499,6 @@ def _dot_general_batch(
     return out, out_bd
 
 
-ad.defjvp(dot_general_p, _dot_general_jvp_lhs, _dot_general_jvp_rhs)
 define_rules(
     dot_general_p,
     _dot_general_abstract_eval,
@@ -507,6 +506,7 @@ define_rules(
     print_params=_dot_general_print_params,
     transpose=_dot_general_transpose,
     batching=_dot_general_batch,
+    jvp_terms=(_dot_general_jvp_lhs, _dot_general_jvp_rhs),
 )
 
 

@@ -42,8 +42,7 @@ from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import EvalTrace, Tracer, current_trace
 from polyjax_core.typing import ArrayLike, DTypeLike
-from polyjax_interpreters import ad, array, backends, batching, dispatch, mlir
-from polyjax_interpreters.sharding import SingleDeviceSharding
+from polyjax_interpreters import ad, array, batching, dispatch, mlir
 from polyjax_numpy.lax import _shape_rules as sr
 from polyjax_numpy.lax._declare import standard_primitive
 
@@ -405,44 +404,205 @@ def _linear_cts(ct: Any, args: Sequence[Any], make: Callable[[Any, int], Any]) -
 # Unary arithmetic and math
 
 
-def _unop(name: str, accepted: tuple, op: Callable, out_dtype: Callable = _same_dtype):
+# Autodiff of the unary operations, declared with each primitive below: neg is linear;
+# rounding, sign and tests have zero derivatives (their tangents are symbolic zeros,
+# float0 for bool results); the others give one tangent term `dx`, or `dx_ans`
+# when it is simpler written with the result.
+_LN2 = float(np.log(2.0))
+_TWO_OVER_SQRT_PI = float(2.0 / np.sqrt(np.pi))
+_SQRT_PI_OVER_TWO = float(np.sqrt(np.pi) / 2.0)
+
+
+def _abs_jvp(g: Any, ans: Any, x: Any) -> Any:
+    if _is_complex(x):
+        # d|x| = Re(conj(x) dx) / |x|; taken as 0 at x = 0.
+        conj, real = sr.ops.conj, sr.ops.real
+        scale = div(conj(x), _convert_element_type(_replace_zero(ans), _dtype_of(x)))
+        return real(mul(g, scale))
+    return select_n(ge(x, _const(x, 0)), neg(g), g)
+
+
+def _integer_pow_jvp(g: Any, x: Any, *, y: int) -> Any:
+    if y == 0:
+        return _zero_tangent(get_aval(x))
+    if y == 1:
+        return g
+    return mul(g, mul(_const(x, y), x if y == 2 else integer_pow(x, y - 1)))
+
+
+def _hide_default_accuracy(params: dict[str, Any]) -> dict[str, Any]:
+    # JAX prints `accuracy` only when one was asked for.
+    return dict(sorted((k, v) for k, v in params.items() if k != "accuracy" or v is not None))
+
+
+def _unop(
+    name: str,
+    accepted: tuple,
+    op: Callable,
+    out_dtype: Callable = _same_dtype,
+    *,
+    dx: Callable | None = None,
+    dx_ans: Callable | None = None,
+    accuracy: bool = False,
+    **rules: Any,
+) -> Primitive:
+    """An elementwise unary primitive; its jvp is `dx(g, x, **params)` (the tangent
+    term), `dx_ans(g, ans, x, **params)` (a term that also uses the result), or a rule.
+    With `accuracy`, it has an `accuracy` param, printed only when one is given."""
     # Their params (accuracy, rounding_method, y) do not depend on the shape.
     rule = _unop_rule(name, accepted, out_dtype)
-    return standard_primitive(name, rule, _nary_lowering(op), batching="vectorized")
+    if accuracy:
+        rules["print_params"] = _hide_default_accuracy
+    if dx is not None:
+        rules["jvp_terms"] = (dx,)
+    if dx_ans is not None:
+        rules["jvp_ans_terms"] = (dx_ans,)
+    return standard_primitive(name, rule, _nary_lowering(op), batching="vectorized", **rules)
 
 
-neg_p = _unop("neg", sr.NUM, hlo.negate)
-floor_p = _unop("floor", sr.FLOAT, hlo.floor)
-ceil_p = _unop("ceil", sr.FLOAT, hlo.ceil)
-is_finite_p = _unop("is_finite", sr.FLOAT, hlo.is_finite, _bool_dtype)
-abs_p = _unop("abs", sr.SIGNED_NUM, hlo.abs, _real_dtype)
-exp_p = _unop("exp", sr.INEXACT, hlo.exponential)
-log_p = _unop("log", sr.INEXACT, hlo.log)
-log1p_p = _unop("log1p", sr.INEXACT, hlo.log_plus_one)
-expm1_p = _unop("expm1", sr.INEXACT, hlo.exponential_minus_one)
-sin_p = _unop("sin", sr.INEXACT, hlo.sine)
-cos_p = _unop("cos", sr.INEXACT, hlo.cosine)
-tan_p = _unop("tan", sr.INEXACT, hlo.tan)
-tanh_p = _unop("tanh", sr.INEXACT, hlo.tanh)
-logistic_p = _unop("logistic", sr.INEXACT, hlo.logistic)
-sqrt_p = _unop("sqrt", sr.INEXACT, hlo.sqrt)
-rsqrt_p = _unop("rsqrt", sr.INEXACT, hlo.rsqrt)
-cbrt_p = _unop("cbrt", sr.FLOAT, hlo.cbrt)
-asin_p = _unop("asin", sr.INEXACT, chlo.asin)
-acos_p = _unop("acos", sr.INEXACT, chlo.acos)
-atan_p = _unop("atan", sr.INEXACT, chlo.atan)
-sinh_p = _unop("sinh", sr.INEXACT, chlo.sinh)
-cosh_p = _unop("cosh", sr.INEXACT, chlo.cosh)
-asinh_p = _unop("asinh", sr.INEXACT, chlo.asinh)
-acosh_p = _unop("acosh", sr.INEXACT, chlo.acosh)
-atanh_p = _unop("atanh", sr.INEXACT, chlo.atanh)
-erf_p = _unop("erf", sr.FLOAT, chlo.erf)
-erfc_p = _unop("erfc", sr.FLOAT, chlo.erfc)
-erf_inv_p = _unop("erf_inv", sr.FLOAT, chlo.erf_inv)
-lgamma_p = _unop("lgamma", sr.FLOAT, chlo.lgamma)
-digamma_p = _unop("digamma", sr.FLOAT, chlo.digamma)
-not_p = _unop("not", sr.BOOL_OR_INT, hlo.not_)
-square_p = _unop("square", sr.NUM, lambda x: hlo.multiply(x, x))
+neg_p = _unop("neg", sr.NUM, hlo.negate, linear_transpose=lambda ct, x: [neg(ct)])
+floor_p = _unop("floor", sr.FLOAT, hlo.floor, jvp="zero")
+ceil_p = _unop("ceil", sr.FLOAT, hlo.ceil, jvp="zero")
+is_finite_p = _unop("is_finite", sr.FLOAT, hlo.is_finite, _bool_dtype, jvp="zero")
+abs_p = _unop("abs", sr.SIGNED_NUM, hlo.abs, _real_dtype, dx_ans=_abs_jvp)
+exp_p = _unop(
+    "exp",
+    sr.INEXACT,
+    hlo.exponential,
+    dx_ans=lambda g, ans, x, accuracy: mul(g, ans),
+    accuracy=True,
+)
+log_p = _unop("log", sr.INEXACT, hlo.log, dx=lambda g, x, accuracy: div(g, x), accuracy=True)
+log1p_p = _unop(
+    "log1p",
+    sr.INEXACT,
+    hlo.log_plus_one,
+    dx=lambda g, x, accuracy: div(g, add(x, _const(x, 1))),
+    accuracy=True,
+)
+expm1_p = _unop(
+    "expm1",
+    sr.INEXACT,
+    hlo.exponential_minus_one,
+    dx_ans=lambda g, ans, x, accuracy: mul(g, add(ans, 1)),
+    accuracy=True,
+)
+sin_p = _unop(
+    "sin", sr.INEXACT, hlo.sine, dx=lambda g, x, accuracy: mul(g, cos(x, accuracy)), accuracy=True
+)
+cos_p = _unop(
+    "cos",
+    sr.INEXACT,
+    hlo.cosine,
+    dx=lambda g, x, accuracy: neg(mul(g, sin(x, accuracy))),
+    accuracy=True,
+)
+tan_p = _unop(
+    "tan",
+    sr.INEXACT,
+    hlo.tan,
+    dx_ans=lambda g, ans, x, accuracy: mul(g, add(1, square(ans))),
+    accuracy=True,
+)
+tanh_p = _unop(
+    "tanh",
+    sr.INEXACT,
+    hlo.tanh,
+    dx_ans=lambda g, ans, x, accuracy: mul(g, sub(1, square(ans))),
+    accuracy=True,
+)
+logistic_p = _unop(
+    "logistic",
+    sr.INEXACT,
+    hlo.logistic,
+    dx_ans=lambda g, ans, x, accuracy: mul(g, mul(ans, sub(1, ans))),
+    accuracy=True,
+)
+sqrt_p = _unop(
+    "sqrt",
+    sr.INEXACT,
+    hlo.sqrt,
+    dx_ans=lambda g, ans, x, accuracy: div(g, mul(2, ans)),
+    accuracy=True,
+)
+rsqrt_p = _unop(
+    "rsqrt",
+    sr.INEXACT,
+    hlo.rsqrt,
+    dx_ans=lambda g, ans, x, accuracy: mul(g, mul(-0.5, div(ans, x))),
+    accuracy=True,
+)
+cbrt_p = _unop(
+    "cbrt",
+    sr.FLOAT,
+    hlo.cbrt,
+    dx_ans=lambda g, ans, x, accuracy: div(g, mul(3, square(ans))),
+    accuracy=True,
+)
+asin_p = _unop(
+    "asin", sr.INEXACT, chlo.asin, dx=lambda g, x: mul(g, rsqrt(sub(_const(x, 1), square(x))))
+)
+acos_p = _unop(
+    "acos",
+    sr.INEXACT,
+    chlo.acos,
+    dx=lambda g, x: neg(mul(g, rsqrt(sub(_const(x, 1), square(x))))),
+)
+atan_p = _unop("atan", sr.INEXACT, chlo.atan, dx=lambda g, x: div(g, add(_const(x, 1), square(x))))
+sinh_p = _unop("sinh", sr.INEXACT, chlo.sinh, dx=lambda g, x: mul(g, cosh(x)))
+cosh_p = _unop("cosh", sr.INEXACT, chlo.cosh, dx=lambda g, x: mul(g, sinh(x)))
+asinh_p = _unop(
+    "asinh",
+    sr.INEXACT,
+    chlo.asinh,
+    dx=lambda g, x: mul(g, rsqrt(add(square(x), _const(x, 1)))),
+)
+# 1/(sqrt(x - 1) sqrt(x + 1)) rather than rsqrt(x**2 - 1): the same for real x > 1,
+# and the right branch for complex x.
+acosh_p = _unop(
+    "acosh",
+    sr.INEXACT,
+    chlo.acosh,
+    dx=lambda g, x: div(g, mul(sqrt(sub(x, _const(x, 1))), sqrt(add(x, _const(x, 1))))),
+)
+atanh_p = _unop(
+    "atanh",
+    sr.INEXACT,
+    chlo.atanh,
+    dx=lambda g, x: div(g, mul(sub(_const(x, 1), x), add(_const(x, 1), x))),
+)
+erf_p = _unop(
+    "erf",
+    sr.FLOAT,
+    chlo.erf,
+    dx=lambda g, x: mul(g, mul(_TWO_OVER_SQRT_PI, exp(neg(square(x))))),
+)
+erfc_p = _unop(
+    "erfc",
+    sr.FLOAT,
+    chlo.erfc,
+    dx=lambda g, x: mul(g, mul(-_TWO_OVER_SQRT_PI, exp(neg(square(x))))),
+)
+erf_inv_p = _unop(
+    "erf_inv",
+    sr.FLOAT,
+    chlo.erf_inv,
+    dx_ans=lambda g, ans, x: mul(g, mul(_SQRT_PI_OVER_TWO, exp(square(ans)))),
+)
+lgamma_p = _unop("lgamma", sr.FLOAT, chlo.lgamma, dx=lambda g, x: mul(g, digamma(x)))
+digamma_p = _unop(
+    "digamma",
+    sr.FLOAT,
+    chlo.digamma,
+    dx=lambda g, x: mul(g, polygamma(_const(x, 1), x)),
+)
+not_p = _unop("not", sr.BOOL_OR_INT, hlo.not_, jvp="zero")
+square_p = _unop(
+    "square",
+    sr.NUM,
+    lambda x: hlo.multiply(x, x),
+    dx=lambda g, x: mul(g, mul(_const(x, 2), x)),
+)
 
 
 def _exp2_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, *, accuracy: Any) -> list:
@@ -452,7 +612,12 @@ def _exp2_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, *, accuracy: Any)
 
 
 exp2_p = standard_primitive(
-    "exp2", _unop_rule("exp2", sr.INEXACT), _exp2_lowering, batching="vectorized"
+    "exp2",
+    _unop_rule("exp2", sr.INEXACT),
+    _exp2_lowering,
+    print_params=_hide_default_accuracy,
+    jvp_ans_terms=(lambda g, ans, x, accuracy: mul(g, mul(ans, _LN2)),),
+    batching="vectorized",
 )
 
 
@@ -467,7 +632,7 @@ def _sign_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value) -> list:
 
 
 sign_p = standard_primitive(
-    "sign", _unop_rule("sign", sr.NUM), _sign_lowering, batching="vectorized"
+    "sign", _unop_rule("sign", sr.NUM), _sign_lowering, jvp="zero", batching="vectorized"
 )
 
 
@@ -478,7 +643,7 @@ def _round_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, *, rounding_meth
 
 
 round_p = standard_primitive(
-    "round", _unop_rule("round", sr.FLOAT), _round_lowering, batching="vectorized"
+    "round", _unop_rule("round", sr.FLOAT), _round_lowering, jvp="zero", batching="vectorized"
 )
 
 
@@ -508,172 +673,26 @@ def _integer_pow_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, *, y: int)
 
 
 integer_pow_p = standard_primitive(
-    "integer_pow", _integer_pow_rule, _integer_pow_lowering, batching="vectorized"
+    "integer_pow",
+    _integer_pow_rule,
+    _integer_pow_lowering,
+    jvp_terms=(_integer_pow_jvp,),
+    batching="vectorized",
 )
-
-
-# Autodiff and vmap of the unary operations. neg is linear; rounding, sign and tests
-# have zero derivatives (their tangents are symbolic zeros, float0 for bool results).
-_LN2 = float(np.log(2.0))
-_TWO_OVER_SQRT_PI = float(2.0 / np.sqrt(np.pi))
-_SQRT_PI_OVER_TWO = float(np.sqrt(np.pi) / 2.0)
-
-
-def _abs_jvp(g: Any, ans: Any, x: Any) -> Any:
-    if _is_complex(x):
-        # d|x| = Re(conj(x) dx) / |x|; taken as 0 at x = 0.
-        conj, real = sr.ops.conj, sr.ops.real
-        scale = div(conj(x), _convert_element_type(_replace_zero(ans), _dtype_of(x)))
-        return real(mul(g, scale))
-    return select_n(ge(x, _const(x, 0)), neg(g), g)
-
-
-def _integer_pow_jvp(g: Any, x: Any, *, y: int) -> Any:
-    if y == 0:
-        return _zero_tangent(get_aval(x))
-    if y == 1:
-        return g
-    return mul(g, mul(_const(x, y), x if y == 2 else integer_pow(x, y - 1)))
-
-
-ad.deflinear2(neg_p, lambda ct, x: [neg(ct)])
-for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p):
-    ad.defjvp_zero(_p)
-ad.defjvp2(abs_p, _abs_jvp)
-ad.defjvp2(exp_p, lambda g, ans, x, accuracy: mul(g, ans))
-ad.defjvp2(exp2_p, lambda g, ans, x, accuracy: mul(g, mul(ans, _LN2)))
-ad.defjvp(log_p, lambda g, x, accuracy: div(g, x))
-ad.defjvp(log1p_p, lambda g, x, accuracy: div(g, add(x, _const(x, 1))))
-ad.defjvp2(expm1_p, lambda g, ans, x, accuracy: mul(g, add(ans, 1)))
-ad.defjvp(sin_p, lambda g, x, accuracy: mul(g, cos(x, accuracy)))
-ad.defjvp(cos_p, lambda g, x, accuracy: neg(mul(g, sin(x, accuracy))))
-ad.defjvp2(tan_p, lambda g, ans, x, accuracy: mul(g, add(1, square(ans))))
-ad.defjvp2(tanh_p, lambda g, ans, x, accuracy: mul(g, sub(1, square(ans))))
-ad.defjvp2(logistic_p, lambda g, ans, x, accuracy: mul(g, mul(ans, sub(1, ans))))
-ad.defjvp2(sqrt_p, lambda g, ans, x, accuracy: div(g, mul(2, ans)))
-ad.defjvp2(rsqrt_p, lambda g, ans, x, accuracy: mul(g, mul(-0.5, div(ans, x))))
-ad.defjvp2(cbrt_p, lambda g, ans, x, accuracy: div(g, mul(3, square(ans))))
-ad.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_const(x, 1), square(x)))))
-ad.defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(_const(x, 1), square(x))))))
-ad.defjvp(atan_p, lambda g, x: div(g, add(_const(x, 1), square(x))))
-ad.defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
-ad.defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
-ad.defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(square(x), _const(x, 1)))))
-# 1/(sqrt(x - 1) sqrt(x + 1)) rather than rsqrt(x**2 - 1): the same for real x > 1,
-# and the right branch for complex x.
-ad.defjvp(acosh_p, lambda g, x: div(g, mul(sqrt(sub(x, _const(x, 1))), sqrt(add(x, _const(x, 1))))))
-ad.defjvp(atanh_p, lambda g, x: div(g, mul(sub(_const(x, 1), x), add(_const(x, 1), x))))
-ad.defjvp(erf_p, lambda g, x: mul(g, mul(_TWO_OVER_SQRT_PI, exp(neg(square(x))))))
-ad.defjvp(erfc_p, lambda g, x: mul(g, mul(-_TWO_OVER_SQRT_PI, exp(neg(square(x))))))
-ad.defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(_SQRT_PI_OVER_TWO, exp(square(ans)))))
-ad.defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
-ad.defjvp(digamma_p, lambda g, x: mul(g, polygamma(_const(x, 1), x)))
-ad.defjvp(square_p, lambda g, x: mul(g, mul(_const(x, 2), x)))
-ad.defjvp(integer_pow_p, _integer_pow_jvp)
 
 
 # ---------------------------------------------------------------------------
 # Binary arithmetic
 
 
-def _binop(name: str, accepted: tuple, op: Callable, out_dtype: Callable = _same_dtype):
-    rule = _naryop_rule(name, (accepted, accepted), out_dtype)
-    return standard_primitive(name, rule, _nary_lowering(op), batching="broadcasting")
+# Autodiff of the binary arithmetic, declared with each primitive below. add and sub
+# are linear; mul is linear in each operand and div in its numerator, which is what
+# their transposes handle.
 
 
-add_p = _binop("add", sr.NUM, hlo.add)
-sub_p = _binop("sub", sr.NUM, hlo.subtract)
-mul_p = _binop("mul", sr.NUM, hlo.multiply)
-# Integer division truncates toward zero and the remainder takes the dividend's sign
-# (C semantics, not Python's floor division): that is what XLA's divide/remainder do.
-div_p = _binop("div", sr.NUM, hlo.divide)
-rem_p = _binop("rem", sr.INT + sr.FLOAT, hlo.remainder)
-atan2_p = _binop("atan2", sr.INEXACT, hlo.atan2)
-# polygamma(m, x): the m-th derivative of digamma; m holds whole numbers of x's dtype.
-polygamma_p = _binop("polygamma", sr.FLOAT, chlo.polygamma)
-and_p = _binop("and", sr.BOOL_OR_INT, hlo.and_)
-or_p = _binop("or", sr.BOOL_OR_INT, hlo.or_)
-xor_p = _binop("xor", sr.BOOL_OR_INT, hlo.xor)
-# Shift amounts outside [0, bits) follow XLA: left and logical right shifts give 0,
-# arithmetic right shifts fill with the sign bit.
-shift_left_p = _binop("shift_left", sr.INT, hlo.shift_left)
-shift_right_logical_p = _binop("shift_right_logical", sr.INT, hlo.shift_right_logical)
-shift_right_arithmetic_p = _binop("shift_right_arithmetic", sr.INT, hlo.shift_right_arithmetic)
-
-
-def min_max_hlo(kind: str, x: ir.Value, y: ir.Value, dtype: Any) -> ir.Value:
-    """The max (`kind="max"`) or min of same-shaped `x` and `y` of `dtype`, as HLO.
-
-    Bools and numbers use `stablehlo.maximum/minimum` (a NaN operand gives NaN).
-    Complex numbers are ordered lexicographically, by real part then imaginary
-    part, as in NumPy: XLA's own order for complex operands differs (its
-    `reduce` with a complex `maximum` region keeps the wrong element on ties of
-    the real parts), so the choice is spelled out with compares and a select.
-    Reductions, windows and scatters build their regions from this too.
-    """
-    if not dtypes.issubdtype(dtype, np.complexfloating):
-        return (hlo.maximum if kind == "max" else hlo.minimum)(x, y)
-    direction = "GT" if kind == "max" else "LT"
-    rx, ry, ix, iy = hlo.real(x), hlo.real(y), hlo.imag(x), hlo.imag(y)
-    real_wins = mlir.compare_hlo(rx, ry, direction, "FLOAT")
-    real_ties = mlir.compare_hlo(rx, ry, "EQ", "FLOAT")
-    imag_wins = mlir.compare_hlo(ix, iy, direction, "FLOAT")
-    pick_x = hlo.select(real_ties, imag_wins, real_wins)
-    return hlo.select(pick_x, x, y)
-
-
-def _min_max_lowering(kind: str) -> Callable:
-    def rule(ctx: mlir.LoweringRuleContext, x: ir.Value, y: ir.Value) -> list:
-        x, y = _broadcast_operands(ctx, (x, y))
-        return [min_max_hlo(kind, x, y, ctx.avals_in[0].dtype)]
-
-    return rule
-
-
-max_p = standard_primitive(
-    "max", _naryop_rule("max", (sr.ANY, sr.ANY)), _min_max_lowering("max"), batching="broadcasting"
-)
-min_p = standard_primitive(
-    "min", _naryop_rule("min", (sr.ANY, sr.ANY)), _min_max_lowering("min"), batching="broadcasting"
-)
-
-
-def _pow_rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
-    sr.check_dtypes("pow", (x, y), (sr.INEXACT, sr.NUM), require_same=False)
-    if x.dtype != y.dtype and not dtypes.issubdtype(y.dtype, np.integer):
-        raise TypeError(
-            "the first argument to pow must have an inexact dtype (float or complex), and "
-            "the second argument must have an inexact or integer dtype, and two inexact "
-            f"dtypes must match, but got {sr.dtype_name(x.dtype)} and {sr.dtype_name(y.dtype)}."
-        )
-    shape = sr.broadcasting_shape("pow", x.shape, y.shape)
-    return ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
-
-
-def _pow_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, y: ir.Value) -> list:
-    x_aval, y_aval = ctx.avals_in
-    x, y = _broadcast_operands(ctx, (x, y))
-    if y_aval.dtype != x_aval.dtype:
-        # An integer exponent: XLA's power wants both operands of one type.
-        out_shape = ctx.avals_out[0].shape
-        y = mlir.convert_hlo(
-            ctx,
-            y,
-            y_aval.update(shape=out_shape),
-            y_aval.update(shape=out_shape, dtype=x_aval.dtype),
-        )
-    return [hlo.power(x, y)]
-
-
-pow_p = standard_primitive("pow", _pow_rule, _pow_lowering, batching="broadcasting")
-
-
-# Autodiff and vmap of the binary arithmetic. add and sub are linear; mul is linear
-# in each operand and div in its numerator, which is what their transposes handle.
-
-
-def _add_sub_jvp(prim: Primitive, primals: list, tangents: list) -> tuple:
+def _add_sub_jvp(primals: list, tangents: list, *, subtract: bool) -> tuple:
     (x, y), (tx, ty) = primals, tangents
+    prim = sub_p if subtract else add_p
     ans = prim.bind(x, y)
     if not _is_inexact(_dtype_of(ans)) or (type(tx) is ad.Zero and type(ty) is ad.Zero):
         return ans, ad.Zero.from_primal_value(ans)
@@ -682,7 +701,7 @@ def _add_sub_jvp(prim: Primitive, primals: list, tangents: list) -> tuple:
         return ans, _bcast_to(tx, shape)
     if type(tx) is ad.Zero:
         ty = _bcast_to(ty, shape)
-        return ans, (neg(ty) if prim is sub_p else ty)
+        return ans, (neg(ty) if subtract else ty)
     return ans, prim.bind(tx, ty)
 
 
@@ -744,44 +763,166 @@ def _balanced_eq(x: Any, z: Any, y: Any) -> Any:
     return mul(x_won, sub(1, mul(0.5, tie)))
 
 
-ad.primitive_jvps[add_p] = functools.partial(_add_sub_jvp, add_p)
-ad.primitive_jvps[sub_p] = functools.partial(_add_sub_jvp, sub_p)
-ad.primitive_transposes[add_p] = _add_transpose
-ad.primitive_transposes[sub_p] = _sub_transpose
-ad.defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
-ad.primitive_transposes[mul_p] = _mul_transpose
-ad.defjvp(
-    div_p,
-    lambda g, x, y: div(g, y),
-    lambda g, x, y: div(mul(neg(g), x), square(y)),
+def _binop(
+    name: str, accepted: tuple, op: Callable, out_dtype: Callable = _same_dtype, **rules: Any
+) -> Primitive:
+    rule = _naryop_rule(name, (accepted, accepted), out_dtype)
+    return standard_primitive(name, rule, _nary_lowering(op), batching="broadcasting", **rules)
+
+
+add_p = _binop(
+    "add",
+    sr.NUM,
+    hlo.add,
+    jvp=functools.partial(_add_sub_jvp, subtract=False),
+    transpose=_add_transpose,
 )
-ad.primitive_transposes[div_p] = _div_transpose
+sub_p = _binop(
+    "sub",
+    sr.NUM,
+    hlo.subtract,
+    jvp=functools.partial(_add_sub_jvp, subtract=True),
+    transpose=_sub_transpose,
+)
+mul_p = _binop(
+    "mul",
+    sr.NUM,
+    hlo.multiply,
+    jvp_terms=(lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g)),
+    transpose=_mul_transpose,
+)
+# Integer division truncates toward zero and the remainder takes the dividend's sign
+# (C semantics, not Python's floor division): that is what XLA's divide/remainder do.
+div_p = _binop(
+    "div",
+    sr.NUM,
+    hlo.divide,
+    jvp_terms=(lambda g, x, y: div(g, y), lambda g, x, y: div(mul(neg(g), x), square(y))),
+    transpose=_div_transpose,
+)
 # rem(x, y) = x - y * trunc(x / y), and trunc is locally constant.
-ad.defjvp2(
-    rem_p,
-    lambda g, ans, x, y: _bcast_to(g, _shape_of(ans)),
-    lambda g, ans, x, y: mul(neg(g), _trunc(div(x, y))),
+rem_p = _binop(
+    "rem",
+    sr.INT + sr.FLOAT,
+    hlo.remainder,
+    jvp_ans_terms=(
+        lambda g, ans, x, y: _bcast_to(g, _shape_of(ans)),
+        lambda g, ans, x, y: mul(neg(g), _trunc(div(x, y))),
+    ),
 )
-ad.defjvp2(pow_p, _pow_jvp_x, _pow_jvp_y)
-ad.defjvp(
-    atan2_p,
-    functools.partial(_atan2_jvp, wrt_x=True),
-    functools.partial(_atan2_jvp, wrt_x=False),
+atan2_p = _binop(
+    "atan2",
+    sr.INEXACT,
+    hlo.atan2,
+    jvp_terms=(
+        functools.partial(_atan2_jvp, wrt_x=True),
+        functools.partial(_atan2_jvp, wrt_x=False),
+    ),
 )
-ad.defjvp2(
-    max_p,
-    lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
-    lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)),
-)
-ad.defjvp2(
-    min_p,
-    lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
-    lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)),
-)
+# polygamma(m, x): the m-th derivative of digamma; m holds whole numbers of x's dtype.
 # No derivative in the order m (a whole number): like JAX, its tangent is ignored.
-ad.defjvp(polygamma_p, None, lambda g, m, x: mul(g, polygamma(add(m, _const(m, 1)), x)))
-for _p in (and_p, or_p, xor_p, shift_left_p, shift_right_logical_p, shift_right_arithmetic_p):
-    ad.defjvp_zero(_p)
+polygamma_p = _binop(
+    "polygamma",
+    sr.FLOAT,
+    chlo.polygamma,
+    jvp_terms=(None, lambda g, m, x: mul(g, polygamma(add(m, _const(m, 1)), x))),
+)
+and_p = _binop("and", sr.BOOL_OR_INT, hlo.and_, jvp="zero")
+or_p = _binop("or", sr.BOOL_OR_INT, hlo.or_, jvp="zero")
+xor_p = _binop("xor", sr.BOOL_OR_INT, hlo.xor, jvp="zero")
+# Shift amounts outside [0, bits) follow XLA: left and logical right shifts give 0,
+# arithmetic right shifts fill with the sign bit.
+shift_left_p = _binop("shift_left", sr.INT, hlo.shift_left, jvp="zero")
+shift_right_logical_p = _binop("shift_right_logical", sr.INT, hlo.shift_right_logical, jvp="zero")
+shift_right_arithmetic_p = _binop(
+    "shift_right_arithmetic", sr.INT, hlo.shift_right_arithmetic, jvp="zero"
+)
+
+
+def min_max_hlo(kind: str, x: ir.Value, y: ir.Value, dtype: Any) -> ir.Value:
+    """The max (`kind="max"`) or min of same-shaped `x` and `y` of `dtype`, as HLO.
+
+    Bools and numbers use `stablehlo.maximum/minimum` (a NaN operand gives NaN).
+    Complex numbers are ordered lexicographically, by real part then imaginary
+    part, as in NumPy: XLA's own order for complex operands differs (its
+    `reduce` with a complex `maximum` region keeps the wrong element on ties of
+    the real parts), so the choice is spelled out with compares and a select.
+    Reductions, windows and scatters build their regions from this too.
+    """
+    if not dtypes.issubdtype(dtype, np.complexfloating):
+        return (hlo.maximum if kind == "max" else hlo.minimum)(x, y)
+    direction = "GT" if kind == "max" else "LT"
+    rx, ry, ix, iy = hlo.real(x), hlo.real(y), hlo.imag(x), hlo.imag(y)
+    real_wins = mlir.compare_hlo(rx, ry, direction, "FLOAT")
+    real_ties = mlir.compare_hlo(rx, ry, "EQ", "FLOAT")
+    imag_wins = mlir.compare_hlo(ix, iy, direction, "FLOAT")
+    pick_x = hlo.select(real_ties, imag_wins, real_wins)
+    return hlo.select(pick_x, x, y)
+
+
+def _min_max_lowering(kind: str) -> Callable:
+    def rule(ctx: mlir.LoweringRuleContext, x: ir.Value, y: ir.Value) -> list:
+        x, y = _broadcast_operands(ctx, (x, y))
+        return [min_max_hlo(kind, x, y, ctx.avals_in[0].dtype)]
+
+    return rule
+
+
+# The derivative goes to the operand that won (split evenly on a tie).
+_MIN_MAX_JVP_TERMS = (
+    lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+    lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)),
+)
+max_p = standard_primitive(
+    "max",
+    _naryop_rule("max", (sr.ANY, sr.ANY)),
+    _min_max_lowering("max"),
+    jvp_ans_terms=_MIN_MAX_JVP_TERMS,
+    batching="broadcasting",
+)
+min_p = standard_primitive(
+    "min",
+    _naryop_rule("min", (sr.ANY, sr.ANY)),
+    _min_max_lowering("min"),
+    jvp_ans_terms=_MIN_MAX_JVP_TERMS,
+    batching="broadcasting",
+)
+
+
+def _pow_rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    sr.check_dtypes("pow", (x, y), (sr.INEXACT, sr.NUM), require_same=False)
+    if x.dtype != y.dtype and not dtypes.issubdtype(y.dtype, np.integer):
+        raise TypeError(
+            "the first argument to pow must have an inexact dtype (float or complex), and "
+            "the second argument must have an inexact or integer dtype, and two inexact "
+            f"dtypes must match, but got {sr.dtype_name(x.dtype)} and {sr.dtype_name(y.dtype)}."
+        )
+    shape = sr.broadcasting_shape("pow", x.shape, y.shape)
+    return ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
+
+
+def _pow_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, y: ir.Value) -> list:
+    x_aval, y_aval = ctx.avals_in
+    x, y = _broadcast_operands(ctx, (x, y))
+    if y_aval.dtype != x_aval.dtype:
+        # An integer exponent: XLA's power wants both operands of one type.
+        out_shape = ctx.avals_out[0].shape
+        y = mlir.convert_hlo(
+            ctx,
+            y,
+            y_aval.update(shape=out_shape),
+            y_aval.update(shape=out_shape, dtype=x_aval.dtype),
+        )
+    return [hlo.power(x, y)]
+
+
+pow_p = standard_primitive(
+    "pow",
+    _pow_rule,
+    _pow_lowering,
+    jvp_ans_terms=(_pow_jvp_x, _pow_jvp_y),
+    batching="broadcasting",
+)
 
 
 # ---------------------------------------------------------------------------
@@ -852,9 +993,6 @@ def _select_n_lowering(ctx: mlir.LoweringRuleContext, which: ir.Value, *cases: i
     return [tree(0, len(cases))]
 
 
-select_n_p = standard_primitive("select_n", _select_n_rule, _select_n_lowering)
-
-
 # Autodiff of select_n: the tangent (cotangent) of the output is selected from (routed
 # back to) the cases' tangents by the same `which`; `which` itself is an integer or
 # bool, so it is never linear.
@@ -900,9 +1038,14 @@ def _select_n_batch(args: Sequence[Any], dims: Sequence[Any]) -> tuple:
     return select_n_p.bind(which, *cases), 0
 
 
-ad.primitive_jvps[select_n_p] = _select_n_jvp
-ad.primitive_transposes[select_n_p] = _select_n_transpose
-batching.primitive_batchers[select_n_p] = _select_n_batch
+select_n_p = standard_primitive(
+    "select_n",
+    _select_n_rule,
+    _select_n_lowering,
+    jvp=_select_n_jvp,
+    transpose=_select_n_transpose,
+    batching=_select_n_batch,
+)
 
 
 def _clamp_rule(min: ShapedArray, operand: ShapedArray, max: ShapedArray) -> ShapedArray:
@@ -920,9 +1063,6 @@ def _clamp_rule(min: ShapedArray, operand: ShapedArray, max: ShapedArray) -> Sha
 def _clamp_lowering(ctx: mlir.LoweringRuleContext, lo: ir.Value, x: ir.Value, hi: ir.Value):
     # stablehlo.clamp takes rank-0 bounds as they are.
     return [hlo.clamp(lo, x, hi)]
-
-
-clamp_p = standard_primitive("clamp", _clamp_rule, _clamp_lowering)
 
 
 # Autodiff of clamp (as JAX): the operand's derivative passes where it is strictly
@@ -966,8 +1106,13 @@ def _clamp_batch(args: Sequence[Any], dims: Sequence[Any]) -> tuple:
     return clamp_p.bind(bound(lo, lo_dim), x, bound(hi, hi_dim)), 0
 
 
-ad.defjvp(clamp_p, _clamp_jvp_min, _clamp_jvp_operand, _clamp_jvp_max)
-batching.primitive_batchers[clamp_p] = _clamp_batch
+clamp_p = standard_primitive(
+    "clamp",
+    _clamp_rule,
+    _clamp_lowering,
+    jvp_terms=(_clamp_jvp_min, _clamp_jvp_operand, _clamp_jvp_max),
+    batching=_clamp_batch,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -990,15 +1135,6 @@ def _convert_element_type_lowering(
 ) -> list:
     (aval_in,), (aval_out,) = ctx.avals_in, ctx.avals_out
     return [mlir.convert_hlo(ctx, x, aval_in, aval_out)]
-
-
-convert_element_type_p = standard_primitive(
-    "convert_element_type", _convert_element_type_rule, _convert_element_type_lowering
-)
-# JAX prints the sharding param only when there is one.
-convert_element_type_p.print_params = lambda params: dict(
-    sorted((k, v) for k, v in params.items() if k != "sharding" or v is not None)
-)
 
 
 # Autodiff and vmap of convert_element_type. It is linear between inexact dtypes
@@ -1040,11 +1176,6 @@ def _convert_element_type_batch(
     return convert_element_type_p.bind(x, **params), d
 
 
-ad.primitive_jvps[convert_element_type_p] = _convert_element_type_jvp
-ad.primitive_transposes[convert_element_type_p] = _convert_element_type_transpose
-batching.primitive_batchers[convert_element_type_p] = _convert_element_type_batch
-
-
 def _is_host_value(x: Any) -> bool:
     return type(x) in _HOST_SCALAR_TYPES or isinstance(x, np.ndarray | np.generic)
 
@@ -1080,22 +1211,29 @@ def _convert_element_type_impl(
     if sharding is None and _is_host_value(operand) and isinstance(new_dtype, np.dtype):
         value = _host_convert(operand, new_dtype)
         aval = ShapedArray(value.shape, new_dtype, weak_type)
-        return array.put_value(value, aval, _default_sharding(), committed=False, may_alias=True)
+        return array.put_value(
+            value, aval, array.default_sharding(), committed=False, may_alias=True
+        )
     return dispatch.apply_primitive(
         convert_element_type_p, operand, new_dtype=new_dtype, sharding=sharding, weak_type=weak_type
     )
 
 
-convert_element_type_p.def_impl(_convert_element_type_impl)
-_default_shardings: dict[Any, SingleDeviceSharding] = {}
+def _convert_element_type_print_params(params: dict) -> dict:
+    # JAX prints the sharding param only when there is one.
+    return dict(sorted((k, v) for k, v in params.items() if k != "sharding" or v is not None))
 
 
-def _default_sharding() -> SingleDeviceSharding:
-    device = backends.default_device()
-    sharding = _default_shardings.get(device)
-    if sharding is None:
-        sharding = _default_shardings[device] = SingleDeviceSharding(device)
-    return sharding
+convert_element_type_p = standard_primitive(
+    "convert_element_type",
+    _convert_element_type_rule,
+    _convert_element_type_lowering,
+    impl=_convert_element_type_impl,
+    print_params=_convert_element_type_print_params,
+    jvp=_convert_element_type_jvp,
+    transpose=_convert_element_type_transpose,
+    batching=_convert_element_type_batch,
+)
 
 
 def _convert_element_type(
@@ -1315,13 +1453,7 @@ def min(x: ArrayLike, y: ArrayLike) -> Any:
     return _binary(min_p, x, y)
 
 
-def _hide_default_accuracy(params: dict[str, Any]) -> dict[str, Any]:
-    # JAX prints `accuracy` only when one was asked for.
-    return dict(sorted((k, v) for k, v in params.items() if k != "accuracy" or v is not None))
-
-
 def _accuracy_unop(prim: Primitive, doc: str) -> Callable:
-    prim.print_params = _hide_default_accuracy
 
     def fn(x: ArrayLike, accuracy: Tolerance | AccuracyMode | None = None) -> Any:
         return prim.bind(x, accuracy=accuracy)

@@ -34,7 +34,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import config, dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
-from polyjax_interpreters import ad, batching, mlir
+from polyjax_interpreters import batching, mlir
 from polyjax_numpy.lax._complex import conj, real
 from polyjax_numpy.lax._declare import standard_primitive
 from polyjax_numpy.lax._elementwise import convert_element_type, mul
@@ -125,9 +125,6 @@ def _fft_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value, *, fft_type, fft_l
     ]
 
 
-fft_p = standard_primitive("fft", _fft_abstract_eval, _fft_lowering)
-
-
 # ---------------------------------------------------------------------------
 # Autodiff and vmap
 
@@ -172,8 +169,13 @@ def _fft_batch(args: Sequence[Any], dims: Sequence[Any], *, fft_type, fft_length
     return fft_p.bind(x, fft_type=fft_type, fft_lengths=fft_lengths), 0
 
 
-ad.deflinear2(fft_p, _fft_transpose)
-batching.primitive_batchers[fft_p] = _fft_batch
+fft_p = standard_primitive(
+    "fft",
+    _fft_abstract_eval,
+    _fft_lowering,
+    linear_transpose=_fft_transpose,
+    batching=_fft_batch,
+)
 
 
 # ---------------------------------------------------------------------------

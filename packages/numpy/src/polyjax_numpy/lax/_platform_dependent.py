@@ -10,16 +10,16 @@ be lowerable on every platform the module is lowered for.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from polyjax_core.abstract_values import ShapedArray
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import batching, mlir
 from polyjax_numpy.lax._cond import switch
+from polyjax_numpy.lax._declare import define_rules
 
 __all__ = ["platform_dependent", "platform_index_p"]
 
@@ -94,11 +94,9 @@ def _lowering(ctx: mlir.LoweringRuleContext, *, platforms: tuple) -> list:
     return mlir.case_on_platform(ctx, [values.index(b) for b in branch_of], [i32], emit)
 
 
-platform_index_p.def_abstract_eval(_abstract_eval)
-platform_index_p.def_impl(functools.partial(dispatch.apply_primitive, platform_index_p))
-mlir.register_lowering(platform_index_p, _lowering)
-ad.defjvp_zero(platform_index_p)
-batching.primitive_batchers[platform_index_p] = lambda args, dims, **params: (
-    platform_index_p.bind(**params),
-    batching.not_mapped,
-)
+def _batch(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+    # No operands: the index is the same for every member of the batch.
+    return platform_index_p.bind(**params), batching.not_mapped
+
+
+define_rules(platform_index_p, _abstract_eval, _lowering, jvp="zero", batching=_batch)

@@ -29,7 +29,7 @@ from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.jaxpr import ClosedJaxpr
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import ad, batching, mlir
+from polyjax_interpreters import ad, mlir
 from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax import _shape_rules as sr
 from polyjax_numpy.lax._declare import define_rules
@@ -179,7 +179,10 @@ def _combiner_hlo(kind: str, dtype: np.dtype) -> Callable[[ir.Value, ir.Value], 
     return combine
 
 
-def _make_reduction(name: str, kind: str, numbers_only: bool) -> tuple[Primitive, Callable]:
+def _make_reduction(
+    name: str, kind: str, numbers_only: bool, **rules: Any
+) -> tuple[Primitive, Callable]:
+    """The primitive `name` reducing by `kind`, with its `rules` (its jvp), and its function."""
     prim = Primitive(name)
 
     def abstract_eval(operand: ShapedArray, *, axes: tuple, out_sharding: Any) -> ShapedArray:
@@ -192,14 +195,13 @@ def _make_reduction(name: str, kind: str, numbers_only: bool) -> tuple[Primitive
             raise NotImplementedError(f"{name}: out_sharding is not supported yet")
         return ShapedArray(_reduced_shape(operand.shape, axes), operand.dtype, operand.weak_type)
 
-    define_rules(prim, abstract_eval)
-
     def lowering(ctx, x, *, axes, out_sharding):
         dtype = ctx.avals_in[0].dtype
         init = mlir.ir_constant(np.asarray(_identity(kind, dtype), dtype))
         return _reduce_hlo([x], [init], axes, ctx.avals_out, _combiner_hlo(kind, dtype))
 
-    mlir.register_lowering(prim, lowering)
+    batch = functools.partial(_reduction_batch, prim)
+    define_rules(prim, abstract_eval, lowering, batching=batch, **rules)
 
     def reduce(operand: Any, axes: Sequence[int], *, out_sharding: Any = None) -> Any:
         return prim.bind(operand, axes=_axes_tuple(axes), out_sharding=out_sharding)
@@ -219,14 +221,8 @@ def _make_reduction(name: str, kind: str, numbers_only: bool) -> tuple[Primitive
     return prim, reduce
 
 
-reduce_sum_p, reduce_sum = _make_reduction("reduce_sum", "sum", numbers_only=True)
-reduce_prod_p, reduce_prod = _make_reduction("reduce_prod", "prod", numbers_only=True)
-reduce_max_p, reduce_max = _make_reduction("reduce_max", "max", numbers_only=False)
-reduce_min_p, reduce_min = _make_reduction("reduce_min", "min", numbers_only=False)
-
-
 # ---------------------------------------------------------------------------
-# Autodiff and vmap rules of the reductions
+# Autodiff and vmap rules of the reductions, and their declarations
 
 
 def _reduction_batch(prim: Primitive, args, dims, *, axes, **params):
@@ -246,9 +242,6 @@ def _reduce_sum_transpose(ct, operand, *, axes, out_sharding):
     return [broadcast_in_dim(ct, aval.shape, _kept_axes(aval.ndim, axes))]
 
 
-ad.deflinear2(reduce_sum_p, _reduce_sum_transpose)
-
-
 # max and min: the tangent flows from the elements equal to the result; ties share it
 # equally (the mean of their tangents), which keeps the rule symmetric in the tied
 # elements (JAX's choice too). The weights depend on primals only, so the linear part
@@ -260,10 +253,6 @@ def _reduce_chooser_jvp(g, ans, operand, *, axes, out_sharding):
     at_extremum = _ew.convert_element_type(_ew.eq(operand, ans), get_aval(g).dtype)
     counts = broadcast_in_dim(reduce_sum(at_extremum, axes), shape, kept)
     return reduce_sum(_ew.mul(g, _ew.div(at_extremum, counts)), axes)
-
-
-ad.defjvp2(reduce_max_p, _reduce_chooser_jvp)
-ad.defjvp2(reduce_min_p, _reduce_chooser_jvp)
 
 
 # prod: the tangent is sum_i t_i * prod_{j != i} x_j. Dividing the product by x_i would
@@ -311,10 +300,18 @@ def _shape_size(sizes: Any) -> Any:
     return size
 
 
-ad.primitive_jvps[reduce_prod_p] = _reduce_prod_jvp
-
-for _prim in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p):
-    batching.primitive_batchers[_prim] = functools.partial(_reduction_batch, _prim)
+reduce_sum_p, reduce_sum = _make_reduction(
+    "reduce_sum", "sum", numbers_only=True, linear_transpose=_reduce_sum_transpose
+)
+reduce_prod_p, reduce_prod = _make_reduction(
+    "reduce_prod", "prod", numbers_only=True, jvp=_reduce_prod_jvp
+)
+reduce_max_p, reduce_max = _make_reduction(
+    "reduce_max", "max", numbers_only=False, jvp_ans_terms=(_reduce_chooser_jvp,)
+)
+reduce_min_p, reduce_min = _make_reduction(
+    "reduce_min", "min", numbers_only=False, jvp_ans_terms=(_reduce_chooser_jvp,)
+)
 
 
 # ---------------------------------------------------------------------------
@@ -407,18 +404,19 @@ def _argminmax_lowering(direction: str, ctx, x, *, axes, index_dtype):
     return [_reduce_hlo([x, indices], [init_val, init_idx], axes, out_avals, body)[1]]
 
 
-for _prim, _direction in ((argmax_p, "GT"), (argmin_p, "LT")):
+def _define_argminmax(prim: Primitive, direction: str) -> None:
+    # Indices are integers: zero (float0) tangents. Under vmap the axis skips the batch axis.
     define_rules(
-        _prim,
-        functools.partial(_argminmax_abstract_eval, _prim.name),
-        functools.partial(_argminmax_lowering, _direction),
+        prim,
+        functools.partial(_argminmax_abstract_eval, prim.name),
+        functools.partial(_argminmax_lowering, direction),
+        jvp="zero",
+        batching=functools.partial(_reduction_batch, prim),
     )
 
 
-# Indices are integers: zero (float0) tangents. Under vmap the axis skips the batch axis.
-for _prim in (argmax_p, argmin_p):
-    ad.defjvp_zero(_prim)
-    batching.primitive_batchers[_prim] = functools.partial(_reduction_batch, _prim)
+_define_argminmax(argmax_p, "GT")
+_define_argminmax(argmin_p, "LT")
 
 
 # For the derivative rules of `_elementwise` and `_shape_ops`, which this module imports.

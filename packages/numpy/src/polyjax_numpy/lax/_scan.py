@@ -58,14 +58,6 @@ __all__ = ["associative_scan", "map", "scan", "scan_p"]
 
 scan_p = Primitive("scan")
 scan_p.multiple_results = True
-# JAX leaves out `linear` and `_split_transpose` at their defaults.
-scan_p.print_params = lambda params: dict(
-    sorted(
-        (k, v)
-        for k, v in params.items()
-        if not (k == "linear" and not any(v)) and not (k == "_split_transpose" and not v)
-    )
-)
 
 
 def scan(
@@ -636,10 +628,22 @@ def _scan_batching(
     return outs, out_dims
 
 
+def _scan_print_params(params: dict) -> dict:
+    # JAX leaves out `linear` and `_split_transpose` at their defaults.
+    return dict(
+        sorted(
+            (k, v)
+            for k, v in params.items()
+            if not (k == "linear" and not any(v)) and not (k == "_split_transpose" and not v)
+        )
+    )
+
+
 define_rules(
     scan_p,
     _scan_abstract_eval,
     _scan_lowering,
+    print_params=_scan_print_params,
     effectful=True,
     jvp=_scan_jvp,
     partial_eval=_scan_partial_eval,

@@ -251,13 +251,14 @@ def _broadcast_in_dim_abstract_eval(
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
-# JAX shows the broadcast dimensions only (when there are any; the shape is the
-# output's type), and the sharding only when there is one.
-broadcast_in_dim_p.print_params = lambda params: {
-    k: v
-    for k, v in params.items()
-    if (k == "broadcast_dimensions" and v) or (k == "sharding" and v is not None)
-}
+def _broadcast_in_dim_print_params(params: dict) -> dict:
+    # JAX shows the broadcast dimensions only (when there are any; the shape is the
+    # output's type), and the sharding only when there is one.
+    return {
+        k: v
+        for k, v in params.items()
+        if (k == "broadcast_dimensions" and v) or (k == "sharding" and v is not None)
+    }
 
 
 def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions, sharding):
@@ -297,12 +298,13 @@ def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions, sharding
     return out, out_bd
 
 
-ad.deflinear2(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 define_rules(
     broadcast_in_dim_p,
     _broadcast_in_dim_abstract_eval,
     _broadcast_in_dim_lowering,
+    print_params=_broadcast_in_dim_print_params,
     batching=_broadcast_in_dim_batch,
+    linear_transpose=_broadcast_in_dim_transpose,
 )
 
 
@@ -426,8 +428,13 @@ def _reshape_batch(args, dims, *, new_sizes, dimensions, sharding):
     return out, 0
 
 
-ad.deflinear2(reshape_p, _reshape_transpose)
-define_rules(reshape_p, _reshape_abstract_eval, _reshape_lowering, batching=_reshape_batch)
+define_rules(
+    reshape_p,
+    _reshape_abstract_eval,
+    _reshape_lowering,
+    batching=_reshape_batch,
+    linear_transpose=_reshape_transpose,
+)
 
 
 def _compute_newshape(shape: Sequence[Any], newshape: Any) -> tuple[Any, ...]:
@@ -538,8 +545,13 @@ def _transpose_batch(args, dims, *, permutation):
     return transpose(x, perm), 0
 
 
-ad.deflinear2(transpose_p, _transpose_transpose)
-define_rules(transpose_p, _transpose_abstract_eval, _transpose_lowering, batching=_transpose_batch)
+define_rules(
+    transpose_p,
+    _transpose_abstract_eval,
+    _transpose_lowering,
+    batching=_transpose_batch,
+    linear_transpose=_transpose_transpose,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -594,8 +606,13 @@ def _squeeze_batch(args, dims, *, dimensions):
     return squeeze_p.bind(x, dimensions=new_dims), out_bd
 
 
-ad.deflinear2(squeeze_p, _squeeze_transpose)
-define_rules(squeeze_p, _squeeze_abstract_eval, _squeeze_lowering, batching=_squeeze_batch)
+define_rules(
+    squeeze_p,
+    _squeeze_abstract_eval,
+    _squeeze_lowering,
+    batching=_squeeze_batch,
+    linear_transpose=_squeeze_transpose,
+)
 
 
 def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
@@ -789,12 +806,16 @@ def _empty_abstract_eval(*, shape: tuple, dtype: Any, out_sharding: Any) -> Shap
     return ShapedArray(shape, dtype)
 
 
-mlir.register_lowering(empty_p, lambda ctx, **_: [mlir.full_like_aval(ctx, 0, ctx.avals_out[0])])
-define_rules(empty_p, _empty_abstract_eval, None, jvp="zero")
-batching.primitive_batchers[empty_p] = lambda args, dims, **params: (
-    empty_p.bind(**params),
-    batching.not_mapped,
-)
+def _empty_lowering(ctx: mlir.LoweringRuleContext, **params: Any) -> list:
+    return [mlir.full_like_aval(ctx, 0, ctx.avals_out[0])]
+
+
+def _empty_batch(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+    # No operands: one unbatched value serves every member of the batch.
+    return empty_p.bind(**params), batching.not_mapped
+
+
+define_rules(empty_p, _empty_abstract_eval, _empty_lowering, jvp="zero", batching=_empty_batch)
 
 
 # ---------------------------------------------------------------------------
@@ -965,8 +986,13 @@ def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
     return out, bd
 
 
-ad.deflinear2(slice_p, _slice_transpose)
-define_rules(slice_p, _slice_abstract_eval, _slice_lowering, batching=_slice_batch)
+define_rules(
+    slice_p,
+    _slice_abstract_eval,
+    _slice_lowering,
+    batching=_slice_batch,
+    linear_transpose=_slice_transpose,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -1049,9 +1075,12 @@ def _concatenate_batch(args, dims, *, dimension):
     return concatenate_p.bind(*xs, dimension=dimension + 1), 0
 
 
-ad.deflinear2(concatenate_p, _concatenate_transpose)
 define_rules(
-    concatenate_p, _concatenate_abstract_eval, _concatenate_lowering, batching=_concatenate_batch
+    concatenate_p,
+    _concatenate_abstract_eval,
+    _concatenate_lowering,
+    batching=_concatenate_batch,
+    linear_transpose=_concatenate_transpose,
 )
 
 
@@ -1137,8 +1166,13 @@ def _split_batch(args, dims, *, sizes, axis):
     return out, [bd] * len(out)
 
 
-ad.deflinear2(split_p, _split_transpose)
-define_rules(split_p, _split_abstract_eval, _split_lowering, batching=_split_batch)
+define_rules(
+    split_p,
+    _split_abstract_eval,
+    _split_lowering,
+    batching=_split_batch,
+    linear_transpose=_split_transpose,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -1281,8 +1315,14 @@ def _pad_jvp(primals, tangents, *, padding_config):
     return out, pad_p.bind(t_operand, t_padding_value, padding_config=padding_config)
 
 
-ad.deflinear2(pad_p, _pad_transpose)
-define_rules(pad_p, _pad_abstract_eval, _pad_lowering, jvp=_pad_jvp, batching=_pad_batch)
+define_rules(
+    pad_p,
+    _pad_abstract_eval,
+    _pad_lowering,
+    jvp=_pad_jvp,
+    batching=_pad_batch,
+    linear_transpose=_pad_transpose,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -1331,8 +1371,9 @@ def _rev_batch(args, dims, *, dimensions):
     return rev_p.bind(x, dimensions=tuple(d + (d >= bd) for d in dimensions)), bd
 
 
-ad.deflinear2(rev_p, _rev_transpose)
-define_rules(rev_p, _rev_abstract_eval, _rev_lowering, batching=_rev_batch)
+define_rules(
+    rev_p, _rev_abstract_eval, _rev_lowering, batching=_rev_batch, linear_transpose=_rev_transpose
+)
 
 
 # For the derivative rules of `_elementwise`, which this module imports.

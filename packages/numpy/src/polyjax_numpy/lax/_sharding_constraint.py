@@ -26,7 +26,7 @@ from polyjax_core.abstract_values import ShapedArray
 from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
-from polyjax_core.tree_util import tree_flatten, tree_unflatten
+from polyjax_core.tree_util import prefix_subtrees, tree_flatten, tree_unflatten
 from polyjax_interpreters import ad, array, mlir
 from polyjax_interpreters.sharding import Sharding
 from polyjax_numpy.lax._declare import define_rules
@@ -64,13 +64,14 @@ def _apply(x: Any, shardings: Any, api: str) -> Any:
         targets = [shardings] * len(leaves)
     else:
         prefix, prefix_tree = tree_flatten(shardings, is_leaf=_is_leaf)
-        try:
-            subtrees = prefix_tree.flatten_up_to(x)
-        except (ValueError, TypeError) as e:
-            raise ValueError(
-                f"{api}: shardings must be a pytree prefix of the operand; got {shardings!r} "
-                f"for an operand of structure {tree}: {e}"
-            ) from None
+        subtrees = prefix_subtrees(
+            prefix_tree,
+            x,
+            lambda: (
+                f"{api}: shardings must be a pytree prefix of the operand; got "
+                f"{shardings!r} for an operand of structure {tree}"
+            ),
+        )
         targets = [t for t, sub in zip(prefix, subtrees) for _ in tree_flatten(sub)[0]]
     out = []
     for leaf, target in zip(leaves, targets):

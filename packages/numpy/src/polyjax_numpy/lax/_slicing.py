@@ -32,7 +32,7 @@ from __future__ import annotations
 import enum
 import functools
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -1242,46 +1242,6 @@ def _clamp_scatter_indices(operand, indices, updates, dn):
     return _clamp(lower_b, indices, upper_b)
 
 
-def _make_scatter(name: str, kind: str) -> Primitive:
-    prim = Primitive(name)
-    define_rules(prim, _scatter_abstract_eval)
-
-    def clipped(operand, indices, updates, **params):
-        indices = _clamp_scatter_indices(operand, indices, updates, params["dimension_numbers"])
-        return prim.bind(
-            operand, indices, updates, **{**params, "mode": GatherScatterMode.PROMISE_IN_BOUNDS}
-        )
-
-    clipped_lowering = mlir.lower_fun(clipped, multiple_results=False)
-
-    def lowering(ctx, operand, indices, updates, **params):
-        # XLA's scatter drops out-of-bounds windows (FILL_OR_DROP, and allowed
-        # for PROMISE_IN_BOUNDS); CLIP clamps the indices first.
-        if params["mode"] is GatherScatterMode.CLIP:
-            return clipped_lowering(ctx, operand, indices, updates, **params)
-        return [_scatter_hlo(ctx, kind, operand, indices, updates, params)]
-
-    mlir.register_lowering(prim, lowering)
-    return prim
-
-
-scatter_p = _make_scatter("scatter", "replace")
-scatter_add_p = _make_scatter("scatter-add", "add")
-scatter_sub_p = _make_scatter("scatter-sub", "sub")
-
-
-def _scatter_sub_abstract_eval(operand: ShapedArray, *args: Any, **params: Any) -> ShapedArray:
-    if operand.dtype == np.dtype(bool):
-        raise TypeError("scatter_sub does not accept bool operands (there is no bool subtraction).")
-    return _scatter_abstract_eval(operand, *args, **params)
-
-
-scatter_sub_p.def_abstract_eval(_scatter_sub_abstract_eval)
-scatter_mul_p = _make_scatter("scatter-mul", "mul")
-scatter_min_p = _make_scatter("scatter-min", "min")
-scatter_max_p = _make_scatter("scatter-max", "max")
-
-
 def _scatter_batch(prim, args, dims, *, dimension_numbers, **params):
     # All three to the front (broadcasting the unmapped ones), then the batch
     # axes of operand and indices become a pair of batching dimensions.
@@ -1296,117 +1256,6 @@ def _scatter_batch(prim, args, dims, *, dimension_numbers, **params):
         scatter_indices_batching_dims=(0, *_shift(dn.scatter_indices_batching_dims)),
     )
     return prim.bind(operand, indices, updates, dimension_numbers=new_dn, **params), 0
-
-
-for _p in (scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p, scatter_max_p):
-    batching.primitive_batchers[_p] = functools.partial(_scatter_batch, _p)
-
-
-def _scatter_wrapper(prim: Primitive, name: str):
-    def fun(
-        operand: Any,
-        scatter_indices: Any,
-        updates: Any,
-        dimension_numbers: ScatterDimensionNumbers,
-        *,
-        indices_are_sorted: bool = False,
-        unique_indices: bool = False,
-        mode: str | GatherScatterMode | None = None,
-    ) -> Any:
-        return prim.bind(
-            operand,
-            scatter_indices,
-            updates,
-            dimension_numbers=_tuple_fields(dimension_numbers),
-            indices_are_sorted=bool(indices_are_sorted),
-            unique_indices=bool(unique_indices),
-            mode=GatherScatterMode.from_any(mode),
-            update_jaxpr=None,
-            update_consts=(),
-        )
-
-    fun.__name__ = fun.__qualname__ = name
-    return fun
-
-
-_SCATTER_DOC = """{what}
-
-    Args:
-      operand: the array scattered into.
-      scatter_indices: an integer array whose last axis is the index vector.
-      updates: the values; its `update_window_dims` are window axes, the others
-        match the batch axes of `scatter_indices`.
-      dimension_numbers: a `ScatterDimensionNumbers`.
-      indices_are_sorted, unique_indices: promises passed on to XLA.
-      mode: a `GatherScatterMode` or "clip", "fill"/"drop", "promise_in_bounds";
-        None drops out-of-bounds updates.
-
-    Returns:
-      An array of the operand's shape and dtype.
-    """
-
-scatter = _scatter_wrapper(scatter_p, "scatter")
-scatter.__doc__ = _SCATTER_DOC.format(
-    what="`operand` with `updates` written at `scatter_indices` (repeated indices: one wins)."
-)
-scatter_add = _scatter_wrapper(scatter_add_p, "scatter_add")
-scatter_add.__doc__ = _SCATTER_DOC.format(what="`operand` plus `updates` added at the indices.")
-scatter_sub = _scatter_wrapper(scatter_sub_p, "scatter_sub")
-scatter_sub.__doc__ = _SCATTER_DOC.format(
-    what="`operand` minus `updates` subtracted at the indices (not for bool)."
-)
-scatter_mul = _scatter_wrapper(scatter_mul_p, "scatter_mul")
-scatter_mul.__doc__ = _SCATTER_DOC.format(what="`operand` times `updates` at the indices.")
-scatter_min = _scatter_wrapper(scatter_min_p, "scatter_min")
-scatter_min.__doc__ = _SCATTER_DOC.format(what="The minimum of `operand` and `updates` there.")
-scatter_max = _scatter_wrapper(scatter_max_p, "scatter_max")
-scatter_max.__doc__ = _SCATTER_DOC.format(what="The maximum of `operand` and `updates` there.")
-
-
-@functools.lru_cache(maxsize=128)
-def _apply_jaxpr(func: Any, dtype: np.dtype) -> Any:
-    """The update region `(x, _) -> func(x)` of `scatter_apply`, traced once per
-    function and dtype (so that repeated eager calls reuse one executable)."""
-    scalar = ShapedArray((), dtype)
-    return trace_to_jaxpr(lambda x, _: [func(x)], [scalar, scalar])
-
-
-def scatter_apply(
-    operand: Any,
-    scatter_indices: Any,
-    func: Any,
-    dimension_numbers: ScatterDimensionNumbers,
-    *,
-    update_shape: Sequence[int] = (),
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
-    mode: str | GatherScatterMode | None = None,
-) -> Any:
-    """`operand` with the elementwise function `func` applied at the scattered positions.
-
-    Each position is updated once per index that reaches it (so `func` applied
-    twice where an index repeats). `update_shape` is the shape updates would have.
-
-    Example:
-      >>> dn = ScatterDimensionNumbers((), (0,), (0,))
-      >>> scatter_apply(np.float32([1, 2, 3]), np.int32([[1]]), lambda x: x * 10, dn,
-      ...               update_shape=(1,))
-      Array([ 1., 20.,  3.], dtype=float32)
-    """
-    aval = get_aval(operand)
-    jaxpr = _apply_jaxpr(func, np.dtype(aval.dtype))
-    updates = full(tuple(update_shape), 0, aval.dtype)
-    return scatter_p.bind(
-        operand,
-        scatter_indices,
-        updates,
-        dimension_numbers=_tuple_fields(dimension_numbers),
-        indices_are_sorted=bool(indices_are_sorted),
-        unique_indices=bool(unique_indices),
-        mode=GatherScatterMode.from_any(mode),
-        update_jaxpr=jaxpr,
-        update_consts=(),
-    )
 
 
 # Autodiff of the scatters. The helpers below read the window back out of an
@@ -1589,12 +1438,172 @@ def _scatter_transpose(ct, operand, indices, updates, **params):
     return [ct_op, None, ct_up]
 
 
-for _p in (scatter_add_p, scatter_sub_p):
-    ad.primitive_jvps[_p] = functools.partial(_scatter_additive_jvp, _p)
-    ad.primitive_transposes[_p] = functools.partial(_scatter_additive_transpose, _p)
-ad.primitive_jvps[scatter_mul_p] = _scatter_mul_jvp
-ad.primitive_transposes[scatter_mul_p] = _scatter_mul_transpose
-ad.primitive_jvps[scatter_min_p] = functools.partial(_scatter_extremal_jvp, scatter_min_p)
-ad.primitive_jvps[scatter_max_p] = functools.partial(_scatter_extremal_jvp, scatter_max_p)
-ad.primitive_jvps[scatter_p] = _scatter_jvp
-ad.primitive_transposes[scatter_p] = _scatter_transpose
+def _make_scatter(
+    name: str,
+    kind: str,
+    jvp: Callable,
+    transpose: Callable | None = None,
+    rules_take_prim: bool = False,
+    abstract_eval: Callable = _scatter_abstract_eval,
+) -> Primitive:
+    """The scatter primitive `name` combining by `kind`, with its rules (given the
+    primitive as first argument where `rules_take_prim`)."""
+    prim = Primitive(name)
+    if rules_take_prim:
+        jvp = functools.partial(jvp, prim)
+        transpose = transpose and functools.partial(transpose, prim)
+
+    def clipped(operand, indices, updates, **params):
+        indices = _clamp_scatter_indices(operand, indices, updates, params["dimension_numbers"])
+        return prim.bind(
+            operand, indices, updates, **{**params, "mode": GatherScatterMode.PROMISE_IN_BOUNDS}
+        )
+
+    clipped_lowering = mlir.lower_fun(clipped, multiple_results=False)
+
+    def lowering(ctx, operand, indices, updates, **params):
+        # XLA's scatter drops out-of-bounds windows (FILL_OR_DROP, and allowed
+        # for PROMISE_IN_BOUNDS); CLIP clamps the indices first.
+        if params["mode"] is GatherScatterMode.CLIP:
+            return clipped_lowering(ctx, operand, indices, updates, **params)
+        return [_scatter_hlo(ctx, kind, operand, indices, updates, params)]
+
+    batch = functools.partial(_scatter_batch, prim)
+    define_rules(prim, abstract_eval, lowering, jvp=jvp, transpose=transpose, batching=batch)
+    return prim
+
+
+scatter_p = _make_scatter("scatter", "replace", _scatter_jvp, _scatter_transpose)
+scatter_add_p = _make_scatter(
+    "scatter-add",
+    "add",
+    _scatter_additive_jvp,
+    _scatter_additive_transpose,
+    rules_take_prim=True,
+)
+
+
+def _scatter_sub_abstract_eval(operand: ShapedArray, *args: Any, **params: Any) -> ShapedArray:
+    if operand.dtype == np.dtype(bool):
+        raise TypeError("scatter_sub does not accept bool operands (there is no bool subtraction).")
+    return _scatter_abstract_eval(operand, *args, **params)
+
+
+scatter_sub_p = _make_scatter(
+    "scatter-sub",
+    "sub",
+    _scatter_additive_jvp,
+    _scatter_additive_transpose,
+    rules_take_prim=True,
+    abstract_eval=_scatter_sub_abstract_eval,
+)
+scatter_mul_p = _make_scatter("scatter-mul", "mul", _scatter_mul_jvp, _scatter_mul_transpose)
+scatter_min_p = _make_scatter("scatter-min", "min", _scatter_extremal_jvp, rules_take_prim=True)
+scatter_max_p = _make_scatter("scatter-max", "max", _scatter_extremal_jvp, rules_take_prim=True)
+
+
+def _scatter_wrapper(prim: Primitive, name: str):
+    def fun(
+        operand: Any,
+        scatter_indices: Any,
+        updates: Any,
+        dimension_numbers: ScatterDimensionNumbers,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | GatherScatterMode | None = None,
+    ) -> Any:
+        return prim.bind(
+            operand,
+            scatter_indices,
+            updates,
+            dimension_numbers=_tuple_fields(dimension_numbers),
+            indices_are_sorted=bool(indices_are_sorted),
+            unique_indices=bool(unique_indices),
+            mode=GatherScatterMode.from_any(mode),
+            update_jaxpr=None,
+            update_consts=(),
+        )
+
+    fun.__name__ = fun.__qualname__ = name
+    return fun
+
+
+_SCATTER_DOC = """{what}
+
+    Args:
+      operand: the array scattered into.
+      scatter_indices: an integer array whose last axis is the index vector.
+      updates: the values; its `update_window_dims` are window axes, the others
+        match the batch axes of `scatter_indices`.
+      dimension_numbers: a `ScatterDimensionNumbers`.
+      indices_are_sorted, unique_indices: promises passed on to XLA.
+      mode: a `GatherScatterMode` or "clip", "fill"/"drop", "promise_in_bounds";
+        None drops out-of-bounds updates.
+
+    Returns:
+      An array of the operand's shape and dtype.
+    """
+
+scatter = _scatter_wrapper(scatter_p, "scatter")
+scatter.__doc__ = _SCATTER_DOC.format(
+    what="`operand` with `updates` written at `scatter_indices` (repeated indices: one wins)."
+)
+scatter_add = _scatter_wrapper(scatter_add_p, "scatter_add")
+scatter_add.__doc__ = _SCATTER_DOC.format(what="`operand` plus `updates` added at the indices.")
+scatter_sub = _scatter_wrapper(scatter_sub_p, "scatter_sub")
+scatter_sub.__doc__ = _SCATTER_DOC.format(
+    what="`operand` minus `updates` subtracted at the indices (not for bool)."
+)
+scatter_mul = _scatter_wrapper(scatter_mul_p, "scatter_mul")
+scatter_mul.__doc__ = _SCATTER_DOC.format(what="`operand` times `updates` at the indices.")
+scatter_min = _scatter_wrapper(scatter_min_p, "scatter_min")
+scatter_min.__doc__ = _SCATTER_DOC.format(what="The minimum of `operand` and `updates` there.")
+scatter_max = _scatter_wrapper(scatter_max_p, "scatter_max")
+scatter_max.__doc__ = _SCATTER_DOC.format(what="The maximum of `operand` and `updates` there.")
+
+
+@functools.lru_cache(maxsize=128)
+def _apply_jaxpr(func: Any, dtype: np.dtype) -> Any:
+    """The update region `(x, _) -> func(x)` of `scatter_apply`, traced once per
+    function and dtype (so that repeated eager calls reuse one executable)."""
+    scalar = ShapedArray((), dtype)
+    return trace_to_jaxpr(lambda x, _: [func(x)], [scalar, scalar])
+
+
+def scatter_apply(
+    operand: Any,
+    scatter_indices: Any,
+    func: Any,
+    dimension_numbers: ScatterDimensionNumbers,
+    *,
+    update_shape: Sequence[int] = (),
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: str | GatherScatterMode | None = None,
+) -> Any:
+    """`operand` with the elementwise function `func` applied at the scattered positions.
+
+    Each position is updated once per index that reaches it (so `func` applied
+    twice where an index repeats). `update_shape` is the shape updates would have.
+
+    Example:
+      >>> dn = ScatterDimensionNumbers((), (0,), (0,))
+      >>> scatter_apply(np.float32([1, 2, 3]), np.int32([[1]]), lambda x: x * 10, dn,
+      ...               update_shape=(1,))
+      Array([ 1., 20.,  3.], dtype=float32)
+    """
+    aval = get_aval(operand)
+    jaxpr = _apply_jaxpr(func, np.dtype(aval.dtype))
+    updates = full(tuple(update_shape), 0, aval.dtype)
+    return scatter_p.bind(
+        operand,
+        scatter_indices,
+        updates,
+        dimension_numbers=_tuple_fields(dimension_numbers),
+        indices_are_sorted=bool(indices_are_sorted),
+        unique_indices=bool(unique_indices),
+        mode=GatherScatterMode.from_any(mode),
+        update_jaxpr=jaxpr,
+        update_consts=(),
+    )

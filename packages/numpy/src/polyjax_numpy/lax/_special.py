@@ -36,7 +36,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.typing import ArrayLike
-from polyjax_interpreters import ad, batching, mlir
+from polyjax_interpreters import mlir
 from polyjax_numpy.lax import _shape_rules as sr
 from polyjax_numpy.lax._declare import standard_primitive
 from polyjax_numpy.lax._elementwise import (
@@ -316,13 +316,40 @@ def _igamma_lowering(which: str) -> Callable:
     return rule
 
 
-def _binary_float(name: str, lowering: Callable):
-    return standard_primitive(name, _naryop_rule(name, (sr.FLOAT, sr.FLOAT)), lowering)
+def _binary_float(name: str, lowering: Callable, jvp_terms: Sequence[Callable]):
+    # Elementwise over two float operands, broadcasting their ranks.
+    rule = _naryop_rule(name, (sr.FLOAT, sr.FLOAT))
+    return standard_primitive(name, rule, lowering, jvp_terms=jvp_terms, batching="broadcasting")
 
 
-igamma_p = _binary_float("igamma", _igamma_lowering("p"))
-igammac_p = _binary_float("igammac", _igamma_lowering("q"))
-igamma_grad_a_p = _binary_float("igamma_grad_a", _igamma_lowering("da"))
+def _no_jvp(name: str) -> Callable:
+    def jvp(g: Any, *args: Any) -> Any:
+        raise NotImplementedError(f"differentiation rule for '{name}' not implemented")
+
+    return jvp
+
+
+def _igamma_dx(g: Any, a: Any, x: Any) -> Any:
+    # dP/dx = exp(-x) x^(a - 1) / Gamma(a)
+    return mul(g, exp(sub(sub(mul(sub(a, 1.0), log(x)), x), lgamma(a))))
+
+
+igamma_p = _binary_float(
+    "igamma",
+    _igamma_lowering("p"),
+    (lambda g, a, x: mul(g, igamma_grad_a(a, x)), _igamma_dx),
+)
+igammac_p = _binary_float(
+    "igammac",
+    _igamma_lowering("q"),
+    (
+        lambda g, a, x: neg(mul(g, igamma_grad_a(a, x))),
+        lambda g, a, x: neg(_igamma_dx(g, a, x)),
+    ),
+)
+igamma_grad_a_p = _binary_float(
+    "igamma_grad_a", _igamma_lowering("da"), (_no_jvp("igamma_grad_a"),) * 2
+)
 
 
 def _random_gamma_grad_lowering(ctx: mlir.LoweringRuleContext, a: ir.Value, x: ir.Value):
@@ -340,35 +367,9 @@ def _random_gamma_grad_lowering(ctx: mlir.LoweringRuleContext, a: ir.Value, x: i
     return _series_lowering(ctx, (a, x), algorithm)
 
 
-random_gamma_grad_p = _binary_float("random_gamma_grad", _random_gamma_grad_lowering)
-
-
-def _igamma_dx(g: Any, a: Any, x: Any) -> Any:
-    # dP/dx = exp(-x) x^(a - 1) / Gamma(a)
-    return mul(g, exp(sub(sub(mul(sub(a, 1.0), log(x)), x), lgamma(a))))
-
-
-ad.defjvp(
-    igamma_p,
-    lambda g, a, x: mul(g, igamma_grad_a(a, x)),
-    _igamma_dx,
+random_gamma_grad_p = _binary_float(
+    "random_gamma_grad", _random_gamma_grad_lowering, (_no_jvp("random_gamma_grad"),) * 2
 )
-ad.defjvp(
-    igammac_p,
-    lambda g, a, x: neg(mul(g, igamma_grad_a(a, x))),
-    lambda g, a, x: neg(_igamma_dx(g, a, x)),
-)
-
-
-def _no_jvp(name: str) -> Callable:
-    def jvp(g: Any, *args: Any) -> Any:
-        raise NotImplementedError(f"differentiation rule for '{name}' not implemented")
-
-    return jvp
-
-
-ad.defjvp(igamma_grad_a_p, _no_jvp("igamma_grad_a"), _no_jvp("igamma_grad_a"))
-ad.defjvp(random_gamma_grad_p, _no_jvp("random_gamma_grad"), _no_jvp("random_gamma_grad"))
 
 
 # ---------------------------------------------------------------------------
@@ -442,13 +443,6 @@ def _beta_lowering(ctx: mlir.LoweringRuleContext, a: ir.Value, b: ir.Value, x: i
     return _series_lowering(ctx, (a, b, x), algorithm)
 
 
-regularized_incomplete_beta_p = standard_primitive(
-    "regularized_incomplete_beta",
-    _naryop_rule("regularized_incomplete_beta", (sr.FLOAT,) * 3),
-    _beta_lowering,
-)
-
-
 def _betainc_dx(g: Any, a: Any, b: Any, x: Any) -> Any:
     # dI/dx = x^(a - 1) (1 - x)^(b - 1) / B(a, b)
     log_beta = sub(add(lgamma(a), lgamma(b)), lgamma(add(a, b)))
@@ -458,11 +452,16 @@ def _betainc_dx(g: Any, a: Any, b: Any, x: Any) -> Any:
     )
 
 
-ad.defjvp(
-    regularized_incomplete_beta_p,
-    _no_jvp("regularized_incomplete_beta with respect to a"),
-    _no_jvp("regularized_incomplete_beta with respect to b"),
-    _betainc_dx,
+regularized_incomplete_beta_p = standard_primitive(
+    "regularized_incomplete_beta",
+    _naryop_rule("regularized_incomplete_beta", (sr.FLOAT,) * 3),
+    _beta_lowering,
+    jvp_terms=(
+        _no_jvp("regularized_incomplete_beta with respect to a"),
+        _no_jvp("regularized_incomplete_beta with respect to b"),
+        _betainc_dx,
+    ),
+    batching="broadcasting",
 )
 
 
@@ -470,8 +469,21 @@ ad.defjvp(
 # Bessel functions and zeta
 
 
+def _bessel_i1e_jvp(g: Any, ans: Any, x: Any) -> Any:
+    # d/dx [e^-|x| I1(x)] = i0e(x) - i1e(x) (sign(x) + 1 / x); the limit at 0 is 1/2.
+    eps = float(np.finfo(get_aval(x).dtype).eps)
+    not_tiny = gt(abs(x), eps)
+    safe_x = select(not_tiny, x, _full(x, eps))
+    dy = sub(bessel_i0e(safe_x), mul(ans, add(sign(safe_x), reciprocal(safe_x))))
+    return mul(g, select(not_tiny, dy, _full(x, 0.5)))
+
+
 bessel_i1e_p = standard_primitive(
-    "bessel_i1e", _unop_rule("bessel_i1e", sr.FLOAT), _nary_lowering(chlo.bessel_i1e)
+    "bessel_i1e",
+    _unop_rule("bessel_i1e", sr.FLOAT),
+    _nary_lowering(chlo.bessel_i1e),
+    jvp_ans_terms=(_bessel_i1e_jvp,),
+    batching="vectorized",
 )
 
 # Beyond this |x| the asymptotic expansion of I0 is used (its terms shrink
@@ -514,37 +526,22 @@ def _bessel_i0e_lowering(ctx: mlir.LoweringRuleContext, x: ir.Value) -> list:
 
 
 bessel_i0e_p = standard_primitive(
-    "bessel_i0e", _unop_rule("bessel_i0e", sr.FLOAT), _bessel_i0e_lowering
+    "bessel_i0e",
+    _unop_rule("bessel_i0e", sr.FLOAT),
+    _bessel_i0e_lowering,
+    jvp_ans_terms=(lambda g, ans, x: mul(g, sub(bessel_i1e(x), mul(sign(x), ans))),),
+    batching="vectorized",
 )
-
-
-def _bessel_i1e_jvp(g: Any, ans: Any, x: Any) -> Any:
-    # d/dx [e^-|x| I1(x)] = i0e(x) - i1e(x) (sign(x) + 1 / x); the limit at 0 is 1/2.
-    eps = float(np.finfo(get_aval(x).dtype).eps)
-    not_tiny = gt(abs(x), eps)
-    safe_x = select(not_tiny, x, _full(x, eps))
-    dy = sub(bessel_i0e(safe_x), mul(ans, add(sign(safe_x), reciprocal(safe_x))))
-    return mul(g, select(not_tiny, dy, _full(x, 0.5)))
-
-
-ad.defjvp2(bessel_i0e_p, lambda g, ans, x: mul(g, sub(bessel_i1e(x), mul(sign(x), ans))))
-ad.defjvp2(bessel_i1e_p, _bessel_i1e_jvp)
 
 # zeta(x, q): the Hurwitz zeta function sum_n (n + q)^-x.
-zeta_p = _binary_float("zeta", _nary_lowering(chlo.zeta))
-ad.defjvp(
-    zeta_p,
-    _no_jvp("zeta with respect to x"),
-    lambda g, x, q: mul(g, mul(neg(x), zeta(add(x, 1.0), q))),
+zeta_p = _binary_float(
+    "zeta",
+    _nary_lowering(chlo.zeta),
+    (
+        _no_jvp("zeta with respect to x"),
+        lambda g, x, q: mul(g, mul(neg(x), zeta(add(x, 1.0), q))),
+    ),
 )
-
-for _p in (
-    igamma_p, igammac_p, igamma_grad_a_p, random_gamma_grad_p,
-    regularized_incomplete_beta_p, zeta_p,
-):  # fmt: skip
-    batching.defbroadcasting(_p)
-for _p in (bessel_i0e_p, bessel_i1e_p):
-    batching.defvectorized(_p)
 
 
 # ---------------------------------------------------------------------------

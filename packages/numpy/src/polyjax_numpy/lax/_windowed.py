@@ -32,7 +32,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._reductions import (
@@ -200,9 +200,13 @@ def _reduce_window_hlo(
 # reduce_window_sum / max / min
 
 
-def _make_monoid(kind: str) -> Primitive:
+def _make_monoid(kind: str, chooser: Primitive | None = None, **rules: Any) -> Primitive:
+    """The windowed reduction by `kind`, with its `rules`; the jvp of a max or min
+    takes each window's tangent where `chooser` (`ge`, `le`) picks the operand."""
     name = f"reduce_window_{kind}"
     prim = Primitive(name)
+    if chooser is not None:
+        rules["jvp"] = functools.partial(_chooser_jvp, chooser, prim)
 
     def abstract_eval(operand: ShapedArray, **params) -> ShapedArray:
         _check_params(name, operand, params)
@@ -216,7 +220,8 @@ def _make_monoid(kind: str) -> Primitive:
         init = mlir.ir_constant(np.asarray(_identity(kind, dtype), dtype))
         return _reduce_window_hlo([x], [init], ctx.avals_out, _combiner_hlo(kind, dtype), **params)
 
-    define_rules(prim, abstract_eval, lowering, batching=functools.partial(_window_batch, prim))
+    batch = functools.partial(_window_batch, prim)
+    define_rules(prim, abstract_eval, lowering, batching=batch, **rules)
     return prim
 
 
@@ -236,11 +241,6 @@ def _insert_unit_window(params: dict, bd: int) -> dict:
 def _window_batch(prim: Primitive, args, dims, **params):
     (x,), (bd,) = args, dims
     return prim.bind(x, **_insert_unit_window(params, bd)), bd
-
-
-reduce_window_sum_p = _make_monoid("sum")
-reduce_window_max_p = _make_monoid("max")
-reduce_window_min_p = _make_monoid("min")
 
 
 def _reduce_window_sum_transpose(ct, operand, **params):
@@ -279,15 +279,18 @@ def _reduce_window_sum_transpose(ct, operand, **params):
     return [summed]
 
 
-ad.deflinear2(reduce_window_sum_p, _reduce_window_sum_transpose)
-
-
 def _chooser_jvp(select_prim: Primitive, prim: Primitive, primals, tangents, **params):
+    # The tangent in each window is the one where the operand is chosen.
     (x,), (t,) = primals, tangents
     ans = prim.bind(x, **params)
     if type(t) is ad.Zero:
         return ans, ad.Zero.from_primal_value(ans)
     return ans, select_and_gather_add_p.bind(t, x, select_prim=select_prim, **params)
+
+
+reduce_window_sum_p = _make_monoid("sum", linear_transpose=_reduce_window_sum_transpose)
+reduce_window_max_p = _make_monoid("max", chooser=_ew.ge_p)
+reduce_window_min_p = _make_monoid("min", chooser=_ew.le_p)
 
 
 # ---------------------------------------------------------------------------
@@ -367,20 +370,13 @@ def _sga_batch(args, dims, *, select_prim, **params):
     return select_and_gather_add_p.bind(t, x, select_prim=select_prim, **new), 0
 
 
-select_and_gather_add_p.def_abstract_eval(_sga_abstract_eval)
-select_and_gather_add_p.def_impl(
-    functools.partial(dispatch.apply_primitive, select_and_gather_add_p)
-)
-mlir.register_lowering(select_and_gather_add_p, _sga_lowering)
-ad.primitive_jvps[select_and_gather_add_p] = _sga_jvp
-ad.primitive_transposes[select_and_gather_add_p] = _sga_transpose
-batching.primitive_batchers[select_and_gather_add_p] = _sga_batch
-
-ad.primitive_jvps[reduce_window_max_p] = functools.partial(
-    _chooser_jvp, _ew.ge_p, reduce_window_max_p
-)
-ad.primitive_jvps[reduce_window_min_p] = functools.partial(
-    _chooser_jvp, _ew.le_p, reduce_window_min_p
+define_rules(
+    select_and_gather_add_p,
+    _sga_abstract_eval,
+    _sga_lowering,
+    jvp=_sga_jvp,
+    transpose=_sga_transpose,
+    batching=_sga_batch,
 )
 
 
@@ -490,14 +486,14 @@ def _ssa_batch(args, dims, *, select_prim, **params):
     return select_and_scatter_add_p.bind(s, x, select_prim=select_prim, **full), 0
 
 
-select_and_scatter_add_p.def_abstract_eval(_ssa_abstract_eval)
-select_and_scatter_add_p.def_impl(
-    functools.partial(dispatch.apply_primitive, select_and_scatter_add_p)
+define_rules(
+    select_and_scatter_add_p,
+    _ssa_abstract_eval,
+    _ssa_lowering,
+    jvp=_ssa_jvp,
+    transpose=_ssa_transpose,
+    batching=_ssa_batch,
 )
-mlir.register_lowering(select_and_scatter_add_p, _ssa_lowering)
-ad.primitive_jvps[select_and_scatter_add_p] = _ssa_jvp
-ad.primitive_transposes[select_and_scatter_add_p] = _ssa_transpose
-batching.primitive_batchers[select_and_scatter_add_p] = _ssa_batch
 
 
 # ---------------------------------------------------------------------------

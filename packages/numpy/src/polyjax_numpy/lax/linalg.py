@@ -144,10 +144,17 @@ def _nans(ctx: Any, aval: ShapedArray) -> ir.Value:
     return mlir.full_like_aval(ctx, nan, aval)
 
 
-def _primitive(name: str, abstract_eval: Any, lowering: Any, multiple_results=False) -> Primitive:
+def _primitive(
+    name: str, abstract_eval: Any, lowering: Any, multiple_results: bool = False, **rules: Any
+) -> Primitive:
     # jaxlib's LAPACK kernels run on CPU only: no lowering for other platforms.
     return standard_primitive(
-        name, abstract_eval, lowering, multiple_results=multiple_results, lowering_platform="cpu"
+        name,
+        abstract_eval,
+        lowering,
+        multiple_results=multiple_results,
+        lowering_platform="cpu",
+        **rules,
     )
 
 
@@ -196,9 +203,6 @@ def _cholesky_lowering(ctx: Any, x: ir.Value) -> list:
     return [out]
 
 
-cholesky_p = _primitive("cholesky", _cholesky_abstract_eval, _cholesky_lowering)
-
-
 def _cholesky_jvp(primals: list, tangents: list) -> tuple:
     # L = chol(A); dL = L @ phi(L^{-1} dA L^{-H}), phi: the lower triangle with a
     # halved diagonal.
@@ -217,8 +221,13 @@ def _cholesky_batch(args: list, dims: list) -> tuple:
     return cholesky_p.bind(batching.moveaxis(x, bd, 0)), 0
 
 
-ad.primitive_jvps[cholesky_p] = _cholesky_jvp
-batching.primitive_batchers[cholesky_p] = _cholesky_batch
+cholesky_p = _primitive(
+    "cholesky",
+    _cholesky_abstract_eval,
+    _cholesky_lowering,
+    jvp=_cholesky_jvp,
+    batching=_cholesky_batch,
+)
 
 
 def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
@@ -304,11 +313,6 @@ def _triangular_solve_lowering(
     return [out]
 
 
-triangular_solve_p = _primitive(
-    "triangular_solve", _triangular_solve_abstract_eval, _triangular_solve_lowering
-)
-
-
 def _op(x: Any, transpose_a: bool, conjugate_a: bool) -> Any:
     if conjugate_a and _is_complex(get_aval(x).dtype):
         x = conj(x)
@@ -363,9 +367,14 @@ def _triangular_solve_batch(args, dims, **params):
     return triangular_solve_p.bind(a, b, **params), 0
 
 
-ad.defjvp(triangular_solve_p, _triangular_solve_jvp_a, _triangular_solve_jvp_b)
-ad.primitive_transposes[triangular_solve_p] = _triangular_solve_transpose
-batching.primitive_batchers[triangular_solve_p] = _triangular_solve_batch
+triangular_solve_p = _primitive(
+    "triangular_solve",
+    _triangular_solve_abstract_eval,
+    _triangular_solve_lowering,
+    jvp_terms=(_triangular_solve_jvp_a, _triangular_solve_jvp_b),
+    transpose=_triangular_solve_transpose,
+    batching=_triangular_solve_batch,
+)
 
 
 def triangular_solve(
@@ -476,9 +485,6 @@ def _lu_lowering(ctx: Any, x: ir.Value) -> list:
     return [factor, pivots, perm]
 
 
-lu_p = _primitive("lu", _lu_abstract_eval, _lu_lowering, multiple_results=True)
-
-
 def _permutation_matrix(perm: Any, dtype: Any) -> Any:
     """``P`` with ``(P @ a) == a[..., perm, :]``: ``P[i, j] = (perm[i] == j)``."""
     aval = get_aval(perm)
@@ -514,8 +520,9 @@ def _lu_batch(args: list, dims: list) -> tuple:
     return lu_p.bind(batching.moveaxis(x, bd, 0)), [0, 0, 0]
 
 
-ad.primitive_jvps[lu_p] = _lu_jvp
-batching.primitive_batchers[lu_p] = _lu_batch
+lu_p = _primitive(
+    "lu", _lu_abstract_eval, _lu_lowering, multiple_results=True, jvp=_lu_jvp, batching=_lu_batch
+)
 
 
 def lu(x: Any) -> tuple[Any, Any, Any]:
@@ -576,9 +583,6 @@ def _eigh_lowering(ctx: Any, x: ir.Value, *, lower: bool, sort_eigenvalues: bool
     return [v, w]  # LAPACK sorts the eigenvalues in ascending order
 
 
-eigh_p = _primitive("eigh", _eigh_abstract_eval, _eigh_lowering, multiple_results=True)
-
-
 def _eigh_jvp(primals: list, tangents: list, *, lower: bool, sort_eigenvalues: bool) -> tuple:
     # w_dot = Re diag(V^H dA V); V_dot = V (F * (V^H dA V)), F_ij = 1 / (w_j - w_i) off
     # the diagonal and 0 on it.
@@ -611,8 +615,14 @@ def _eigh_batch(args: list, dims: list, **params: Any) -> tuple:
     return eigh_p.bind(batching.moveaxis(x, bd, 0), **params), [0, 0]
 
 
-ad.primitive_jvps[eigh_p] = _eigh_jvp
-batching.primitive_batchers[eigh_p] = _eigh_batch
+eigh_p = _primitive(
+    "eigh",
+    _eigh_abstract_eval,
+    _eigh_lowering,
+    multiple_results=True,
+    jvp=_eigh_jvp,
+    batching=_eigh_batch,
+)
 
 
 class EighImplementation(enum.Enum):
@@ -749,9 +759,6 @@ def _nan_where_failed(ctx: Any, ok: ir.Value, out: ir.Value, aval: ShapedArray) 
     return hlo.select(ok, out, _nans(ctx, aval))
 
 
-eig_p = _primitive("eig", _eig_abstract_eval, _eig_lowering, multiple_results=True)
-
-
 def _solve(a: Any, b: Any) -> Any:
     """``a^{-1} @ b`` for square `a`, by LU with partial pivoting."""
     lu_, _, perm = lu_p.bind(a)
@@ -838,8 +845,14 @@ def _eig_batch(args: list, dims: list, **params: Any) -> tuple:
     return out, [0] * len(out)
 
 
-ad.primitive_jvps[eig_p] = _eig_jvp
-batching.primitive_batchers[eig_p] = _eig_batch
+eig_p = _primitive(
+    "eig",
+    _eig_abstract_eval,
+    _eig_lowering,
+    multiple_results=True,
+    jvp=_eig_jvp,
+    batching=_eig_batch,
+)
 
 
 def eig(
@@ -941,18 +954,18 @@ def _householder_product_lowering(ctx: Any, a: ir.Value, taus: ir.Value) -> list
     )
 
 
-householder_product_p = _primitive(
-    "householder_product", _householder_product_abstract_eval, _householder_product_lowering
-)
-
-
 def _householder_product_batch(args: list, dims: list) -> tuple:
     size = next(get_aval(x).shape[d] for x, d in zip(args, dims) if d is not batching.not_mapped)
     a, t = (batching.bdim_at_front(x, d, size) for x, d in zip(args, dims))
     return householder_product_p.bind(a, t), 0
 
 
-batching.primitive_batchers[householder_product_p] = _householder_product_batch
+householder_product_p = _primitive(
+    "householder_product",
+    _householder_product_abstract_eval,
+    _householder_product_lowering,
+    batching=_householder_product_batch,
+)
 
 
 def householder_product(a: Any, taus: Any) -> Any:
@@ -988,10 +1001,12 @@ def _geqrf_lowering(ctx: Any, x: ir.Value) -> list:
     )
 
 
-geqrf_p = _primitive("geqrf", _geqrf_abstract_eval, _geqrf_lowering, multiple_results=True)
-batching.primitive_batchers[geqrf_p] = lambda args, dims: (
-    geqrf_p.bind(batching.moveaxis(args[0], dims[0], 0)),
-    [0, 0],
+def _geqrf_batch(args: list, dims: list) -> tuple:
+    return geqrf_p.bind(batching.moveaxis(args[0], dims[0], 0)), [0, 0]
+
+
+geqrf_p = _primitive(
+    "geqrf", _geqrf_abstract_eval, _geqrf_lowering, multiple_results=True, batching=_geqrf_batch
 )
 
 
@@ -1020,13 +1035,6 @@ def _qr_impl(x: Any, *, full_matrices: bool) -> list:
     k = m if full_matrices else min(m, n)
     r = _triangle(_slice(a, zeros + (0, 0), (*batch, k, n)), lower=False)
     return [q, r]
-
-
-qr_p = Primitive("qr")
-qr_p.multiple_results = True
-qr_p.def_abstract_eval(_qr_abstract_eval)
-qr_p.def_impl(_qr_impl)
-mlir.register_lowering(qr_p, mlir.lower_fun(_qr_impl, multiple_results=True))
 
 
 def _qr_jvp(primals: list, tangents: list, *, full_matrices: bool) -> tuple:
@@ -1061,8 +1069,17 @@ def _qr_batch(args: list, dims: list, **params: Any) -> tuple:
     return qr_p.bind(batching.moveaxis(x, bd, 0), **params), [0, 0]
 
 
-ad.primitive_jvps[qr_p] = _qr_jvp
-batching.primitive_batchers[qr_p] = _qr_batch
+# QR is geqrf then householder_product, eagerly and in lowering (on every platform
+# those two lower to).
+qr_p = standard_primitive(
+    "qr",
+    _qr_abstract_eval,
+    mlir.lower_fun(_qr_impl, multiple_results=True),
+    multiple_results=True,
+    impl=_qr_impl,
+    jvp=_qr_jvp,
+    batching=_qr_batch,
+)
 
 
 def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True) -> tuple[Any, Any]:
@@ -1150,9 +1167,6 @@ def _svd_lowering(ctx: Any, x: ir.Value, *, full_matrices: bool, compute_uv: boo
     return outs
 
 
-svd_p = _primitive("svd", _svd_abstract_eval, _svd_lowering, multiple_results=True)
-
-
 def _svd_jvp(primals: list, tangents: list, *, full_matrices: bool, compute_uv: bool) -> tuple:
     # With A = U S V^H (reduced, k = min(m, n)) and dP = U^H dA V:
     #   dS = Re diag(dP),
@@ -1208,8 +1222,14 @@ def _svd_batch(args: list, dims: list, **params: Any) -> tuple:
     return out, [0] * len(out)
 
 
-ad.primitive_jvps[svd_p] = _svd_jvp
-batching.primitive_batchers[svd_p] = _svd_batch
+svd_p = _primitive(
+    "svd",
+    _svd_abstract_eval,
+    _svd_lowering,
+    multiple_results=True,
+    jvp=_svd_jvp,
+    batching=_svd_batch,
+)
 
 
 class SvdAlgorithm(enum.Enum):
@@ -1286,11 +1306,6 @@ def _tridiagonal_solve_lowering(ctx: Any, dl, d, du, b) -> list:
     return [hlo.select(ok, x, _nans(ctx, b_aval))]
 
 
-tridiagonal_solve_p = _primitive(
-    "tridiagonal_solve", _tridiagonal_solve_abstract_eval, _tridiagonal_solve_lowering
-)
-
-
 def _shift(x: Any, axis: int, by: int) -> Any:
     """`x` moved `by` places along `axis` (1: y[i] = x[i-1]), zero-filled."""
     nd = get_aval(x).ndim
@@ -1334,15 +1349,19 @@ def _tridiagonal_solve_batch(args, dims):
     return tridiagonal_solve_p.bind(*args), 0
 
 
-ad.defjvp(
-    tridiagonal_solve_p,
-    _tridiagonal_jvp_diag(0),
-    _tridiagonal_jvp_diag(1),
-    _tridiagonal_jvp_diag(2),
-    lambda g, dl, d, du, b: tridiagonal_solve_p.bind(dl, d, du, g),
+tridiagonal_solve_p = _primitive(
+    "tridiagonal_solve",
+    _tridiagonal_solve_abstract_eval,
+    _tridiagonal_solve_lowering,
+    jvp_terms=(
+        _tridiagonal_jvp_diag(0),
+        _tridiagonal_jvp_diag(1),
+        _tridiagonal_jvp_diag(2),
+        lambda g, dl, d, du, b: tridiagonal_solve_p.bind(dl, d, du, g),
+    ),
+    transpose=_tridiagonal_solve_transpose,
+    batching=_tridiagonal_solve_batch,
 )
-ad.primitive_transposes[tridiagonal_solve_p] = _tridiagonal_solve_transpose
-batching.primitive_batchers[tridiagonal_solve_p] = _tridiagonal_solve_batch
 
 
 def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any) -> Any:

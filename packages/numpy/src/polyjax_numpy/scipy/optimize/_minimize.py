@@ -96,34 +96,24 @@ def minimize(
         return fun(x, *args)
 
     name = method.lower()
+    if name not in ("bfgs", _LBFGS):
+        raise ValueError(f"minimize: method {method!r} is not supported (use 'BFGS').")
+    if "norm" in options:
+        options["norm_order"] = options.pop("norm")
     if name == "bfgs":
-        if "norm" in options:
-            options["norm_order"] = options.pop("norm")
         r = minimize_bfgs(objective, x0, **options)
-        return OptimizeResults(
-            x=r.x_k,
-            success=r.converged & ~r.failed,
-            status=r.status,
-            fun=r.f_k,
-            jac=r.g_k,
-            hess_inv=r.H_k,
-            nfev=r.nfev,
-            njev=r.ngev,
-            nit=r.k,
-        )
-    if name == _LBFGS:
-        if "norm" in options:
-            options["norm_order"] = options.pop("norm")
+        hess_inv = r.H_k
+    else:  # L-BFGS keeps no inverse Hessian, only its recent updates.
         r = minimize_lbfgs(objective, x0, **options)
-        return OptimizeResults(
-            x=r.x_k,
-            success=r.converged & ~r.failed,
-            status=r.status,
-            fun=r.f_k,
-            jac=r.g_k,
-            hess_inv=None,
-            nfev=r.nfev,
-            njev=r.ngev,
-            nit=r.k,
-        )
-    raise ValueError(f"minimize: method {method!r} is not supported (use 'BFGS').")
+        hess_inv = None
+    return OptimizeResults(
+        x=r.x_k,
+        success=r.converged & ~r.failed,
+        status=r.status,
+        fun=r.f_k,
+        jac=r.g_k,
+        hess_inv=hess_inv,
+        nfev=r.nfev,
+        njev=r.ngev,
+        nit=r.k,
+    )
