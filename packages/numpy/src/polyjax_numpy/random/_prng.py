@@ -39,7 +39,7 @@ import numpy as np
 from polyjax_core import basearray, config, dtypes
 from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray, register_aval_handler
-from polyjax_core.tree_util import register_pytree_node
+from polyjax_core.jax_tree_util import register_array_node
 from polyjax_numpy.lax import _bits, _random_bits, _shape_ops
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax._extended import ExtendedArray
@@ -375,24 +375,16 @@ class PRNGKeyArray(ExtendedArray):
         return head if data is None else f"{head} overlaying:\n{data}"
 
     def __eq__(self, other: object) -> Any:  # type: ignore[override]
-        if not isinstance(other, PRNGKeyArray):
-            return NotImplemented
-        if other._impl != self._impl:
-            return False
-        same = lax.eq(self._base_array, other._base_array)
-        for _ in self._impl.key_shape:
-            same = _reduce_all_last(same)
-        return same
+        from polyjax_numpy.numpy._ufuncs import equal
+
+        return equal(self, other) if _u.is_operand(other) else NotImplemented
 
     def __ne__(self, other: object) -> Any:  # type: ignore[override]
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented or isinstance(eq, bool) else lax.bitwise_not(eq)
+        from polyjax_numpy.numpy._ufuncs import not_equal
+
+        return not_equal(self, other) if _u.is_operand(other) else NotImplemented
 
     __hash__ = None  # type: ignore[assignment]  # mutable-looking values, as arrays
-
-
-def _reduce_all_last(x: Any) -> Any:
-    return _bits.reduce_and(x, (_u.ndim(x) - 1,))
 
 
 def _is_concrete(x: Any) -> bool:
@@ -401,7 +393,8 @@ def _is_concrete(x: Any) -> bool:
 
 register_aval_handler(PRNGKeyArray, lambda k: k.aval)
 basearray.Array.register(PRNGKeyArray)  # key arrays are arrays, as in JAX
-register_pytree_node(
+# A node for transformations (they carry the key data), a leaf for users (as in JAX).
+register_array_node(
     PRNGKeyArray,
     lambda k: ((k._base_array,), k._impl),
     lambda impl, children: PRNGKeyArray(impl, children[0]),
