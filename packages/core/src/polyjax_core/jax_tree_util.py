@@ -22,7 +22,9 @@ Example:
   >>> import numpy as np
   >>> class Boxed:  # an array-like type that transformations see through
   ...     def __init__(self, data): self.data = data
-  >>> register_array_node(Boxed, lambda b: ((b.data,), None), lambda _, c: Boxed(c[0]))
+  >>> register_array_node(
+  ...     Boxed, lambda b: ((b.data,), None), lambda _, c: Boxed(c[0]), lambda b: 0
+  ... )
   >>> len(tree_leaves({"a": Boxed(np.zeros(2)), "b": 1.0}))
   2
   >>> from polyjax_core import tree_util
@@ -60,29 +62,55 @@ from polyjax_core.tree_util import (
     treedef_tuple,
 )
 
-__all__ = [*_tu.__all__, "register_array_node"]
+__all__ = [*_tu.__all__, "register_array_node", "trailing_ndims"]
 
-_ARRAY_NODES: set[type] = set()
+# array node type -> the number of trailing axes its data has beyond its shape
+_ARRAY_NODES: dict[type, Callable[[Any], int]] = {}
 
 
 def register_array_node(
     nodetype: type,
     flatten_func: Callable[[Any], tuple[Iterable[Any], Any]],
     unflatten_func: Callable[[Any, Iterable[Any]], Any],
+    trailing_ndim: Callable[[Any], int],
 ) -> None:
     """Registers an array type that transformations take apart but users see as a leaf.
 
     ``nodetype`` becomes a pytree node of `polyjax_core.tree_util` (as with
-    `register_pytree_node`) and a leaf of this module's functions.
+    `register_pytree_node`) and a leaf of this module's functions. Its one child
+    is its data, whose leading axes are the array's own.
 
     Args:
       nodetype: the array type.
-      flatten_func: ``x -> (children, aux_data)``.
-      unflatten_func: ``(aux_data, children) -> x``; it may receive any stand-ins
-        for the children (tracers, abstract values).
+      flatten_func: ``x -> ((data,), aux_data)``.
+      unflatten_func: ``(aux_data, (data,)) -> x``; it may receive any stand-in
+        for the data (a tracer, an abstract value, an index).
+      trailing_ndim: ``x -> n``, the number of axes the data has after the
+        array's own (1 for threefry keys, whose data is ``uint32[..., 2]``); it
+        must not look at the data.
     """
     _tu.register_pytree_node(nodetype, flatten_func, unflatten_func)
-    _ARRAY_NODES.add(nodetype)
+    _ARRAY_NODES[nodetype] = trailing_ndim
+
+
+def trailing_ndims(treedef: PyTreeDef) -> list[int]:
+    """For each leaf of ``treedef`` (a `polyjax_core.tree_util` structure), how many
+    trailing data axes it has beyond the array it stands for: 0 for plain leaves.
+
+    Transformations use it to count negative axes (``vmap(in_axes=-1)``) from the
+    end of the array a user sees rather than from the end of its data.
+    """
+    n = treedef.num_leaves
+    out = [0] * n
+    if not _ARRAY_NODES:
+        return out
+    for x in tree_leaves(treedef.unflatten(list(range(n)))):
+        trailing = _ARRAY_NODES.get(type(x))
+        if trailing is not None:
+            t = trailing(x)
+            for i in _tu.tree_leaves(x):
+                out[i] = t
+    return out
 
 
 def _leaf(is_leaf: Callable[[Any], bool] | None) -> Callable[[Any], bool] | None:

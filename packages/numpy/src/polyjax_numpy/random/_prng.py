@@ -38,7 +38,7 @@ import numpy as np
 
 from polyjax_core import basearray, config, dtypes
 from polyjax_core import symbolic_dims as sd
-from polyjax_core.abstract_values import ShapedArray, register_aval_handler
+from polyjax_core.abstract_values import ShapedArray, ShapeDtypeStruct, register_aval_handler
 from polyjax_core.jax_tree_util import register_array_node
 from polyjax_numpy.lax import _bits, _random_bits, _shape_ops
 from polyjax_numpy.lax import _elementwise as lax
@@ -393,11 +393,22 @@ def _is_concrete(x: Any) -> bool:
 
 register_aval_handler(PRNGKeyArray, lambda k: k.aval)
 basearray.Array.register(PRNGKeyArray)  # key arrays are arrays, as in JAX
+
+
+def _unflatten_keys(impl: PRNGImpl, data: Any) -> Any:
+    """Keys around ``data``; around the type of key data (`eval_shape`, the stages'
+    `out_info`) the type of the keys, as JAX reports it."""
+    if isinstance(data, ShapeDtypeStruct):
+        return ShapeDtypeStruct(data.shape[: -len(impl.key_shape)], PRNGKeyDType(impl))
+    return PRNGKeyArray(impl, data)
+
+
 # A node for transformations (they carry the key data), a leaf for users (as in JAX).
 register_array_node(
     PRNGKeyArray,
     lambda k: ((k._base_array,), k._impl),
-    lambda impl, children: PRNGKeyArray(impl, children[0]),
+    lambda impl, children: _unflatten_keys(impl, children[0]),
+    lambda k: len(k._impl.key_shape),
 )
 
 
