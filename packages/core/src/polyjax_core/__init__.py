@@ -4,8 +4,9 @@ Everything the other polyjax packages build on, and all a library author needs
 to declare primitives and trace Python functions into jaxprs:
 
 - pytrees (`tree_util`, and `jax_tree_util`, JAX's view of them, in which
-  array-like nodes such as typed PRNG keys are leaves), dtypes and type promotion (`dtypes`), configuration
-  (`config`), symbolic dimensions (`symbolic_dims`);
+  array-like nodes such as typed PRNG keys are leaves), dtypes and type
+  promotion (`dtypes`), configuration (`config`), symbolic dimensions
+  (`symbolic_dims`);
 - abstract values (`ShapedArray`, `ShapeDtypeStruct`, `get_aval`);
 - `Primitive` and `bind`; `Trace` / `Tracer` and the current-trace context;
 - the jaxpr IR (`Var`, `Literal`, `JaxprEqn`, `Jaxpr`, `ClosedJaxpr`), its
