@@ -62,6 +62,7 @@ ACTIVATIONS = {
     ),
     "sparse_sigmoid": (nn.sparse_sigmoid, lambda x: np.clip((x + 1) / 2, 0, 1)),
     "tanh": (nn.tanh, np.tanh),
+    "log1mexp": (nn.log1mexp, lambda x: np.log(-np.expm1(-x))),  # NaN below 0, as JAX
 }
 
 
@@ -85,10 +86,52 @@ def test_activation_grads(name):
 @pytest.mark.parametrize("dtype", [np.float16, "bfloat16", np.int32, np.uint8, bool])
 def test_activation_dtypes(dtype):
     x = np.array([0, 1, 2]).astype(dtype)
-    out = nn.relu(x)
+    out = nn.relu6(x)
     expected = np.float32 if np.dtype(dtype).kind in "iub" else np.dtype(dtype)
     assert out.dtype == expected
     np.testing.assert_allclose(np.asarray(out, np.float32), np.asarray(x, np.float32))
+
+
+@pytest.mark.parametrize(
+    ("dtype", "expected"),
+    [(np.int8, np.int8), (np.int32, np.int32), (np.uint8, np.uint8), (bool, np.int32)],
+)
+def test_relu_keeps_integers_integer(dtype, expected):
+    # JAX's relu is maximum(x, 0): integer dtypes stay, bools become int32.
+    x = np.array([-3, 0, 2, 1]).astype(dtype)
+    for out in (nn.relu(x), jit(nn.relu)(x), vmap(nn.relu)(x)):
+        assert out.dtype == expected
+        np.testing.assert_array_equal(out, np.maximum(x.astype(expected), 0))
+    assert nn.relu(3).dtype == np.int32 and nn.relu(3).weak_type
+
+
+def test_log1mexp_grads_and_both_branches():
+    x = np.array([1e-4, 0.3, 0.69, 0.7, 5.0, 40.0], np.float32)
+    x64 = x.astype(np.float64)
+    expect = np.where(x64 < np.log(2), np.log(-np.expm1(-x64)), np.log1p(-np.exp(-x64)))
+    np.testing.assert_allclose(nn.log1mexp(x), expect, rtol=1e-6)
+    check_grads(
+        nn.log1mexp, (np.array([0.2, 0.9, 3.0], np.float32),), order=2, modes=("fwd", "rev")
+    )
+    assert nn.log1mexp(2).dtype == np.float32 and float(nn.log1mexp(0.0)) == -np.inf
+
+
+@pytest.mark.parametrize(
+    ("axis", "keepdims"), [(None, False), (0, False), (1, True), ((0, 1), True)]
+)
+def test_logmeanexp_is_logsumexp_minus_log_count(axis, keepdims):
+    x = np.array([[0.5, 2.0, -1.0], [1.0, 3.0, 100.0]], np.float32)
+    mask = np.array([[True, False, True], [True, True, False]])
+    n = x.size if axis is None else np.prod([x.shape[a] for a in np.atleast_1d(axis)])
+    expect = scipy.special.logsumexp(x, axis=axis, keepdims=keepdims) - np.log(n)
+    out = nn.logmeanexp(x, axis=axis, keepdims=keepdims)
+    np.testing.assert_allclose(out, expect, rtol=1e-6, atol=1e-6)
+    count = mask.sum(axis=axis, keepdims=keepdims)
+    masked = scipy.special.logsumexp(x, axis=axis, b=mask, keepdims=keepdims) - np.log(count)
+    out = nn.logmeanexp(x, axis=axis, where=mask, keepdims=keepdims)
+    np.testing.assert_allclose(out, masked, rtol=1e-6, atol=1e-6)
+    assert float(nn.logmeanexp(np.array([1, 2]))) == pytest.approx(np.log(np.mean(np.exp([1, 2]))))
+    assert np.isnan(nn.logmeanexp(np.zeros((0,), np.float32)))
 
 
 def test_relu_derivative_at_zero_is_zero():
