@@ -629,7 +629,7 @@ def test_errors():
     for fn in (jnp.fabs, jnp.floor, jnp.trunc, jnp.signbit, jnp.frexp, jnp.spacing, jnp.modf):
         with pytest.raises(TypeError, match="complex"):
             fn(z)
-    for fn in (jnp.hypot, jnp.logaddexp, jnp.copysign, jnp.fmod, jnp.floor_divide):
+    for fn in (jnp.copysign, jnp.fmod, jnp.floor_divide):  # hypot, logaddexp: below
         with pytest.raises(TypeError, match="complex"):
             fn(z, z)
     with pytest.raises(TypeError, match="bitwise_and is only defined for integer and boolean"):
