@@ -18,11 +18,12 @@ same bits as in JAX (with `jax_threefry_partitionable`, JAX's default):
 
 **Key arrays.** `random.key(seed)` gives a *typed* key array (dtype
 `key<fry>`); `random.PRNGKey(seed)` gives the legacy raw form, a `uint32[2]`
-array. Every sampler takes either. A typed key array is a `PRNGKeyArray`: a
-pytree node around its `uint32[..., 2]` key data, with the generator as static
-data. Being a pytree, it passes through `jit`, `vmap`, `scan`, `cond` and `grad`
-with no special rule, and indexing, iteration and `reshape` act on its leading
-(key) axes. Decision: jaxprs show the key data (`u32[..., 2]`) and the
+array. Every sampler takes either. A typed key array is a `PRNGKeyArray`: for
+transformations a pytree node around its `uint32[..., 2]` key data, with the
+generator as static data, so it passes through `jit`, `vmap`, `scan`, `cond` and
+`grad` with no special rule; for users (``polyjax.tree_util``) a leaf, as in JAX
+(`jax_tree_util.register_array_node`). Indexing, iteration and `reshape` act on
+its leading (key) axes. Decision: jaxprs show the key data (`u32[..., 2]`) and the
 `threefry2x32` equations where JAX shows `key<fry>[...]` avals and its
 `random_*` primitives (docs/random.md).
 """
@@ -247,12 +248,13 @@ class PRNGKeyDType(dtypes.ExtendedDType):
 class PRNGKeyArray(ExtendedArray):
     """An array of typed PRNG keys (dtype `key<fry>`): the key data and its generator.
 
-    Its shape is the data's shape without the trailing key axes. It is a pytree
-    node (its one child is the `uint32` key data), so transformations see the
-    data. As an `ExtendedArray` it goes through the structural lax primitives, and
-    so through `jnp.concatenate`, `stack`, `where`, `reshape`, `take`, indexing,
-    `.at[]`, `lax.dynamic_slice` ..., which act on the key axes; arithmetic raises
-    TypeError, as in JAX.
+    Its shape is the data's shape without the trailing key axes. Transformations
+    see it as a pytree node (its one child is the `uint32` key data), users'
+    pytree functions as a leaf. As an `ExtendedArray` it goes through the
+    structural lax primitives, and so through `jnp.concatenate`, `stack`, `where`,
+    `reshape`, `take`, indexing, `.at[]`, `lax.dynamic_slice` ..., which act on
+    the key axes; `==`/`!=` compare whole keys; arithmetic raises TypeError, as
+    in JAX.
     """
 
     __slots__ = ("_base_array", "_impl")
