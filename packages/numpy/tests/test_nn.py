@@ -357,3 +357,29 @@ def test_initializers_are_deterministic_in_the_key():
     b = init(random.key(3), (4, 5))
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(np.asarray(a), np.asarray(init(random.key(4), (4, 5))))
+
+
+# JAX 0.10.2: a Python scalar gives a weakly typed float32 result, except where JAX's
+# formula holds strongly typed constants (gelu) or reduces (logsumexp, logmeanexp).
+_WEAK = (
+    "celu elu hard_sigmoid hard_silu hard_swish hard_tanh identity leaky_relu log1mexp "
+    "log_sigmoid mish relu relu6 selu sigmoid silu soft_sign softplus sparse_plus "
+    "sparse_sigmoid squareplus swish tanh"
+).split()
+_STRONG = ["gelu", "logsumexp", "logmeanexp"]
+
+
+@pytest.mark.parametrize("name", _WEAK + _STRONG)
+def test_python_scalars_give_jaxs_weak_type(name):
+    out = getattr(nn, name)(2.0)
+    assert out.dtype == np.float32 and out.weak_type == (name in _WEAK)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "expected"), [(np.int8, np.int8), (np.int32, np.int32), (bool, np.int32)]
+)
+def test_hard_tanh_keeps_integers_integer(dtype, expected):
+    x = np.array([-3, -1, 0, 1, 2]).astype(dtype)
+    out = nn.hard_tanh(x)
+    assert out.dtype == expected
+    np.testing.assert_array_equal(out, np.clip(x.astype(expected), -1, 1))

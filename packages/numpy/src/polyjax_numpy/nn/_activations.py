@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from polyjax_core import dtypes
 from polyjax_interpreters.custom_derivatives import custom_jvp
 from polyjax_numpy.lax import _elementwise as lax
-from polyjax_numpy.lax import _shape_ops
-from polyjax_numpy.numpy import _ufuncs, _ufuncs_math
+from polyjax_numpy.lax import _shape_ops, _shape_rules
+from polyjax_numpy.numpy import _selection, _ufuncs, _ufuncs_math
 from polyjax_numpy.numpy import _util as _u
 
 ArrayLike = Any
@@ -31,6 +32,9 @@ def _inexact(name: str, x: ArrayLike) -> Any:
 
 
 def _const(value: float, x: Any) -> Any:
+    # A weakly typed `x` (a Python scalar) keeps a weakly typed result, as JAX's.
+    if dtypes.is_weakly_typed(x):
+        return _shape_rules.weak_scalar(value, _u.dtype(x))
     return np.asarray(value, _u.dtype(x))[()]
 
 
@@ -147,6 +151,8 @@ def gelu(x: ArrayLike, approximate: bool = True) -> Any:
         with `erf`.
     """
     x = _inexact("gelu", x)
+    # JAX's gelu gives a strongly typed result even for a Python scalar.
+    x = _u.convert(x, _u.dtype(x))
     half = _const(0.5, x)
     if approximate:
         inner = lax.mul(
@@ -200,7 +206,16 @@ def leaky_relu(x: ArrayLike, negative_slope: ArrayLike = 1e-2) -> Any:
 
 
 def hard_tanh(x: ArrayLike) -> Any:
-    """`x` clipped to [-1, 1], with derivative 1 at the kinks -1 and 1 (as in JAX)."""
+    """`x` clipped to [-1, 1], with derivative 1 at the kinks -1 and 1 (as in JAX).
+
+    Integer and bool inputs keep an integer dtype, as JAX's
+    `where(x > 1, 1, where(x < -1, -1, x))` gives (bools become int32, and an
+    unsigned `x` compares with -1 wrapped around, as there).
+    """
+    _u.check_arraylike("hard_tanh", x)
+    if not _u.is_inexact(x):
+        inner = _selection.where(_ufuncs.less(x, -1), -1, x)
+        return _selection.where(_ufuncs.greater(x, 1), 1, inner)
     x = _inexact("hard_tanh", x)
     # Selects on strict comparisons keep the identity branch at the kinks, where
     # min/max would split the derivative in half.
@@ -262,7 +277,7 @@ def tanh(x: ArrayLike) -> Any:
 def identity(x: ArrayLike) -> Any:
     """`x` itself (as an array)."""
     _u.check_arraylike("identity", x)
-    return x
+    return _u.as_array(x)
 
 
 def glu(x: ArrayLike, axis: int = -1) -> Any:

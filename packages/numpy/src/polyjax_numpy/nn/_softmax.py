@@ -110,6 +110,7 @@ def logsumexp(
         out = _shape_ops.expand_dims(out, axes) if axes else out
         if return_sign:
             sign = _shape_ops.expand_dims(sign, axes) if axes else sign
+    out = _u.convert(out, _u.dtype(out))  # strongly typed, as JAX's, for Python scalars too
     return (out, sign) if return_sign else out
 
 
