@@ -168,8 +168,7 @@ NOT_YET: dict[str, dict[str, str]] = {
     ),
     "jax.dlpack": {"is_supported_dtype": _TRANSFORMS},
     "jax.nn": dict.fromkeys(
-        "get_scaled_dot_general_config log1mexp logmeanexp scaled_dot_general "
-        "scaled_matmul".split(),
+        "get_scaled_dot_general_config scaled_dot_general scaled_matmul".split(),
         _TRANSFORMS,
     ),
 }

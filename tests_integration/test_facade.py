@@ -184,7 +184,13 @@ def test_tree_aliases():
     assert polyjax.tree.structure(tree) == treedef
     assert polyjax.tree.reduce(lambda a, b: a + b, tree) == 6
     assert polyjax.tree.all([True, (1, 2)])
-    assert polyjax.tree_util.tree_map is core_tree.tree_map
+    # The facade is JAX's view (polyjax_core.jax_tree_util): key arrays are leaves.
+    from polyjax_core import jax_tree_util
+
+    assert polyjax.tree_util.tree_map is jax_tree_util.tree_map is polyjax.tree.map
+    keys = polyjax.random.split(polyjax.random.key(0), 3)
+    assert polyjax.tree.leaves({"k": keys}) == [keys]
+    assert len(core_tree.tree_leaves(keys)) == 1 and core_tree.tree_leaves(keys)[0] is not keys
 
 
 def test_dtypes_follow_weak_type_promotion():

@@ -817,3 +817,54 @@ def test_tree_reduce_associative_matches_jax_grouping():
         lambda a, b: (a, b), [1, (2, 3)], is_leaf=lambda x: isinstance(x, tuple)
     )
     assert pair == (1, (2, 3))
+
+
+# --------------------------------------------------------------------------- JAX's view
+
+
+class _Boxed:
+    """An array-like node: transformations see its data, users see one leaf."""
+
+    def __init__(self, data):
+        self.data = data
+
+
+def _register_boxed():
+    from polyjax_core import jax_tree_util as jtu
+
+    if _Boxed not in jtu._ARRAY_NODES:
+        jtu.register_array_node(
+            _Boxed, lambda b: ((b.data,), None), lambda _, c: _Boxed(c[0]), lambda b: 1
+        )
+    return jtu
+
+
+def test_array_nodes_are_leaves_in_jax_view_and_nodes_in_core():
+    jtu = _register_boxed()
+    b = _Boxed(5)
+    tree = {"x": b, "y": (1, b)}
+    assert tu.tree_leaves(tree) == [5, 1, 5]
+    assert jtu.tree_leaves(tree) == [b, 1, b]
+    assert repr(jtu.tree_structure(tree)) == "PyTreeDef({'x': *, 'y': (*, *)})"
+    assert jtu.tree_map(lambda v: v, tree)["x"] is b
+    assert jtu.tree_map(lambda v, w: w, [b], [7]) == [7]
+    assert [p for p, _ in jtu.tree_leaves_with_path([b])] == [(SequenceKey(0),)]
+    assert jtu.tree_leaves([b, [2]], is_leaf=lambda t: t == [2]) == [b, [2]]
+    assert jtu.tree_flatten_with_path([b, 3], is_leaf=lambda p, t: t == 3, is_leaf_takes_path=True)[
+        0
+    ] == [((SequenceKey(0),), b), ((SequenceKey(1),), 3)]
+    assert jtu.tree_reduce(lambda a, c: a + [c], [b, 1], []) == [b, 1]
+    assert jtu.tree_broadcast([0, 1], [b, (b, 2)]) == [0, (1, 1)]
+    outer, inner = jtu.tree_structure([0, 0]), jtu.tree_structure((0, 0))
+    assert jtu.tree_transpose(outer, inner, [(b, 1), (2, b)]) == ([b, 2], [1, b])
+    assert jtu.all_leaves([b, 1]) and not jtu.is_tree_node(_Boxed) and tu.is_tree_node(_Boxed)
+    with pytest.raises(ValueError, match="can't tree-flatten"):
+        jtu.flatten_one_level(b)
+    assert tu.flatten_one_level(b) == ((5,), None)
+
+
+def test_trailing_ndims_count_the_data_axes_of_array_nodes():
+    jtu = _register_boxed()
+    treedef = tu.tree_structure({"a": _Boxed(0), "b": [1, _Boxed(2)]})
+    assert jtu.trailing_ndims(treedef) == [1, 0, 1]
+    assert jtu.trailing_ndims(tu.tree_structure((1, 2))) == [0, 0]

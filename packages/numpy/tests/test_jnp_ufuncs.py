@@ -629,7 +629,7 @@ def test_errors():
     for fn in (jnp.fabs, jnp.floor, jnp.trunc, jnp.signbit, jnp.frexp, jnp.spacing, jnp.modf):
         with pytest.raises(TypeError, match="complex"):
             fn(z)
-    for fn in (jnp.hypot, jnp.logaddexp, jnp.copysign, jnp.fmod, jnp.floor_divide):
+    for fn in (jnp.copysign, jnp.fmod, jnp.floor_divide):  # hypot, logaddexp: below
         with pytest.raises(TypeError, match="complex"):
             fn(z, z)
     with pytest.raises(TypeError, match="bitwise_and is only defined for integer and boolean"):
@@ -761,3 +761,46 @@ def test_no_warnings_on_special_values():
         warnings.simplefilter("error")
         jnp.log(np.float32([0.0, -1.0]))
         jnp.true_divide(np.float32(1), np.float32(0))
+
+
+# JAX 0.10.2 takes complex operands in deg2rad/rad2deg, arctan2 (stablehlo.atan2)
+# and logaddexp/logaddexp2 (the lexicographic max plus a log1p correction); hypot
+# raises ValueError, copysign and nextafter TypeError.
+_Z1 = np.array([1 + 1j, -2 + 0.5j, 0.5 - 3j, -1 - 1j], np.complex64)
+_Z2 = np.array([2 - 1j, 3 + 0j, -0.25 + 1j, -1 - 1j], np.complex64)
+
+
+def test_degree_conversions_scale_complex_values():
+    np.testing.assert_allclose(jnp.deg2rad(_Z1), _Z1 * np.float32(np.pi / 180), rtol=1e-6)
+    np.testing.assert_allclose(jnp.radians(_Z1), _Z1 * np.float32(np.pi / 180), rtol=1e-6)
+    np.testing.assert_allclose(jnp.rad2deg(_Z1), _Z1 * np.float32(180 / np.pi), rtol=1e-6)
+    assert jnp.degrees(_Z1).dtype == np.complex64
+
+
+def test_arctan2_of_complex_inverts_the_tangent_of_the_quotient():
+    out = np.asarray(jnp.arctan2(_Z1, _Z2))
+    assert out.dtype == np.complex64
+    np.testing.assert_allclose(np.tan(out.astype(np.complex128)), _Z1 / _Z2, rtol=1e-5)
+    # on the real axis it is the real arctan2, quadrant included
+    real = np.asarray(jnp.arctan2(_Z1.real.astype(np.complex64), _Z2.real.astype(np.complex64)))
+    np.testing.assert_allclose(real.real, np.arctan2(_Z1.real, _Z2.real), rtol=1e-6)
+
+
+@pytest.mark.parametrize(("name", "base"), [("logaddexp", np.e), ("logaddexp2", 2.0)])
+def test_logaddexp_of_complex_is_a_logarithm_of_the_sum(name, base):
+    out = np.asarray(getattr(jnp, name)(_Z1, _Z2)).astype(np.complex128)
+    z1, z2 = _Z1.astype(np.complex128), _Z2.astype(np.complex128)
+    np.testing.assert_allclose(base**out, base**z1 + base**z2, rtol=1e-5)
+    # the larger operand (lexicographically) plus a principal-branch correction
+    big = np.where(z1.real >= z2.real, z1, z2)
+    np.testing.assert_allclose(
+        out, big + np.log1p(base ** (z1 + z2 - 2 * big)) / np.log(base), rtol=1e-5
+    )
+
+
+def test_real_only_binary_functions_refuse_complex_as_jax():
+    with pytest.raises(ValueError, match="hypot is not well defined for complex"):
+        jnp.hypot(_Z1, _Z2)
+    for f in (jnp.copysign, jnp.nextafter):
+        with pytest.raises(TypeError, match="complex"):
+            f(_Z1, _Z2)

@@ -62,6 +62,7 @@ ACTIVATIONS = {
     ),
     "sparse_sigmoid": (nn.sparse_sigmoid, lambda x: np.clip((x + 1) / 2, 0, 1)),
     "tanh": (nn.tanh, np.tanh),
+    "log1mexp": (nn.log1mexp, lambda x: np.log(-np.expm1(-x))),  # NaN below 0, as JAX
 }
 
 
@@ -85,10 +86,52 @@ def test_activation_grads(name):
 @pytest.mark.parametrize("dtype", [np.float16, "bfloat16", np.int32, np.uint8, bool])
 def test_activation_dtypes(dtype):
     x = np.array([0, 1, 2]).astype(dtype)
-    out = nn.relu(x)
+    out = nn.relu6(x)
     expected = np.float32 if np.dtype(dtype).kind in "iub" else np.dtype(dtype)
     assert out.dtype == expected
     np.testing.assert_allclose(np.asarray(out, np.float32), np.asarray(x, np.float32))
+
+
+@pytest.mark.parametrize(
+    ("dtype", "expected"),
+    [(np.int8, np.int8), (np.int32, np.int32), (np.uint8, np.uint8), (bool, np.int32)],
+)
+def test_relu_keeps_integers_integer(dtype, expected):
+    # JAX's relu is maximum(x, 0): integer dtypes stay, bools become int32.
+    x = np.array([-3, 0, 2, 1]).astype(dtype)
+    for out in (nn.relu(x), jit(nn.relu)(x), vmap(nn.relu)(x)):
+        assert out.dtype == expected
+        np.testing.assert_array_equal(out, np.maximum(x.astype(expected), 0))
+    assert nn.relu(3).dtype == np.int32 and nn.relu(3).weak_type
+
+
+def test_log1mexp_grads_and_both_branches():
+    x = np.array([1e-4, 0.3, 0.69, 0.7, 5.0, 40.0], np.float32)
+    x64 = x.astype(np.float64)
+    expect = np.where(x64 < np.log(2), np.log(-np.expm1(-x64)), np.log1p(-np.exp(-x64)))
+    np.testing.assert_allclose(nn.log1mexp(x), expect, rtol=1e-6)
+    check_grads(
+        nn.log1mexp, (np.array([0.2, 0.9, 3.0], np.float32),), order=2, modes=("fwd", "rev")
+    )
+    assert nn.log1mexp(2).dtype == np.float32 and float(nn.log1mexp(0.0)) == -np.inf
+
+
+@pytest.mark.parametrize(
+    ("axis", "keepdims"), [(None, False), (0, False), (1, True), ((0, 1), True)]
+)
+def test_logmeanexp_is_logsumexp_minus_log_count(axis, keepdims):
+    x = np.array([[0.5, 2.0, -1.0], [1.0, 3.0, 100.0]], np.float32)
+    mask = np.array([[True, False, True], [True, True, False]])
+    n = x.size if axis is None else np.prod([x.shape[a] for a in np.atleast_1d(axis)])
+    expect = scipy.special.logsumexp(x, axis=axis, keepdims=keepdims) - np.log(n)
+    out = nn.logmeanexp(x, axis=axis, keepdims=keepdims)
+    np.testing.assert_allclose(out, expect, rtol=1e-6, atol=1e-6)
+    count = mask.sum(axis=axis, keepdims=keepdims)
+    masked = scipy.special.logsumexp(x, axis=axis, b=mask, keepdims=keepdims) - np.log(count)
+    out = nn.logmeanexp(x, axis=axis, where=mask, keepdims=keepdims)
+    np.testing.assert_allclose(out, masked, rtol=1e-6, atol=1e-6)
+    assert float(nn.logmeanexp(np.array([1, 2]))) == pytest.approx(np.log(np.mean(np.exp([1, 2]))))
+    assert np.isnan(nn.logmeanexp(np.zeros((0,), np.float32)))
 
 
 def test_relu_derivative_at_zero_is_zero():
@@ -314,3 +357,29 @@ def test_initializers_are_deterministic_in_the_key():
     b = init(random.key(3), (4, 5))
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(np.asarray(a), np.asarray(init(random.key(4), (4, 5))))
+
+
+# JAX 0.10.2: a Python scalar gives a weakly typed float32 result, except where JAX's
+# formula holds strongly typed constants (gelu) or reduces (logsumexp, logmeanexp).
+_WEAK = (
+    "celu elu hard_sigmoid hard_silu hard_swish hard_tanh identity leaky_relu log1mexp "
+    "log_sigmoid mish relu relu6 selu sigmoid silu soft_sign softplus sparse_plus "
+    "sparse_sigmoid squareplus swish tanh"
+).split()
+_STRONG = ["gelu", "logsumexp", "logmeanexp"]
+
+
+@pytest.mark.parametrize("name", _WEAK + _STRONG)
+def test_python_scalars_give_jaxs_weak_type(name):
+    out = getattr(nn, name)(2.0)
+    assert out.dtype == np.float32 and out.weak_type == (name in _WEAK)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "expected"), [(np.int8, np.int8), (np.int32, np.int32), (bool, np.int32)]
+)
+def test_hard_tanh_keeps_integers_integer(dtype, expected):
+    x = np.array([-3, -1, 0, 1, 2]).astype(dtype)
+    out = nn.hard_tanh(x)
+    assert out.dtype == expected
+    np.testing.assert_array_equal(out, np.clip(x.astype(expected), -1, 1))

@@ -152,3 +152,184 @@ def test_keys_do_not_promote_with_numbers():
         jnp.concatenate([X.ravel(), jnp.zeros((2,), np.uint32)])
     with pytest.raises(TypeError, match="key<fry>"):
         jnp.where(True, X, 0)
+
+
+# ---------------------------------------------------------------------------
+# The sweep of issue 11 point 6: key arrays of shape (4,) and (2, 2), eagerly and
+# under jit. A function of keys must give the keys (or the bools) that the same
+# function gives on key *ids* (1..n, with id 0 standing for the all-zero key that
+# `triu`/`tril` put in, as JAX does), or raise JAX 0.10.2's error type.
+
+N = 8  # ids 1..4 for x, and y = x where MASK else ids 5..8
+TABLE = np.concatenate([np.zeros((1, 2), np.uint32), DATA[:N]])
+
+
+def _pair(shape):
+    ids = np.arange(1, 5).reshape(shape)
+    mask = (np.arange(4) % 2 == 0).reshape(shape)
+    y_ids = np.where(mask, ids, ids + 4)
+    return ids, y_ids, mask
+
+
+def _keys(ids):
+    return random.wrap_key_data(jnp.asarray(TABLE[ids]))
+
+
+# name -> f(x, y, mask)
+SWEEP = {
+    "triu": lambda x, y, m: jnp.triu(x),
+    "tril": lambda x, y, m: jnp.tril(x, -1),
+    "where": lambda x, y, m: jnp.where(m, x, y[::-1]),
+    "select": lambda x, y, m: lax.select(jnp.asarray(m), y, x),
+    "flip": lambda x, y, m: jnp.flip(x),
+    "roll": lambda x, y, m: jnp.roll(x, 1),
+    "tile": lambda x, y, m: jnp.tile(x, 2),
+    "repeat": lambda x, y, m: jnp.repeat(x, 2),
+    "take": lambda x, y, m: jnp.take(x, jnp.array([3, 0])),
+    "take_along_axis": lambda x, y, m: jnp.take_along_axis(
+        x, jnp.zeros(x.shape, np.int32), axis=-1
+    ),
+    "dynamic_update_slice": lambda x, y, m: lax.dynamic_update_slice(
+        x, y[(slice(1, 2),) * x.ndim], (0,) * x.ndim
+    ),
+    "at_set": lambda x, y, m: x.at[(-1,) * x.ndim].set(y.ravel()[1]),
+    "concatenate": lambda x, y, m: jnp.concatenate([x, y]),
+    "stack": lambda x, y, m: jnp.stack([x, y], axis=-1),
+    "insert": lambda x, y, m: jnp.insert(x.ravel(), 1, y.ravel()[3]),
+    "pad_edge": lambda x, y, m: jnp.pad(x, 1, mode="edge"),
+    # comparisons give bools: keys compare whole, with NumPy broadcasting
+    "eq": lambda x, y, m: x == y,
+    "ne": lambda x, y, m: x != y,
+    "eq_broadcast": lambda x, y, m: x == y.ravel()[2],
+    "equal": lambda x, y, m: jnp.equal(x, y),
+    "not_equal": lambda x, y, m: jnp.not_equal(y, x),
+    "array_equal_same": lambda x, y, m: jnp.array_equal(x, x),
+    "array_equal_other": lambda x, y, m: jnp.array_equal(x, y),
+    "array_equiv": lambda x, y, m: jnp.array_equiv(x, x.ravel()[:1]),
+    "isin": lambda x, y, m: jnp.isin(y, x),
+}
+
+# name -> (error type, shapes it applies to): JAX 0.10.2's errors.
+SWEEP_ERRORS = {
+    "triu": (ValueError, [(4,)]),  # "at least 2D"
+    "tril": (ValueError, [(4,)]),
+    "pad_constant": (ValueError, "all"),  # "Cannot convert_element_type from int32 to key<fry>"
+    "sort": (TypeError, "all"),
+    "argsort": (TypeError, "all"),
+    "eq_int": (TypeError, "all"),
+    "eq_raw_data": (TypeError, "all"),
+    "add": (TypeError, "all"),
+}
+ERROR_FUNS = {
+    "pad_constant": lambda x, y, m: jnp.pad(x, 1),
+    "sort": lambda x, y, m: jnp.sort(x),
+    "argsort": lambda x, y, m: jnp.argsort(x),
+    "eq_int": lambda x, y, m: x == 1,
+    "eq_raw_data": lambda x, y, m: x == random.key_data(x),
+    "add": lambda x, y, m: x + y,
+}
+
+
+def _run(f, x, y, m, mode):
+    return f(x, y, m) if mode == "eager" else jit(lambda a, b: f(a, b, m))(x, y)
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+@pytest.mark.parametrize("shape", [(4,), (2, 2)], ids=["4", "2x2"])
+@pytest.mark.parametrize("name", list(SWEEP))
+def test_key_sweep_matches_the_function_on_ids(name, shape, mode):
+    ids, y_ids, mask = _pair(shape)
+    f = SWEEP[name]
+    error, shapes = SWEEP_ERRORS.get(name, (None, []))
+    if shape in shapes:
+        with pytest.raises(error):
+            _run(f, _keys(ids), _keys(y_ids), mask, mode)
+        return
+    expect = np.asarray(f(jnp.asarray(ids), jnp.asarray(y_ids), mask))
+    out = _run(f, _keys(ids), _keys(y_ids), mask, mode)
+    if expect.dtype == np.bool_:
+        assert not isinstance(out, random.PRNGKeyArray)
+        np.testing.assert_array_equal(np.asarray(out), expect)
+    else:
+        assert isinstance(out, random.PRNGKeyArray) and out.shape == expect.shape
+        np.testing.assert_array_equal(_key_data(out), TABLE[expect])
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+@pytest.mark.parametrize("shape", [(4,), (2, 2)], ids=["4", "2x2"])
+@pytest.mark.parametrize("name", list(ERROR_FUNS))
+def test_key_sweep_errors_are_jaxs(name, shape, mode):
+    ids, y_ids, mask = _pair(shape)
+    with pytest.raises(SWEEP_ERRORS[name][0]):
+        _run(ERROR_FUNS[name], _keys(ids), _keys(y_ids), mask, mode)
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+@pytest.mark.parametrize("fill", ["zeros_like", "ones_like"])
+def test_zeros_and_ones_like_of_keys_fill_the_key_data(fill, mode):
+    # JAX 0.10.2: a key array whose data words are all 0 (all 1).
+    keys = _keys(_pair((2, 2))[0])
+    f = getattr(jnp, fill)
+    out = f(keys) if mode == "eager" else jit(f)(keys)
+    assert isinstance(out, random.PRNGKeyArray) and out.shape == (2, 2)
+    np.testing.assert_array_equal(_key_data(out), np.full((2, 2, 2), fill == "ones_like"))
+
+
+# ---------------------------------------------------------------------------
+# Pytrees: JAX's view (polyjax.tree_util, polyjax_core.jax_tree_util) shows a key
+# array as one leaf; transformations still carry its data through.
+
+
+def test_key_arrays_are_leaves_of_jax_tree_util():
+    from polyjax_core import jax_tree_util as jtu
+
+    tree = {"a": X, "b": [1.0, Y]}
+    leaves = jtu.tree_leaves(tree)
+    assert len(leaves) == 3 and leaves[0] is X and leaves[2] is Y
+    assert str(jtu.tree_structure(tree)) == "PyTreeDef({'a': *, 'b': [*, *]})"
+    assert jtu.tree_map(np.shape, tree) == {"a": (2, 3), "b": [(), (2, 3)]}
+    assert [jtu.keystr(p) for p, _ in jtu.tree_leaves_with_path({"a": X})] == ["['a']"]
+    assert jtu.all_leaves([X, Y]) and not jtu.is_tree_node(random.PRNGKeyArray)
+    with pytest.raises(ValueError, match="can't tree-flatten"):
+        jtu.flatten_one_level(X)
+    # rebuilding from the flat list gives the same keys back
+    leaves, treedef = jtu.tree_flatten(tree)
+    again = jtu.tree_unflatten(treedef, leaves)
+    assert again["a"] is X
+    assert jtu.tree_broadcast({"a": 0, "b": 1}, tree) == {"a": 0, "b": [1, 1]}
+    # `is_leaf` of the caller still applies around the keys
+    assert jtu.tree_leaves(tree, is_leaf=lambda t: isinstance(t, list))[1] == [1.0, Y]
+
+
+def test_transformations_carry_key_leaves():
+    from polyjax_core import jax_tree_util as jtu
+    from polyjax_interpreters.ad import grad
+
+    out = jit(lambda t: {"k": t["k"][::-1]})({"k": X.ravel()})
+    (leaf,) = jtu.tree_leaves(out)
+    assert isinstance(leaf, random.PRNGKeyArray)
+    np.testing.assert_array_equal(_key_data(leaf), DATA[:6][::-1])
+    g, aux = grad(lambda v, k: (v * 2.0, random.split(k)), has_aux=True)(1.0, X[0, 0])
+    assert float(g) == 2.0 and isinstance(aux, random.PRNGKeyArray) and aux.shape == (2,)
+    np.testing.assert_array_equal(_key_data(aux), _key_data(random.split(X[0, 0])))
+    batched = vmap(lambda k: k, out_axes=-1)(X)  # key axes only: the data axis stays last
+    np.testing.assert_array_equal(_key_data(batched), _key_data(X.T))
+
+
+@pytest.mark.parametrize(("in_axes", "out_axes"), [(-1, 0), (0, -1), (-2, -2), (-1, -1)])
+def test_vmap_negative_axes_count_key_axes(in_axes, out_axes):
+    # JAX counts negative axes of key arrays from the end of the key shape.
+    out = vmap(lambda k: k, in_axes=in_axes, out_axes=out_axes)(X)
+    expect = np.moveaxis(DATA[:6].reshape(2, 3, 2), in_axes % 2, out_axes % 2)
+    assert out.shape == expect.shape[:2]
+    np.testing.assert_array_equal(_key_data(out), expect)
+
+
+def test_eval_shape_reports_key_types():
+    from polyjax_core.abstract_values import ShapeDtypeStruct
+    from polyjax_interpreters.jit import eval_shape
+
+    out = eval_shape(lambda k: {"a": k[::-1], "b": random.uniform(k[0, 0])}, X)
+    assert out["a"] == ShapeDtypeStruct((2, 3), ALL.dtype)
+    assert out["b"] == ShapeDtypeStruct((), np.dtype(np.float32))
+    assert jit(lambda k: k.T).lower(X).out_info == ShapeDtypeStruct((3, 2), ALL.dtype)

@@ -3,8 +3,10 @@
 Everything the other polyjax packages build on, and all a library author needs
 to declare primitives and trace Python functions into jaxprs:
 
-- pytrees (`tree_util`), dtypes and type promotion (`dtypes`), configuration
-  (`config`), symbolic dimensions (`symbolic_dims`);
+- pytrees (`tree_util`, and `jax_tree_util`, JAX's view of them, in which
+  array-like nodes such as typed PRNG keys are leaves), dtypes and type
+  promotion (`dtypes`), configuration (`config`), symbolic dimensions
+  (`symbolic_dims`);
 - abstract values (`ShapedArray`, `ShapeDtypeStruct`, `get_aval`);
 - `Primitive` and `bind`; `Trace` / `Tracer` and the current-trace context;
 - the jaxpr IR (`Var`, `Literal`, `JaxprEqn`, `Jaxpr`, `ClosedJaxpr`), its
@@ -37,6 +39,7 @@ from polyjax_core import (
     config,
     dtypes,
     effects,
+    jax_tree_util,
     mesh_context,
     source_info,
     symbolic_dims,
@@ -172,6 +175,7 @@ __all__ = [
     "get_concrete_mesh",
     "is_constant_dim",
     "is_symbolic_dim",
+    "jax_tree_util",
     "jaxpr_as_fun",
     "jaxprs_in_params",
     "make_jaxpr",

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from polyjax_core import dtypes
+from polyjax_core import dtypes, mesh_context
 from polyjax_core import symbolic_dims as sd
 
 __all__ = [
@@ -122,14 +122,16 @@ class ShapedArray(AbstractValue):
         return sd.shape_size(self.shape)
 
     @property
-    def sharding(self) -> None:
-        """The sharding the type carries: None, since polyjax avals carry none yet.
+    def sharding(self) -> Any:
+        """The sharding the type carries, as JAX's `typeof(x).sharding`.
 
-        JAX's avals carry a sharding (with no mesh set, a replicated one over an
-        empty abstract mesh); until polyjax's avals do, reading it is None
-        rather than an `AttributeError`.
+        Decision (docs/sharding.md): polyjax's avals carry no sharding of their own
+        yet, so this is always the default one: a ``NamedSharding`` over the
+        abstract mesh in context (the empty one outside any mesh) with a spec of
+        one ``None`` per dimension. It needs a sharding factory (polyjax-sharding
+        registers ``NamedSharding`` on import); with polyjax-core alone it is None.
         """
-        return None
+        return mesh_context.default_aval_sharding(len(self.shape))
 
     def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
         """A copy with some of shape, dtype and weak_type replaced."""

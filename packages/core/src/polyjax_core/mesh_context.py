@@ -43,6 +43,7 @@ __all__ = [
     "get_set_mesh",
     "pop_legacy_mesh",
     "push_legacy_mesh",
+    "default_aval_sharding",
     "register_spec_to_sharding",
     "spec_to_sharding",
     "use_abstract_mesh",
@@ -174,6 +175,19 @@ def register_spec_to_sharding(fn: Callable[[Any, PartitionSpec], Any]) -> None:
     """
     global _spec_to_sharding
     _spec_to_sharding = fn
+
+
+def default_aval_sharding(ndim: int) -> Any:
+    """The sharding of an abstract value of rank ``ndim`` that carries none of its own.
+
+    Returns:
+      The registered factory's sharding (a ``NamedSharding``) over the abstract mesh
+      in context, with a spec of ``ndim`` Nones (replicated); None when no factory
+      is registered (polyjax-core alone has no sharding type).
+    """
+    if _spec_to_sharding is None:
+        return None
+    return _spec_to_sharding(get_abstract_mesh(), PartitionSpec(*(None,) * ndim))
 
 
 def spec_to_sharding(spec: PartitionSpec, mesh: Any | None = None) -> Any:

@@ -499,9 +499,21 @@ def tree_broadcast(
         >>> tree_broadcast({'a': 1, 'b': 2}, {'a': [4, 5], 'b': (6, (7, 8))})
         {'a': [1, 1], 'b': (2, (2, 2))}
     """
-    leaves, treedef = tree_flatten(prefix_tree, is_leaf)
+    return _broadcast(prefix_tree, full_tree, is_leaf, None)
+
+
+def _broadcast(
+    prefix_tree: Any,
+    full_tree: Any,
+    prefix_is_leaf: Callable[[Any], bool] | None,
+    full_is_leaf: Callable[[Any], bool] | None,
+) -> Any:
+    """`tree_broadcast`, with the leaf predicates of both trees given apart."""
+    leaves, treedef = tree_flatten(prefix_tree, prefix_is_leaf)
     subtrees = treedef.flatten_up_to(full_tree)
-    return treedef.unflatten([tree_map(lambda _, x=x: x, sub) for x, sub in zip(leaves, subtrees)])
+    return treedef.unflatten(
+        [tree_map(lambda _, x=x: x, sub, is_leaf=full_is_leaf) for x, sub in zip(leaves, subtrees)]
+    )
 
 
 # Not in __all__ (JAX's tree_util has no such name): for the APIs that take a
@@ -569,12 +581,22 @@ def tree_transpose(
         >>> tree_transpose(outer, inner, [(1, 2, 3), (4, 5, 6)])
         ([1, 4], [2, 5], [3, 6])
     """
+    return _transpose(outer_treedef, inner_treedef, pytree_to_transpose, None)
+
+
+def _transpose(
+    outer_treedef: PyTreeDef,
+    inner_treedef: PyTreeDef | None,
+    pytree_to_transpose: Any,
+    is_leaf: Callable[[Any], bool] | None,
+) -> Any:
+    """`tree_transpose`, flattening with the leaf predicate ``is_leaf``."""
     if inner_treedef is None:
         subtrees = outer_treedef.flatten_up_to(pytree_to_transpose)
         if not subtrees:
             raise ValueError("tree_transpose cannot infer inner_treedef: the outer tree is empty.")
-        inner_treedef = tree_structure(subtrees[0])
-    flat, treedef = tree_flatten(pytree_to_transpose)
+        inner_treedef = tree_structure(subtrees[0], is_leaf)
+    flat, treedef = tree_flatten(pytree_to_transpose, is_leaf)
     n_inner, n_outer = inner_treedef.num_leaves, outer_treedef.num_leaves
     if treedef.num_leaves != n_inner * n_outer:
         expected = outer_treedef.compose(inner_treedef)

@@ -45,6 +45,7 @@ from polyjax_core import axis_env, tracing
 from polyjax_core import source_info as si
 from polyjax_core.abstract_values import get_aval
 from polyjax_core.caching import weakref_lru_cache
+from polyjax_core.jax_tree_util import trailing_ndims
 from polyjax_core.jaxpr import ClosedJaxpr
 from polyjax_core.jaxpr_eval import eval_jaxpr
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
@@ -513,6 +514,15 @@ def _flatten_axes(what: str, treedef: Any, axes: Any) -> list[int | None]:
     return flat
 
 
+def _from_array_ends(axes: list[int | None], treedef: Any) -> list[int | None]:
+    """``axes`` with negative ones counted from the end of the arrays the leaves stand
+    for: a key array's data has trailing axes of its own (`jax_tree_util.trailing_ndims`)."""
+    if not any(a is not None and a < 0 for a in axes):
+        return axes
+    trailing = trailing_ndims(treedef)
+    return [a - t if a is not None and a < 0 else a for a, t in zip(axes, trailing)]
+
+
 def _type_str(x: Any) -> str:
     try:
         return get_aval(x).str_short(short_dtypes=False)
@@ -677,7 +687,7 @@ def vmap(
                 f"len(in_axes)={len(in_axes)}, len(args)={len(args)}"
             )
         flat, in_tree = tree_flatten((args, kwargs))
-        dims = _flatten_axes("vmap in_axes", in_tree, (in_axes, 0))
+        dims = _from_array_ends(_flatten_axes("vmap in_axes", in_tree, (in_axes, 0)), in_tree)
         size = _mapped_axis_size(fun, args, kwargs, flat, dims, axis_size)
         dims = [
             None if d is None else _canonical_axis(d, len(_safe_shape(x)))
@@ -686,6 +696,7 @@ def vmap(
         axis_data = AxisData(axis_name, size, spmd_axis_name)
         out_flat, out_tree, out_dims = _batch_call(fun, in_tree, flat, dims, axis_data)
         out_axes_flat = _flatten_axes("vmap out_axes", out_tree, out_axes)
+        out_axes_flat = _from_array_ends(out_axes_flat, out_tree)
         outs = []
         for x, d, want in zip(out_flat, out_dims, out_axes_flat):
             if want is not None:

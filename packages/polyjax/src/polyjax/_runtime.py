@@ -9,5 +9,17 @@ the runtime imports this module first.
 """
 
 import polyjax_numpy.lax  # noqa: F401  (registers the primitives and the operators)
+from polyjax_core import mesh_context
 
 __all__: list[str] = []
+
+
+def _named_sharding(mesh, spec):  # noqa: ANN001, ANN202
+    """The sharding factory of core's `mesh_context`: `NamedSharding`, loaded on first
+    use, so that `typeof(x).sharding` needs no `import polyjax.sharding` first."""
+    from polyjax_sharding import NamedSharding
+
+    return NamedSharding(mesh, spec)
+
+
+mesh_context.register_spec_to_sharding(_named_sharding)

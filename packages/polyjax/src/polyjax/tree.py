@@ -11,19 +11,19 @@ Example:
 import dataclasses
 from typing import Any
 
-from polyjax_core.tree_util import tree_all as all  # noqa: A004
-from polyjax_core.tree_util import tree_broadcast as broadcast
-from polyjax_core.tree_util import tree_flatten as flatten
-from polyjax_core.tree_util import tree_flatten_with_path as flatten_with_path
-from polyjax_core.tree_util import tree_leaves as leaves
-from polyjax_core.tree_util import tree_leaves_with_path as leaves_with_path
-from polyjax_core.tree_util import tree_map as map  # noqa: A004
-from polyjax_core.tree_util import tree_map_with_path as map_with_path
-from polyjax_core.tree_util import tree_reduce as reduce
-from polyjax_core.tree_util import tree_reduce_associative as reduce_associative
-from polyjax_core.tree_util import tree_structure as structure
-from polyjax_core.tree_util import tree_transpose as transpose
-from polyjax_core.tree_util import tree_unflatten as unflatten
+from polyjax_core.jax_tree_util import tree_all as all  # noqa: A004
+from polyjax_core.jax_tree_util import tree_broadcast as broadcast
+from polyjax_core.jax_tree_util import tree_flatten as flatten
+from polyjax_core.jax_tree_util import tree_flatten_with_path as flatten_with_path
+from polyjax_core.jax_tree_util import tree_leaves as leaves
+from polyjax_core.jax_tree_util import tree_leaves_with_path as leaves_with_path
+from polyjax_core.jax_tree_util import tree_map as map  # noqa: A004
+from polyjax_core.jax_tree_util import tree_map_with_path as map_with_path
+from polyjax_core.jax_tree_util import tree_reduce as reduce
+from polyjax_core.jax_tree_util import tree_reduce_associative as reduce_associative
+from polyjax_core.jax_tree_util import tree_structure as structure
+from polyjax_core.jax_tree_util import tree_transpose as transpose
+from polyjax_core.jax_tree_util import tree_unflatten as unflatten
 
 __all__ = [
     "all",

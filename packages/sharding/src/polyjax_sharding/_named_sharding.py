@@ -22,6 +22,7 @@ from typing import Any
 
 from jaxlib import _jax, xla_client
 
+from polyjax_core.mesh import AbstractMesh
 from polyjax_core.partition_spec import UNCONSTRAINED, PartitionSpec
 from polyjax_interpreters.sharding import Sharding, SingleDeviceSharding
 from polyjax_sharding._mesh import Mesh
@@ -127,6 +128,8 @@ class NamedSharding(_jax.GSPMDSharding):
     """
 
     __slots__ = (
+        "_abstract",
+        "_abstract_memory_kind",
         "_mesh",
         "_spec",
         "_hash",
@@ -136,11 +139,13 @@ class NamedSharding(_jax.GSPMDSharding):
         "_indices_by_shape",
     )
 
-    def __init__(self, mesh: Mesh, spec: PartitionSpec, *, memory_kind: str | None = None):
-        if not isinstance(mesh, Mesh):
+    def __init__(
+        self, mesh: Mesh | AbstractMesh, spec: PartitionSpec, *, memory_kind: str | None = None
+    ):
+        if not isinstance(mesh, Mesh | AbstractMesh):
             raise TypeError(
-                f"NamedSharding needs a concrete polyjax.sharding.Mesh, got {mesh!r} of type "
-                f"{type(mesh).__name__}"
+                f"NamedSharding needs a polyjax.sharding.Mesh or AbstractMesh, got {mesh!r} of "
+                f"type {type(mesh).__name__}"
             )
         if not isinstance(spec, PartitionSpec):
             raise TypeError(
@@ -152,13 +157,21 @@ class NamedSharding(_jax.GSPMDSharding):
             raise TypeError(
                 f"NamedSharding memory_kind must be a string or None, got {memory_kind!r}"
             )
+        self._mesh = mesh
+        self._spec = spec
+        self._abstract = isinstance(mesh, AbstractMesh)
+        if self._abstract:
+            # A sharding type (what `typeof(x).sharding` gives): no devices, so the
+            # jaxlib half stays uninitialised and the device queries raise.
+            self._abstract_memory_kind = memory_kind
+            self._hash = hash((mesh, spec, memory_kind))
+            self._replicated = True
+            return
         super().__init__(
             mesh._internal_device_list,
             _hlo_sharding(mesh, spec, len(spec)),
             memory_kind=memory_kind,
         )
-        self._mesh = mesh
-        self._spec = spec
         self._hash = hash((mesh, spec, self._memory_kind))
         sizes = mesh.shape
         self._replicated = all(sizes[a] == 1 for entry in spec for a in _entry_axes(entry))
@@ -176,13 +189,22 @@ class NamedSharding(_jax.GSPMDSharding):
 
     # -- the Sharding interface ------------------------------------------------
 
+    def _devices(self) -> Mesh:
+        """The concrete mesh; ValueError for a sharding over an abstract mesh."""
+        if self._abstract:
+            raise ValueError(
+                "device_set is not implemented for `polyjax.sharding.AbstractMesh`: a "
+                "NamedSharding over an abstract mesh is a type, with no devices."
+            )
+        return self._mesh  # type: ignore[return-value]
+
     @property
     def device_set(self) -> set[Device]:
-        return set(self._mesh._flat_devices_tuple)
+        return set(self._devices()._flat_devices_tuple)
 
     @property
     def _device_assignment(self) -> tuple[Device, ...]:
-        return self._mesh._flat_devices_tuple
+        return self._devices()._flat_devices_tuple
 
     @property
     def num_devices(self) -> int:
@@ -190,7 +212,7 @@ class NamedSharding(_jax.GSPMDSharding):
 
     @property
     def memory_kind(self) -> str | None:
-        return self._memory_kind
+        return self._abstract_memory_kind if self._abstract else self._memory_kind
 
     @property
     def is_fully_replicated(self) -> bool:
@@ -220,7 +242,7 @@ class NamedSharding(_jax.GSPMDSharding):
 
     def update(self, **changes: Any) -> NamedSharding:
         """A copy with some of ``mesh``, ``spec``, ``memory_kind`` replaced."""
-        fields = {"mesh": self._mesh, "spec": self._spec, "memory_kind": self._memory_kind}
+        fields = {"mesh": self._mesh, "spec": self._spec, "memory_kind": self.memory_kind}
         unknown = set(changes) - set(fields)
         if unknown:
             raise TypeError(f"NamedSharding.update() got unexpected arguments {sorted(unknown)}")
@@ -359,7 +381,7 @@ class NamedSharding(_jax.GSPMDSharding):
         return (
             self._hash == other._hash
             and self._spec == other._spec
-            and self._memory_kind == other._memory_kind
+            and self.memory_kind == other.memory_kind
             and self._mesh == other._mesh
         )
 
@@ -371,9 +393,9 @@ class NamedSharding(_jax.GSPMDSharding):
         return self._hash
 
     def __repr__(self) -> str:
-        return (
-            f"NamedSharding(mesh={self._mesh}, spec={self._spec}, memory_kind={self._memory_kind})"
-        )
+        kind = self.memory_kind
+        tail = "" if kind is None and self._abstract else f", memory_kind={kind}"
+        return f"NamedSharding(mesh={self._mesh}, spec={self._spec}{tail})"
 
     __str__ = __repr__
 

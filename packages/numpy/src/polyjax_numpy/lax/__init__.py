@@ -760,6 +760,8 @@ def _install_extended_rules() -> None:
         _slicing.gather_p,
         _slicing.scatter_p,
         _elementwise.select_n_p,
+        _elementwise.eq_p,
+        _elementwise.ne_p,
     )
     _extended.install({p.name: p for p in prims})
 

@@ -4,10 +4,12 @@ An `ExtendedArray` stands for an array of shape `S` whose elements are each a
 small array of *physical* data: a `key<fry>` array of shape `S` holds
 `uint32[*S, 2]`. Structural primitives (reshape, broadcast, concatenate,
 transpose, squeeze, rev, slices, dynamic slices and updates, gather, scatter,
-select_n) accept such arrays as JAX's key arrays do, by one mechanism: the
-primitive's `bind` unwraps the physical data, rewrites the parameters so that
-the trailing physical axes ride along untouched (`_RULES`), binds the primitive
-on the data and wraps the result again. Every other primitive sees the extended
+select_n) and the comparisons `eq`/`ne` accept such arrays as JAX's key arrays
+do, by one mechanism: the primitive's `bind` unwraps the physical data, rewrites
+the parameters so that the trailing physical axes ride along untouched
+(`_RULES`), binds the primitive on the data and wraps the result again (or, for
+a comparison, reduces the physical axes: two keys are equal when all their data
+words are, `_FINISH`). Every other primitive sees the extended
 dtype in its abstract evaluation and refuses it with a TypeError, so arithmetic
 on keys fails as in JAX.
 
@@ -23,8 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import get_aval
 from polyjax_core.primitive import Primitive
+from polyjax_numpy.lax._bits import reduce_and, reduce_or
 from polyjax_numpy.lax._shape_ops import broadcast_in_dim
 from polyjax_numpy.lax._slicing import GatherScatterMode
 
@@ -140,6 +144,32 @@ def _select_n(args, params, t, like):
     return [which, *cases], params
 
 
+def _compare(args, params, t, like):
+    """`eq`/`ne`: compare the data words, broadcast together as the keys broadcast
+    (NumPy's rules, as `jnp.equal` of keys); `_FINISH` makes whole-key results."""
+    shapes = [tuple(a.shape[: _rank(a) - t]) for a in args]
+    out = sd.broadcast_shapes(*shapes)
+    n = len(out)
+    return [
+        a
+        if s == out
+        else broadcast_in_dim(a, (*out, *like._trailing), tuple(range(n - len(s), n + t)))
+        for a, s in zip(args, shapes)
+    ], params
+
+
+def _all_words(out: Any, t: int) -> Any:
+    """Keys are equal when all their data words are (`eq`)."""
+    n = _rank(out)
+    return reduce_and(out, tuple(range(n - t, n)))
+
+
+def _any_word(out: Any, t: int) -> Any:
+    """Keys differ when any of their data words does (`ne`)."""
+    n = _rank(out)
+    return reduce_or(out, tuple(range(n - t, n)))
+
+
 _RULES: dict[str, Callable[..., tuple[list, dict]]] = {
     "reshape": _reshape,
     "broadcast_in_dim": _broadcast_in_dim,
@@ -153,10 +183,18 @@ _RULES: dict[str, Callable[..., tuple[list, dict]]] = {
     "gather": _gather,
     "scatter": _scatter,
     "select_n": _select_n,
+    "eq": _compare,
+    "ne": _compare,
 }
 
+# How a primitive's result on the data becomes its result on the extended
+# arrays: by default the data is wrapped again; comparisons reduce the key axes.
+_FINISH: dict[str, Callable[[Any, int], Any]] = {"eq": _all_words, "ne": _any_word}
 
-def _physical_bind(prim: Primitive, bind: Callable[..., Any], rule: Callable) -> Callable:
+
+def _physical_bind(
+    prim: Primitive, bind: Callable[..., Any], rule: Callable, finish: Callable | None
+) -> Callable:
     def bind_extended(*args: Any, **params: Any) -> Any:
         for like in args:
             if isinstance(like, ExtendedArray):
@@ -168,11 +206,17 @@ def _physical_bind(prim: Primitive, bind: Callable[..., Any], rule: Callable) ->
                 raise TypeError(
                     f"{prim.name} requires arguments of one dtype, got {like.dtype} and {a.dtype}"
                 )
+        if finish is not None:  # a comparison: a key against raw data or a number
+            for a in args:
+                if not isinstance(a, ExtendedArray):
+                    raise TypeError(
+                        f"{prim.name} does not accept dtypes {like.dtype}, {get_aval(a).dtype}."
+                    )
         t = len(like._trailing)
         phys = [a._physical if isinstance(a, ExtendedArray) else a for a in args]
         phys, params = rule(phys, params, t, like)
         out = bind(*phys, **params)
-        return like._rewrap(out)
+        return like._rewrap(out) if finish is None else finish(out, t)
 
     return bind_extended
 
@@ -183,5 +227,5 @@ def install(primitives: dict[str, Primitive]) -> None:
     for name, prim in primitives.items():
         rule = _RULES.get(name)
         if rule is not None and not getattr(prim, "_extended_bind", False):
-            prim.bind = _physical_bind(prim, prim.bind, rule)  # type: ignore[method-assign]
+            prim.bind = _physical_bind(prim, prim.bind, rule, _FINISH.get(name))  # type: ignore[method-assign]
             prim._extended_bind = True  # type: ignore[attr-defined]

@@ -19,6 +19,7 @@ from polyjax_numpy.nn._activations import (
     hard_tanh,
     identity,
     leaky_relu,
+    log1mexp,
     log_sigmoid,
     mish,
     relu,
@@ -35,7 +36,14 @@ from polyjax_numpy.nn._activations import (
     tanh,
 )
 from polyjax_numpy.nn._attention import dot_product_attention
-from polyjax_numpy.nn._softmax import log_softmax, logsumexp, one_hot, softmax, standardize
+from polyjax_numpy.nn._softmax import (
+    log_softmax,
+    logmeanexp,
+    logsumexp,
+    one_hot,
+    softmax,
+    standardize,
+)
 
 __all__ = [
     "celu",
@@ -50,8 +58,10 @@ __all__ = [
     "identity",
     "initializers",
     "leaky_relu",
+    "log1mexp",
     "log_sigmoid",
     "log_softmax",
+    "logmeanexp",
     "logsumexp",
     "mish",
     "one_hot",

@@ -1,7 +1,8 @@
 """Activation functions of `polyjax.nn`: elementwise nonlinearities for neural networks.
 
 Each takes an array (or scalar) and promotes it to an inexact dtype, as JAX's
-do, so `relu(jnp.arange(3))` is a float array. Where the mathematical
+do, so `relu6(jnp.arange(3))` is a float array; `relu` alone keeps integer
+(and bool, made int32) inputs integer, as JAX's `maximum(x, 0)` does. Where the mathematical
 derivative is undefined or numerically fragile, JAX fixes one with a custom
 derivative and so do we: `relu`'s derivative at 0 is 0 (so a dead unit stays
 dead, and `grad` agrees with the subgradient most code assumes), and `relu6`'s
@@ -14,11 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from polyjax_core import dtypes
 from polyjax_core.typing import ArrayLike
 from polyjax_interpreters.custom_derivatives import custom_jvp
 from polyjax_numpy.lax import _elementwise as lax
-from polyjax_numpy.lax import _shape_ops
-from polyjax_numpy.numpy import _ufuncs_math
+from polyjax_numpy.lax import _shape_ops, _shape_rules
+from polyjax_numpy.numpy import _selection, _ufuncs, _ufuncs_math
 from polyjax_numpy.numpy import _util as _u
 
 
@@ -29,6 +31,9 @@ def _inexact(name: str, x: ArrayLike) -> Any:
 
 
 def _const(value: float, x: Any) -> Any:
+    # A weakly typed `x` (a Python scalar) keeps a weakly typed result, as JAX's.
+    if dtypes.is_weakly_typed(x):
+        return _shape_rules.weak_scalar(value, _u.dtype(x))
     return np.asarray(value, _u.dtype(x))[()]
 
 
@@ -50,6 +55,9 @@ def relu(x: ArrayLike) -> Any:
       >>> nn.relu(np.array([-1.0, 0.0, 2.0]))
       Array([0., 0., 2.], dtype=float32)
     """
+    _u.check_arraylike("relu", x)
+    if not _u.is_inexact(x):  # integers and bools keep an integer dtype, as in JAX
+        return _ufuncs.maximum(x, 0)
     x = _inexact("relu", x)
     return lax.max(x, _const(0.0, x))
 
@@ -57,6 +65,8 @@ def relu(x: ArrayLike) -> Any:
 @relu.defjvp
 def _relu_jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
     (x,), (t,) = primals, tangents
+    if not _u.is_inexact(x):  # an integer input has a float0 tangent: nothing to select
+        return relu(x), t
     x = _inexact("relu", x)
     positive = lax.gt(x, _const(0.0, x))
     zeros = _shape_ops.full_like(x, 0)
@@ -87,6 +97,24 @@ def sigmoid(x: ArrayLike) -> Any:
 def log_sigmoid(x: ArrayLike) -> Any:
     """`log(sigmoid(x))`, computed as `-softplus(-x)` (no underflow for large negative x)."""
     return lax.neg(softplus(lax.neg(_inexact("log_sigmoid", x))))
+
+
+def log1mexp(x: ArrayLike) -> Any:
+    """`log(1 - exp(-x))`, accurate for small and large `x` (NaN for `x < 0`).
+
+    Below `log(2)` it is `log(-expm1(-x))`, above `log1p(-exp(-x))`: each form
+    keeps the digits the other loses there.
+
+    Example:
+      >>> from polyjax_numpy import nn
+      >>> nn.log1mexp(np.array([0.5, 2.0]))
+      Array([-0.93275213, -0.14541346], dtype=float32)
+    """
+    x = _inexact("log1mexp", x)
+    minus = lax.neg(x)
+    near_zero = lax.log(lax.neg(lax.expm1(minus)))
+    far = lax.log1p(lax.neg(lax.exp(minus)))
+    return _select(lax.lt(x, _const(np.log(2.0), x)), near_zero, far)
 
 
 def softplus(x: ArrayLike) -> Any:
@@ -122,6 +150,8 @@ def gelu(x: ArrayLike, approximate: bool = True) -> Any:
         with `erf`.
     """
     x = _inexact("gelu", x)
+    # JAX's gelu gives a strongly typed result even for a Python scalar.
+    x = _u.convert(x, _u.dtype(x))
     half = _const(0.5, x)
     if approximate:
         inner = lax.mul(
@@ -175,7 +205,16 @@ def leaky_relu(x: ArrayLike, negative_slope: ArrayLike = 1e-2) -> Any:
 
 
 def hard_tanh(x: ArrayLike) -> Any:
-    """`x` clipped to [-1, 1], with derivative 1 at the kinks -1 and 1 (as in JAX)."""
+    """`x` clipped to [-1, 1], with derivative 1 at the kinks -1 and 1 (as in JAX).
+
+    Integer and bool inputs keep an integer dtype, as JAX's
+    `where(x > 1, 1, where(x < -1, -1, x))` gives (bools become int32, and an
+    unsigned `x` compares with -1 wrapped around, as there).
+    """
+    _u.check_arraylike("hard_tanh", x)
+    if not _u.is_inexact(x):
+        inner = _selection.where(_ufuncs.less(x, -1), -1, x)
+        return _selection.where(_ufuncs.greater(x, 1), 1, inner)
     x = _inexact("hard_tanh", x)
     # Selects on strict comparisons keep the identity branch at the kinks, where
     # min/max would split the derivative in half.
@@ -237,7 +276,7 @@ def tanh(x: ArrayLike) -> Any:
 def identity(x: ArrayLike) -> Any:
     """`x` itself (as an array)."""
     _u.check_arraylike("identity", x)
-    return x
+    return _u.as_array(x)
 
 
 def glu(x: ArrayLike, axis: int = -1) -> Any:

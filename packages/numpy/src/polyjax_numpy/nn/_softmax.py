@@ -1,4 +1,4 @@
-"""`logsumexp`, `softmax`, `log_softmax`, `standardize` and `one_hot`.
+"""`logsumexp`, `logmeanexp`, `softmax`, `log_softmax`, `standardize` and `one_hot`.
 
 The first three share one numerical idea: subtract the maximum before
 exponentiating, so nothing overflows. The maximum is wrapped in
@@ -110,7 +110,41 @@ def logsumexp(
         out = _shape_ops.expand_dims(out, axes) if axes else out
         if return_sign:
             sign = _shape_ops.expand_dims(sign, axes) if axes else sign
+    out = _u.convert(out, _u.dtype(out))  # strongly typed, as JAX's, for Python scalars too
     return (out, sign) if return_sign else out
+
+
+def logmeanexp(
+    x: ArrayLike, axis: Axis = None, where: ArrayLike | None = None, keepdims: bool = False
+) -> Any:
+    """`log(mean(exp(x)))` over `axis`: `logsumexp(x) - log(n)`, without overflow.
+
+    Args:
+      x: the input array.
+      axis: the axes to reduce (all when None).
+      where: optional mask of the elements to include; `n` counts them.
+      keepdims: keep the reduced axes with size 1.
+
+    Returns:
+      The reduction (NaN over no elements, as JAX).
+
+    Example:
+      >>> from polyjax_numpy import nn
+      >>> nn.logmeanexp(np.array([0.0, 0.0]))
+      Array(0., dtype=float32)
+    """
+    _u.check_arraylike("logmeanexp", x)
+    (x,) = _u.promote_dtypes_inexact(x)
+    axes = _u.reduction_axes(axis, _u.ndim(x))
+    total = logsumexp(x, axis=axes, keepdims=keepdims, where=where)
+    if where is None:
+        count = _fill(total, float(np.prod([_u.shape(x)[a] for a in axes])))
+    else:
+        ones = _where(where, _fill(x, 1.0), 0.0)
+        count = _reductions.reduce_sum(ones, axes) if axes else ones
+        if keepdims and axes:
+            count = _shape_ops.expand_dims(count, axes)
+    return lax.sub(total, lax.log(count))
 
 
 def log_softmax(

@@ -17,7 +17,7 @@ from polyjax_core import dtypes
 from polyjax_numpy.lax import _cumulative, _shape_ops
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _util as _u
-from polyjax_numpy.numpy._creation import asarray, concrete_dim, concrete_int, on_device
+from polyjax_numpy.numpy._creation import asarray, concrete_dim, concrete_int, on_device, zeros_like
 from polyjax_numpy.numpy._manipulation import moveaxis, ravel
 
 _I32 = np.dtype(np.int32)
@@ -120,8 +120,7 @@ def _triangle(m: Any, k: Any, fun_name: str, compare: Any) -> Any:
         raise ValueError(f"Argument to jax.numpy.{fun_name} must be at least 2D, got {shape}")
     keep = _compare_k(shape[-2:], _offset(k, fun_name), compare)
     keep = _shape_ops.broadcast_in_dim(keep, shape, (len(shape) - 2, len(shape) - 1))
-    zeros = _shape_ops.full_like(m, 0)
-    return lax.select_n(keep, zeros, m)
+    return lax.select_n(keep, zeros_like(m), m)  # zeros_like: key arrays get zero keys
 
 
 def tril(m: Any, k: Any = 0) -> Any:

@@ -340,6 +340,16 @@ def pad(
         return _u.as_array(array)
     if mode in ("constant", "empty"):
         values = kwargs.get("constant_values", 0)
+        if isinstance(_u.dtype(array), dtypes.ExtendedDType):
+            # The padding value is a number, which no key array can hold (JAX's error).
+            if isinstance(_u.dtype(values), dtypes.ExtendedDType):
+                raise ValueError(
+                    "jnp.pad: constant padding of key arrays is not supported; use "
+                    "mode='edge' or 'wrap', or jnp.concatenate"
+                )
+            raise ValueError(
+                f"Cannot convert_element_type from {_u.dtype(values).name} to {_u.dtype(array)}"
+            )
         if mode == "empty" or (isinstance(values, int | float | complex) and values == 0):
             return _pad_constant(array, widths, None)
         return _pad_constant(

@@ -212,14 +212,12 @@ deg2rad = _inexact_unary(
     _scale_by(np.pi / 180.0),
     "Degrees converted to radians",
     "jnp.deg2rad(jnp.array([180.0]))\n      Array([3.1415927], dtype=float32)",
-    real_only=True,
 )
 rad2deg = _inexact_unary(
     "rad2deg",
     _scale_by(180.0 / np.pi),
     "Radians converted to degrees",
     "jnp.rad2deg(jnp.array([jnp.pi]))\n      Array([180.], dtype=float32)",
-    real_only=True,
 )
 radians, degrees = deg2rad, rad2deg
 
@@ -308,11 +306,16 @@ def angle(z: Any, deg: bool = False) -> Any:
 
 
 def _inexact_binary(
-    name: str, op: Callable[[Any, Any], Any], what: str, example: str
+    name: str,
+    op: Callable[[Any, Any], Any],
+    what: str,
+    example: str,
+    check: Callable[[str, Any], None] | None = None,
 ) -> Callable[[Any, Any], Any]:
     def fn(x1: Any, x2: Any, /) -> Any:
         x1, x2 = _u.promote_args_inexact(name, x1, x2)
-        check_no_complex(name, x1)
+        if check is not None:
+            check(name, x1)
         return op(x1, x2)
 
     fn.__name__ = fn.__qualname__ = name
@@ -325,16 +328,21 @@ def _inexact_binary(
       x2: an array or scalar.
 
     Returns:
-      A floating array.
-
-    Raises:
-      TypeError: complex operands.
+      An array of the operands' promoted floating or complex dtype.
 
     Example:
       >>> import polyjax.numpy as jnp
       >>> {example}
     """
     return fn
+
+
+def _no_complex_hypot(name: str, x: Any) -> None:
+    if _u.is_complex(x):  # JAX's error
+        raise ValueError(
+            f"jnp.{name} is not well defined for complex-valued inputs. Please convert to "
+            "real values first, such as by using abs(x)"
+        )
 
 
 arctan2 = _inexact_binary(
@@ -363,14 +371,17 @@ hypot = _inexact_binary(
     _hypot,
     "The hypotenuse `sqrt(x1**2 + x2**2)`, without overflow",
     "jnp.hypot(jnp.array([3.0]), 4.0)\n      Array([5.], dtype=float32)",
+    _no_complex_hypot,
 )
 
 
 def _logaddexp_with(exp_fn: Callable[[Any], Any], log_scale: float | None) -> Callable:
     def value(x1: Any, x2: Any) -> Any:
+        # max/min order complex numbers lexicographically, as JAX's logaddexp does;
+        # for reals min - max is -|x1 - x2|.
         big = lax.max(x1, x2)
         delta = lax.sub(x1, x2)
-        correction = lax.log1p(exp_fn(lax.neg(lax.abs(delta))))
+        correction = lax.log1p(exp_fn(lax.sub(lax.min(x1, x2), big)))
         if log_scale is not None:
             correction = lax.div(correction, _u.scalar_like(log_scale, correction))
         out = lax.add(big, correction)
@@ -423,12 +434,14 @@ copysign = _inexact_binary(
     _copysign,
     "The magnitude of `x1` with the sign (bit) of `x2`",
     "jnp.copysign(jnp.array([1.0, 2.0]), -0.0)\n      Array([-1., -2.], dtype=float32)",
+    check_no_complex,
 )
 nextafter = _inexact_binary(
     "nextafter",
     _bits.nextafter,
     "The next representable value after `x1` towards `x2`",
     "jnp.nextafter(jnp.array([1.0]), 2.0) > 1.0\n      Array([ True], dtype=bool)",
+    check_no_complex,
 )
 
 

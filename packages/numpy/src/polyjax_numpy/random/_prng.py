@@ -18,11 +18,12 @@ same bits as in JAX (with `jax_threefry_partitionable`, JAX's default):
 
 **Key arrays.** `random.key(seed)` gives a *typed* key array (dtype
 `key<fry>`); `random.PRNGKey(seed)` gives the legacy raw form, a `uint32[2]`
-array. Every sampler takes either. A typed key array is a `PRNGKeyArray`: a
-pytree node around its `uint32[..., 2]` key data, with the generator as static
-data. Being a pytree, it passes through `jit`, `vmap`, `scan`, `cond` and `grad`
-with no special rule, and indexing, iteration and `reshape` act on its leading
-(key) axes. Decision: jaxprs show the key data (`u32[..., 2]`) and the
+array. Every sampler takes either. A typed key array is a `PRNGKeyArray`: for
+transformations a pytree node around its `uint32[..., 2]` key data, with the
+generator as static data, so it passes through `jit`, `vmap`, `scan`, `cond` and
+`grad` with no special rule; for users (``polyjax.tree_util``) a leaf, as in JAX
+(`jax_tree_util.register_array_node`). Indexing, iteration and `reshape` act on
+its leading (key) axes. Decision: jaxprs show the key data (`u32[..., 2]`) and the
 `threefry2x32` equations where JAX shows `key<fry>[...]` avals and its
 `random_*` primitives (docs/random.md).
 """
@@ -38,8 +39,8 @@ import numpy as np
 
 from polyjax_core import basearray, config, dtypes
 from polyjax_core import symbolic_dims as sd
-from polyjax_core.abstract_values import ShapedArray, register_aval_handler
-from polyjax_core.tree_util import register_pytree_node
+from polyjax_core.abstract_values import ShapedArray, ShapeDtypeStruct, register_aval_handler
+from polyjax_core.jax_tree_util import register_array_node
 from polyjax_numpy.lax import _bits, _random_bits, _shape_ops
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax._extended import ExtendedArray
@@ -247,12 +248,13 @@ class PRNGKeyDType(dtypes.ExtendedDType):
 class PRNGKeyArray(ExtendedArray):
     """An array of typed PRNG keys (dtype `key<fry>`): the key data and its generator.
 
-    Its shape is the data's shape without the trailing key axes. It is a pytree
-    node (its one child is the `uint32` key data), so transformations see the
-    data. As an `ExtendedArray` it goes through the structural lax primitives, and
-    so through `jnp.concatenate`, `stack`, `where`, `reshape`, `take`, indexing,
-    `.at[]`, `lax.dynamic_slice` ..., which act on the key axes; arithmetic raises
-    TypeError, as in JAX.
+    Its shape is the data's shape without the trailing key axes. Transformations
+    see it as a pytree node (its one child is the `uint32` key data), users'
+    pytree functions as a leaf. As an `ExtendedArray` it goes through the
+    structural lax primitives, and so through `jnp.concatenate`, `stack`, `where`,
+    `reshape`, `take`, indexing, `.at[]`, `lax.dynamic_slice` ..., which act on
+    the key axes; `==`/`!=` compare whole keys; arithmetic raises TypeError, as
+    in JAX.
     """
 
     __slots__ = ("_base_array", "_impl")
@@ -375,24 +377,16 @@ class PRNGKeyArray(ExtendedArray):
         return head if data is None else f"{head} overlaying:\n{data}"
 
     def __eq__(self, other: object) -> Any:  # type: ignore[override]
-        if not isinstance(other, PRNGKeyArray):
-            return NotImplemented
-        if other._impl != self._impl:
-            return False
-        same = lax.eq(self._base_array, other._base_array)
-        for _ in self._impl.key_shape:
-            same = _reduce_all_last(same)
-        return same
+        from polyjax_numpy.numpy._ufuncs import equal
+
+        return equal(self, other) if _u.is_operand(other) else NotImplemented
 
     def __ne__(self, other: object) -> Any:  # type: ignore[override]
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented or isinstance(eq, bool) else lax.bitwise_not(eq)
+        from polyjax_numpy.numpy._ufuncs import not_equal
+
+        return not_equal(self, other) if _u.is_operand(other) else NotImplemented
 
     __hash__ = None  # type: ignore[assignment]  # mutable-looking values, as arrays
-
-
-def _reduce_all_last(x: Any) -> Any:
-    return _bits.reduce_and(x, (_u.ndim(x) - 1,))
 
 
 def _is_concrete(x: Any) -> bool:
@@ -401,10 +395,22 @@ def _is_concrete(x: Any) -> bool:
 
 register_aval_handler(PRNGKeyArray, lambda k: k.aval)
 basearray.Array.register(PRNGKeyArray)  # key arrays are arrays, as in JAX
-register_pytree_node(
+
+
+def _unflatten_keys(impl: PRNGImpl, data: Any) -> Any:
+    """Keys around ``data``; around the type of key data (`eval_shape`, the stages'
+    `out_info`) the type of the keys, as JAX reports it."""
+    if isinstance(data, ShapeDtypeStruct):
+        return ShapeDtypeStruct(data.shape[: -len(impl.key_shape)], PRNGKeyDType(impl))
+    return PRNGKeyArray(impl, data)
+
+
+# A node for transformations (they carry the key data), a leaf for users (as in JAX).
+register_array_node(
     PRNGKeyArray,
     lambda k: ((k._base_array,), k._impl),
-    lambda impl, children: PRNGKeyArray(impl, children[0]),
+    lambda impl, children: _unflatten_keys(impl, children[0]),
+    lambda k: len(k._impl.key_shape),
 )
 
 
