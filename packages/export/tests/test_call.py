@@ -174,6 +174,32 @@ def test_odd_size_for_2b_names_the_variable():
         jit(load("dim_arithmetic").call)(_x(7, 5))
 
 
+def test_refinement_errors_drop_jaxlib_status_codes():
+    # The module's own shape assertion fires (its avals were loosened so that the
+    # Python check passes): the user sees our message, not "INVALID_ARGUMENT: ...".
+    from polyjax_core.abstract_values import ShapeDtypeStruct
+    from polyjax_export import export, symbolic_shape
+
+    (b,) = symbolic_shape("b")
+    exp = export(jit(lambda x: x * 2.0))(ShapeDtypeStruct((b + 2,), np.float32))
+    (c,) = symbolic_shape("c")
+    loose = dataclasses.replace(
+        exp,
+        in_avals=(exp.in_avals[0].update(shape=(c,)),),
+        out_avals=(exp.out_avals[0].update(shape=(c,)),),
+    )
+    with pytest.raises(ValueError) as info:
+        loose.call(np.ones(2, np.float32))
+    assert str(info.value).startswith(
+        "Input shapes do not match the polymorphic shapes specification. "
+        "Expected value >= 1 for dimension variable 'b', got 0."
+    )
+    with pytest.raises(ValueError) as info:  # a failure elsewhere in refinement
+        load("constraints").call(np.ones((3, 4), np.float32))
+    assert str(info.value).startswith("Error refining shapes: Module shape refinement failed")
+    assert "INVALID_ARGUMENT" not in str(info.value) and "UNKNOWN:" not in str(info.value)
+
+
 def test_platform_not_exported_for():
     exp = dataclasses.replace(load("poly_batch"), platforms=("tpu",))
     with pytest.raises(ValueError, match=r"was exported for platforms '\('tpu',\)'"):
