@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes
@@ -245,12 +246,34 @@ def _dynamic_slice_abstract_eval(operand: ShapedArray, *indices: ShapedArray, sl
 def _dynamic_slice_lowering(ctx, x, *indices, slice_sizes):
     aval_out = ctx.avals_out[0]
     if not all(type(s) is int for s in slice_sizes):
-        raise NotImplementedError("dynamic_slice with symbolic slice sizes")
+        return [_real_dynamic_slice(ctx, x, indices, slice_sizes)]
     return [
         hlo.DynamicSliceOp(
             x, list(indices), list(slice_sizes), results=[mlir.aval_to_ir_type(aval_out)]
         ).result
     ]
+
+
+def _real_dynamic_slice(ctx, x, indices, slice_sizes) -> ir.Value:
+    """dynamic_slice with symbolic slice sizes: `real_dynamic_slice` from clamped starts.
+
+    The starts are clamped to `[0, operand size - slice size]` as dynamic_slice's
+    are; `limit = start + size` is the form shape refinement turns back into a
+    static `dynamic_slice` once the sizes are known.
+    """
+    i32 = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
+    starts = [
+        hlo.reshape(i32, hlo.convert(ir.RankedTensorType.get([], i32.element_type), i))
+        for i in indices
+    ]
+    start = starts[0] if len(starts) == 1 else hlo.concatenate(starts, 0)
+    sizes = mlir.shape_tensor(ctx, slice_sizes)
+    room = hlo.subtract(mlir.shape_tensor(ctx, ctx.avals_in[0].shape), sizes)
+    zero = mlir.ir_constant(np.zeros(len(slice_sizes), np.int32))
+    start = hlo.clamp(zero, start, room)
+    ones = mlir.ir_constant(np.ones(len(slice_sizes), np.int32))
+    result_type = mlir.aval_to_ir_type(ctx.avals_out[0])
+    return hlo.RealDynamicSliceOp(result_type, x, start, hlo.add(start, sizes), ones).result
 
 
 # Autodiff. dynamic_slice is linear in the operand; the indices get no tangent.
