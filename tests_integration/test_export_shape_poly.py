@@ -168,6 +168,12 @@ CASES = [
         [[(2, 3)], [(5, 1)]],
     ),
     (
+        "dimension with floats",
+        lambda x: (x * (x.shape[0] / 2), np.float32(0.5) * x.shape[1] - 2.5, x.shape[0] * 3),
+        [("b, c", F)],
+        [[(2, 3)], [(5, 1)]],
+    ),
+    (
         "dynamic_slice symbolic size",
         lambda x, i: lax.dynamic_slice(x, (0, i), (x.shape[0], 2)),
         [("b, 3", F), ("", I32)],
@@ -263,6 +269,11 @@ def test_dimension_as_value_is_a_weak_int_primitive():
     # as a Python int would: an int8 array stays int8, a float32 one float32
     assert jax.eval_shape(lambda x: x.astype(np.int8) + x.shape[0], _b_spec()).dtype == np.int8
     assert jax.eval_shape(lambda x: x.shape[0] / x, _b_spec()).dtype == np.float32
+
+
+def test_dimension_to_a_fractional_power_raises_as_jax():
+    with pytest.raises(ValueError, match="cannot be raised to non-integer powers"):
+        export(jax.jit(lambda x: x.shape[0] ** 0.5))(_b_spec())
 
 
 def test_dimension_as_value_outside_export_raises_as_jax():

@@ -68,3 +68,5 @@ def _batch(args: Any, dims: Any, *, dim: Any) -> Any:
 
 
 define_rules(dim_as_value_p, _abstract_eval, _lowering, impl=_impl, jvp="zero", batching=_batch)
+# `x.shape[0] * 0.5`, `x.shape[0] / 2`: core's dimensions compute with their value.
+sd.register_dim_as_value(dim_as_value)
