@@ -168,6 +168,18 @@ CASES = [
         [[(2, 3)], [(5, 1)]],
     ),
     (
+        "slices of a symbolic axis",
+        lambda x: (x[1:], x[:-1], x[1:-1], x[-2:], x[:2], x[::2], x[1:-1:3], x[::-2], x[3::-1]),
+        [("b, 2", F)],
+        [[(1, 2)], [(2, 2)], [(7, 2)]],
+    ),
+    (
+        "ints into a symbolic axis",
+        lambda x: (x[-1], x[-2], x[2], x[0]),
+        [("b, 2", F)],
+        [[(1, 2)], [(2, 2)], [(7, 2)]],
+    ),
+    (
         "dimension with floats",
         lambda x: (x * (x.shape[0] / 2), np.float32(0.5) * x.shape[1] - 2.5, x.shape[0] * 3),
         [("b, c", F)],
@@ -237,9 +249,6 @@ def test_symbolic_shapes(name, fun, specs, shapes):
 
 # Not yet supported: each raises an error that says so (see the table in docs/export.md).
 UNSUPPORTED = [
-    ("slice with start", lambda x: x[1:], "b", "Slicing a symbolic axis of size b"),
-    ("slice with stop", lambda x: x[:-1], "b", "Slicing a symbolic axis of size b"),
-    ("negative index", lambda x: x[-1], "b", "Integer index -1 into the symbolic axis"),
     ("cumsum", lambda x: jnp.cumsum(x), "b", "cumsum along a symbolic-size axis"),
     ("cumprod", lambda x: jnp.cumprod(x), "b", "cumprod along a symbolic-size axis"),
     ("nonzero without size", jnp.nonzero, "b", "size argument of jnp.nonzero must be statically"),

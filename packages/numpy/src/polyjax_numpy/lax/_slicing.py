@@ -46,6 +46,7 @@ from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax._declare import define_rules
+from polyjax_numpy.lax._dim_value import dim_as_value
 from polyjax_numpy.lax._elementwise import _convert_element_type
 from polyjax_numpy.lax._elementwise import add as _add
 from polyjax_numpy.lax._elementwise import bitwise_and as _bitwise_and
@@ -62,7 +63,6 @@ from polyjax_numpy.lax._elementwise import neg as _neg
 from polyjax_numpy.lax._elementwise import rem as _rem
 from polyjax_numpy.lax._elementwise import select_n as _select_n
 from polyjax_numpy.lax._reductions import reduce_min as _reduce_min
-from polyjax_numpy.lax._reductions import reduce_sum as _reduce_sum
 from polyjax_numpy.lax._shape_ops import (
     broadcast_in_dim,
     canonicalize_axis,
@@ -138,7 +138,10 @@ def _start_indices(
     for i, d in zip(start_indices, operand_shape):
         if isinstance(i, int | np.integer):
             i = int(i)
-            if wrap and i < 0 and type(d) is int:
+            if wrap and i < 0:
+                if type(d) is not int:  # the wrapped index is known only at run time
+                    out.append(_dim_as(d + i, dtype))
+                    continue
                 i += d
             out.append(_convert_element_type(i, dtype))
             continue
@@ -156,11 +159,7 @@ def _start_indices(
 
 def _dim_as(d: Any, dtype: Any) -> Any:
     """The axis size `d` as a scalar of `dtype` (a symbolic size is computed at run time)."""
-    if type(d) is int:
-        return _convert_element_type(d, dtype)
-    # No primitive reads a dimension variable directly: count the elements of a
-    # length-`d` vector of ones (XLA folds it to a multiply of the known size).
-    return _reduce_sum(full((d,), 1, dtype), (0,))
+    return _convert_element_type(dim_as_value(d), dtype)
 
 
 def _check_indices(name: str, operand: ShapedArray, indices: Sequence[ShapedArray]) -> None:

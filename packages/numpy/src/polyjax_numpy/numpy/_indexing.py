@@ -283,10 +283,7 @@ def _slice_bounds(s: slice, size: Any) -> tuple[Any, Any, int, bool]:
     if type(size) is not int:
         if s.start is None and s.stop is None and step in (1, -1):
             return 0, size, 1, step == -1
-        raise NotImplementedError(
-            f"Slicing a symbolic axis of size {size} with {s} is not supported yet: only ':' "
-            "and '::-1'."
-        )
+        return _symbolic_slice_bounds(s, size, step)
     start, stop, step = s.indices(size)
     n = len(range(start, stop, step))
     if n == 0:
@@ -295,6 +292,35 @@ def _slice_bounds(s: slice, size: Any) -> tuple[Any, Any, int, bool]:
         return start, start + (n - 1) * step + 1, step, False
     last = start + (n - 1) * step  # the smallest index taken
     return last, start + 1, -step, True
+
+
+def _symbolic_slice_bounds(s: slice, size: Any, step: int) -> tuple[Any, Any, int, bool]:
+    """`_slice_bounds` for an axis of symbolic size: Python's rules for `slice.indices`,
+    written with `dim_min`/`dim_max` where the bounds of `size` do not decide them."""
+    for bound in (s.start, s.stop):
+        if bound is not None and not isinstance(bound, int | np.integer):
+            raise TypeError(f"Slice bounds must be integers, got {s}")
+    if step > 0:
+        start = _clamped_bound(s.start, size, 0, 0, size)
+        stop = _clamped_bound(s.stop, size, size, 0, size)
+        return start, sd.dim_max(start, stop), step, False
+    # Negative steps walk down from `high - 1` to `low` (both in range): the forward
+    # slice starts at the lowest index taken, and is reversed.
+    high = _clamped_bound(s.start, size, size - 1, -1, size - 1) + 1
+    low = _clamped_bound(s.stop, size, -1, -1, size - 1) + 1
+    high = sd.dim_max(low, high)
+    k = -step
+    first = low if k == 1 else sd.dim_min(low + (high - low - 1) % k, high)
+    return first, high, k, True
+
+
+def _clamped_bound(i: Any, size: Any, default: Any, lo: int, hi: Any) -> Any:
+    """A slice bound as `slice.indices` computes it: negative ones count from the end,
+    then each is clamped into `[lo, hi]`."""
+    if i is None:
+        return default
+    i = int(i)
+    return sd.dim_max(lo, size + i) if i < 0 else sd.dim_min(i, hi)
 
 
 def _slice_params(s: slice, size: Any) -> tuple[Any, Any, int]:
@@ -323,6 +349,11 @@ def _static_int(i: int, axis: int, size: Any, clamp: bool, wrap: bool = True) ->
         raise IndexError(f"index {i} is out of bounds for axis {axis} with size 0")
     i = i + size if wrap and i < 0 else i
     return min(max(i, 0), size - 1) if clamp else i
+
+
+def _symbolic_out_of_range(i: int, size: Any) -> bool:
+    """Whether the static index `i` into an axis of symbolic `size` may be out of range."""
+    return type(size) is not int and not (i >= 0 and _known_ge(size, i + 1))
 
 
 def _known_ge(a: Any, b: int) -> bool:
@@ -390,9 +421,13 @@ def _basic_getitem(x: Any, entries: list[_Entry], wrap: bool = True) -> Any:
         if e.kind == "int":
             (axis,) = e.axes
             int_axes.append(axis)
-            if isinstance(e.value, int):
+            if isinstance(e.value, int) and not _symbolic_out_of_range(e.value, shape[axis]):
                 e = e._replace(value=_static_int(e.value, axis, shape[axis], True, wrap))
             else:
+                # Traced, or an int that may fall outside a symbolic axis: wrapped and
+                # clamped at run time (as JAX does).
+                if isinstance(e.value, int):
+                    e = e._replace(value=np.int32(e.value))
                 dynamic[axis] = e.value
         static_entries.append(e)
     out, _ = _apply_slices(x, static_entries, static_ints=True)
