@@ -180,6 +180,17 @@ CASES = [
         [[(1, 2)], [(2, 2)], [(7, 2)]],
     ),
     (
+        "cumulative along b",
+        lambda x: (
+            jnp.cumsum(x, 0),
+            jnp.cumprod(x, 0),
+            lax.cummax(x, 0, reverse=True),
+            jnp.diff(x, axis=0),
+        ),
+        [("b, 2", F)],
+        [[(1, 2)], [(6, 2)]],
+    ),
+    (
         "dimension with floats",
         lambda x: (x * (x.shape[0] / 2), np.float32(0.5) * x.shape[1] - 2.5, x.shape[0] * 3),
         [("b, c", F)],
@@ -249,8 +260,6 @@ def test_symbolic_shapes(name, fun, specs, shapes):
 
 # Not yet supported: each raises an error that says so (see the table in docs/export.md).
 UNSUPPORTED = [
-    ("cumsum", lambda x: jnp.cumsum(x), "b", "cumsum along a symbolic-size axis"),
-    ("cumprod", lambda x: jnp.cumprod(x), "b", "cumprod along a symbolic-size axis"),
     ("nonzero without size", jnp.nonzero, "b", "size argument of jnp.nonzero must be statically"),
 ]
 
