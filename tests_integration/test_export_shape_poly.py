@@ -174,6 +174,23 @@ CASES = [
         [[(1, 2)], [(2, 2)], [(7, 2)]],
     ),
     (
+        "updates through slices",
+        lambda x: (
+            x.at[1:].set(0.0),
+            x.at[::2].add(1.0),
+            x.at[::-1, 0].multiply(2.0),
+            x.at[-1].set(5.0),
+        ),
+        [("b, 2", F)],
+        [[(1, 2)], [(2, 2)], [(5, 2)]],
+    ),
+    (
+        "slice and array index",
+        lambda x, i: x[1:-1:2, i],
+        [("b, 3", F), ("k", I32)],
+        [[(1, 3), (2,)], [(6, 3), (4,)]],
+    ),
+    (
         "ints into a symbolic axis",
         lambda x: (x[-1], x[-2], x[2], x[0]),
         [("b, 2", F)],

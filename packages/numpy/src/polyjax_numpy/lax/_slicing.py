@@ -874,6 +874,16 @@ def _gather_hlo(ctx, x, indices, dn, slice_sizes, indices_are_sorted, aval_out):
         start_index_map=list(dn.start_index_map),
         index_vector_dim=len(ctx.avals_in[1].shape) - 1,
     )
+    if not all(type(s) is int for s in slice_sizes):
+        # Symbolic window sizes are an operand; shape refinement makes it a static gather.
+        return hlo.DynamicGatherOp(
+            x,
+            indices,
+            mlir.shape_tensor(ctx, slice_sizes),
+            attr,
+            indices_are_sorted=indices_are_sorted,
+            results=[mlir.aval_to_ir_type(aval_out)],
+        ).result
     return hlo.GatherOp(
         x,
         indices,
@@ -921,8 +931,6 @@ def _gather_lowering(
     mode,
     fill_value,
 ):
-    if not all(type(s) is int for s in slice_sizes):
-        raise NotImplementedError("gather with symbolic slice sizes")
     # XLA's gather clamps out-of-bounds starts, which is CLIP (and is allowed for
     # PROMISE_IN_BOUNDS); FILL_OR_DROP masks the clamped result.
     if mode is not GatherScatterMode.FILL_OR_DROP:

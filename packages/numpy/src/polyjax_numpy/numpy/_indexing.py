@@ -326,11 +326,14 @@ def _clamped_bound(i: Any, size: Any, default: Any, lo: int, hi: Any) -> Any:
 def _slice_params(s: slice, size: Any) -> tuple[Any, Any, int]:
     """(start, count, step): the slice takes `start + step * k` for `k < count`."""
     if type(size) is not int:
-        if s.start is None and s.stop is None and s.step in (None, 1):
+        step = 1 if s.step is None else s.step
+        if s.start is None and s.stop is None and step == 1:
             return 0, size, 1
-        raise NotImplementedError(
-            f"Updating a symbolic axis of size {size} through {s} is not supported yet: only ':'."
-        )
+        if step == 0:
+            raise ValueError("slice step cannot be zero")
+        first, limit, stride, rev = _symbolic_slice_bounds(s, size, step)
+        count = (limit - first + stride - 1) // stride
+        return (first + (count - 1) * stride, count, -stride) if rev else (first, count, stride)
     start, stop, step = s.indices(size)
     return start, len(range(start, stop, step)), step
 
@@ -593,9 +596,15 @@ def _column(src: tuple, batch_shape: tuple, adv_dims: list[int], dtype: np.dtype
     """One index vector component broadcast to `batch_shape` (host values stay NumPy)."""
     kind = src[0]
     if kind == "const":
+        if sd.is_symbolic_dim(src[1]):  # a start computed from the axis size
+            return _u.convert(_u.from_protocol(src[1]), dtype)
         return np.asarray(src[1], dtype) if type(src[1]) is int else src[1]
     if kind == "iota":
         _, start, step, count, dim = src
+        if sd.is_symbolic_dim(count) or sd.is_symbolic_dim(start):
+            shape = tuple(count if d == dim else 1 for d in range(len(batch_shape)))
+            values = _shape_ops.broadcasted_iota(dtype, shape, dim) * step + start
+            return _u.convert(values, dtype)
         values = np.arange(count, dtype=np.int64) * step + start
         return np.reshape(
             values.astype(dtype), [count if d == dim else 1 for d in range(len(batch_shape))]
