@@ -191,6 +191,12 @@ CASES = [
         [[(1, 3), (2,)], [(6, 3), (4,)]],
     ),
     (
+        "slices bounded by dimensions",
+        lambda x: (x[: x.shape[0] // 2], x[x.shape[0] // 2 :], x[x.shape[0] - 1 :: -1]),
+        [("b, 2", F)],
+        [[(1, 2)], [(2, 2)], [(5, 2)]],
+    ),
+    (
         "ints into a symbolic axis",
         lambda x: (x[-1], x[-2], x[2], x[0]),
         [("b, 2", F)],
@@ -342,6 +348,19 @@ def test_fixed_window_in_a_symbolic_axis_is_inconclusive_as_jax(fun):
     (s,) = symbolic_args_specs((np.zeros(3, np.float32),), "b", constraints=["b >= 2"])
     x = _arg((4,), F)
     np.testing.assert_allclose(export(jax.jit(fun))(s).call(x), jax.jit(fun)(x), rtol=1e-6)
+
+
+def test_dimension_as_an_index_raises_as_jax():
+    # JAX refuses a dimension as an integer index (a slice bound is fine), and a
+    # negative-or-not symbolic bound whose sign is unknown.
+    from polyjax_core.symbolic_dims import InconclusiveDimensionOperation
+
+    with pytest.raises(IndexError, match="valid indices. Got floordiv"):
+        export(jax.jit(lambda x: x[x.shape[0] // 2]))(_b_spec())
+    with pytest.raises(InconclusiveDimensionOperation, match="inconclusive"):
+        export(jax.jit(lambda x: x[-(x.shape[0] // 2) :]))(_b_spec())
+    with pytest.raises(NotImplementedError, match="slice step"):
+        export(jax.jit(lambda x: x[:: x.shape[0]]))(_b_spec())
 
 
 def test_solve_of_a_batch_of_vectors_raises_as_jax():

@@ -144,6 +144,13 @@ def _static_bound(v: Any, position: int, s: slice) -> int | None:
         return operator.index(v)
     if isinstance(v, int | np.integer):
         return operator.index(v)
+    if sd.is_symbolic_dim(v) and v is not s.step:  # `x[: x.shape[0] // 2]` under export
+        return v
+    if sd.is_symbolic_dim(v):
+        raise NotImplementedError(
+            f"A slice step that is a symbolic dimension ({s} at position {position}) is not "
+            "supported: the step must be an int."
+        )
     raise TypeError(
         f"Slice entries must be integers or None, got {v!r} at position {position} of the index."
     )
@@ -189,6 +196,11 @@ def _classify(item: Any, position: int) -> tuple[str, Any]:
         return "bool", bool(item)
     if isinstance(item, int | np.integer):
         return "int", operator.index(item)
+    if sd.is_symbolic_dim(item):  # JAX's error: a dimension is not an index
+        raise IndexError(
+            "only integers, slices (`:`), ellipsis (`...`), newaxis (`None`) and integer or "
+            f"boolean arrays are valid indices. Got {item}"
+        )
     if isinstance(item, list | tuple):
         item = _sequence_index(item, position)
     elif hasattr(item, "__jax_array__") and not isinstance(item, _u.ARRAY_TYPES):
@@ -280,7 +292,7 @@ def _slice_bounds(s: slice, size: Any) -> tuple[Any, Any, int, bool]:
     step = 1 if s.step is None else s.step
     if step == 0:
         raise ValueError("slice step cannot be zero")
-    if type(size) is not int:
+    if type(size) is not int or _has_symbolic_bound(s):
         if s.start is None and s.stop is None and step in (1, -1):
             return 0, size, 1, step == -1
         return _symbolic_slice_bounds(s, size, step)
@@ -298,7 +310,7 @@ def _symbolic_slice_bounds(s: slice, size: Any, step: int) -> tuple[Any, Any, in
     """`_slice_bounds` for an axis of symbolic size: Python's rules for `slice.indices`,
     written with `dim_min`/`dim_max` where the bounds of `size` do not decide them."""
     for bound in (s.start, s.stop):
-        if bound is not None and not isinstance(bound, int | np.integer):
+        if bound is not None and not isinstance(bound, int | np.integer | sd.DimExpr):
             raise TypeError(f"Slice bounds must be integers, got {s}")
     if step > 0:
         start = _clamped_bound(s.start, size, 0, 0, size)
@@ -319,13 +331,18 @@ def _clamped_bound(i: Any, size: Any, default: Any, lo: int, hi: Any) -> Any:
     then each is clamped into `[lo, hi]`."""
     if i is None:
         return default
-    i = int(i)
+    i = i if sd.is_symbolic_dim(i) else int(i)
+    # A symbolic bound's sign must be known (else InconclusiveDimensionOperation, as JAX).
     return sd.dim_max(lo, size + i) if i < 0 else sd.dim_min(i, hi)
+
+
+def _has_symbolic_bound(s: slice) -> bool:
+    return sd.is_symbolic_dim(s.start) or sd.is_symbolic_dim(s.stop)
 
 
 def _slice_params(s: slice, size: Any) -> tuple[Any, Any, int]:
     """(start, count, step): the slice takes `start + step * k` for `k < count`."""
-    if type(size) is not int:
+    if type(size) is not int or _has_symbolic_bound(s):
         step = 1 if s.step is None else s.step
         if s.start is None and s.stop is None and step == 1:
             return 0, size, 1
