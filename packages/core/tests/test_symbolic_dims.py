@@ -624,3 +624,14 @@ def test_broadcast_shapes_with_symbolic_dims():
         broadcast_shapes((b,), (3,))
     with pytest.raises(ValueError, match=r"\(2,\), \(3,\)"):
         broadcast_shapes((2,), (3,))
+
+
+def test_max_and_min_atoms_are_split_into_their_cases():
+    # The bounds of max(b - 1, 1) alone ([1, inf]) cannot decide these; its two cases can.
+    b = symbolic_dim("b")
+    assert b >= dim_max(b - 1, 1)
+    assert dim_max(b - 3, 0) <= b
+    assert dim_min(b, 2) - 3 < 0
+    assert not (dim_max(b + 1, 2) <= b)
+    with pytest.raises(InconclusiveDimensionOperation):
+        bool(dim_max(b - 1, 1) >= 2)  # true for b >= 3, false for b = 1

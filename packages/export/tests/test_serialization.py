@@ -249,3 +249,54 @@ def test_exported_is_hashable_with_tuple_fields():
     assert isinstance(exp.disabled_safety_checks, tuple)
     assert hash(exp) == hash(dataclasses.replace(exp))
     assert str(exp) == "Exported(fun_name=f6, ...)"
+
+
+# ----------------------------------------------------------------------------- calling conventions
+
+
+def _poly_sin():
+    from polyjax_core.abstract_values import ShapeDtypeStruct
+    from polyjax_export import export, symbolic_shape
+    from polyjax_interpreters.jit import jit
+    from polyjax_numpy import numpy as jnp
+
+    (b,) = symbolic_shape("b")
+    spec = ShapeDtypeStruct((b, 3), np.float32)
+    return export(jit(lambda x: jnp.sin(x) * 2.0), platforms=("cpu", "cuda"))(spec)
+
+
+@pytest.mark.parametrize("version", [9, 10])
+def test_calling_convention_version_is_chosen_by_config_and_round_trips(version):
+    from polyjax_core import config
+
+    with config.export_calling_convention_version(version):
+        exp = _poly_sin()
+        # The VJP is exported when serializing, with the version then in force (as JAX).
+        blob = exp.serialize(vjp_order=1)
+    assert exp.calling_convention_version == version
+    assert exp.ordered_effects == () and exp.unordered_effects == ()
+    back = deserialize(blob)
+    assert back.calling_convention_version == version
+    assert back.vjp().calling_convention_version == version
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+    np.testing.assert_allclose(back.call(x), np.sin(x) * 2, rtol=1e-6)
+
+
+def test_calling_convention_versions_share_the_module():
+    # As in JAX 0.10.2: version 10 only records that the Shardy setting is propagated.
+    from polyjax_core import config
+
+    with config.export_calling_convention_version(9):
+        v9 = _poly_sin()
+    v10 = _poly_sin()  # the default
+    assert v10.calling_convention_version == 10
+    assert v9.mlir_module() == v10.mlir_module()
+
+
+@pytest.mark.parametrize("version", [8, 11])
+def test_unsupported_calling_convention_version_to_write_raises_as_jax(version):
+    from polyjax_core import config
+
+    with config.export_calling_convention_version(version):
+        with pytest.raises(ValueError, match=rf"version {version} is outside .* \[9\.\.10\]"):
+            _poly_sin()

@@ -31,6 +31,7 @@ from polyjax_core import _symbolic_poly as P
 
 INF = math.inf
 _DEPTH = 2  # how many cancellation steps a bound may chain
+_SPLITS = 3  # how many max/min atoms one decision may split into cases
 
 Interval = tuple  # (lo, hi): numbers, lo may be -inf and hi may be inf
 
@@ -51,13 +52,29 @@ def poly_bounds(p: P.Poly, scope) -> Interval:
     return cached
 
 
-def decide_ge0(p: P.Poly, scope) -> bool | None:
-    """True if ``p >= 0`` always, False if ``p < 0`` always, None when we cannot tell."""
+def decide_ge0(p: P.Poly, scope, splits: int = _SPLITS) -> bool | None:
+    """True if ``p >= 0`` always, False if ``p < 0`` always, None when we cannot tell.
+
+    When the bounds do not decide, a ``max``/``min`` atom of ``p`` (a term of its own) is
+    split into its cases: its value is always one of its operands, so if ``p`` with
+    either operand in its place gives the same answer, that is the answer. This decides
+    ``b >= max(b - 1, 1)``, which the bounds of ``max`` alone cannot.
+    """
     lo, hi = poly_bounds(p, scope)
     if lo >= 0:
         return True
     if hi < 0:
         return False
+    if splits:
+        for m, c in p:
+            if len(m) == 1 and m[0][1] == 1 and m[0][0].op in ("max", "min"):
+                rest = tuple(mc for mc in p if mc[0] != m)
+                answers = {
+                    decide_ge0(P.freeze(P.add(rest, arg, c)), scope, splits - 1)
+                    for arg in m[0][0].args
+                }
+                if len(answers) == 1 and None not in answers:
+                    return answers.pop()
     return None
 
 

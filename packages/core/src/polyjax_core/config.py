@@ -54,6 +54,7 @@ __all__ = [
     "dynamic_shapes",
     "enable_checks",
     "enable_x64",
+    "export_calling_convention_version",
     "explain_cache_misses",
     "log_compiles",
     "num_cpu_devices",
@@ -947,4 +948,12 @@ transfer_guard = define_optional_enum_state(
     ("allow", "log", "disallow", "log_explicit", "disallow_explicit"),
     None,
     "What to do on host-device transfers; None means 'allow'.",
+)
+
+export_calling_convention_version = define_int_state(
+    "jax_export_calling_convention_version",
+    10,
+    "The calling-convention version that polyjax.export writes (9 or 10, the range it "
+    "supports). The modules are the same; version 10 tells readers that the Shardy "
+    "partitioner setting is propagated, and 9 is for readers that know only 9.",
 )

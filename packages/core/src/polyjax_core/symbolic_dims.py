@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 import numbers
 import operator
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -63,6 +63,7 @@ __all__ = [
     "definitely_equal_shape",
     "dilate_dim",
     "dilate_shape",
+    "dim_as_value",
     "dim_max",
     "dim_min",
     "divide_shape_sizes",
@@ -71,6 +72,7 @@ __all__ = [
     "is_dim",
     "is_empty_shape",
     "is_symbolic_dim",
+    "register_dim_as_value",
     "broadcast_shapes",
     "shape_size",
     "shape_vars",
@@ -297,17 +299,27 @@ class DimExpr:
 
     def __add__(self, other):
         q = _operand(other, self._scope)
-        return NotImplemented if q is None else _make(P.add(self._poly, q), self._scope)
+        if q is None:
+            return _value_op(self, other, operator.add)
+        return _make(P.add(self._poly, q), self._scope)
 
-    __radd__ = __add__
+    def __radd__(self, other):
+        q = _operand(other, self._scope)
+        if q is None:
+            return _value_op(self, other, operator.add, reflected=True)
+        return _make(P.add(self._poly, q), self._scope)
 
     def __sub__(self, other):
         q = _operand(other, self._scope)
-        return NotImplemented if q is None else _make(P.add(self._poly, q, -1), self._scope)
+        if q is None:
+            return _value_op(self, other, operator.sub)
+        return _make(P.add(self._poly, q, -1), self._scope)
 
     def __rsub__(self, other):
         q = _operand(other, self._scope)
-        return NotImplemented if q is None else _make(P.add(q, self._poly, -1), self._scope)
+        if q is None:
+            return _value_op(self, other, operator.sub, reflected=True)
+        return _make(P.add(q, self._poly, -1), self._scope)
 
     def __neg__(self):
         return DimExpr(_neg(self._poly), self._scope)
@@ -317,11 +329,21 @@ class DimExpr:
 
     def __mul__(self, other):
         q = _operand(other, self._scope)
-        return NotImplemented if q is None else _make(P.mul(self._poly, q), self._scope)
+        if q is None:
+            return _value_op(self, other, operator.mul)
+        return _make(P.mul(self._poly, q), self._scope)
 
-    __rmul__ = __mul__
+    def __rmul__(self, other):
+        q = _operand(other, self._scope)
+        if q is None:
+            return _value_op(self, other, operator.mul, reflected=True)
+        return _make(P.mul(self._poly, q), self._scope)
 
     def __pow__(self, power):
+        if isinstance(power, numbers.Real) and not isinstance(power, numbers.Integral):
+            raise ValueError(  # JAX's error
+                f"Symbolic dimension cannot be raised to non-integer powers: '{self}' ** '{power}'"
+            )
         if not isinstance(power, numbers.Integral) or power < 0:
             return NotImplemented
         result: P.Poly = P.const(1)
@@ -331,41 +353,40 @@ class DimExpr:
 
     def __floordiv__(self, other):
         q = _operand(other, self._scope)
-        return (
-            NotImplemented
-            if q is None
-            else _wrap(_divmod(self._poly, q, self._scope)[0], self._scope)
-        )
+        if q is None:
+            return _value_op(self, other, operator.floordiv)
+        return _wrap(_divmod(self._poly, q, self._scope)[0], self._scope)
 
     def __rfloordiv__(self, other):
         q = _operand(other, self._scope)
-        return (
-            NotImplemented
-            if q is None
-            else _wrap(_divmod(q, self._poly, self._scope)[0], self._scope)
-        )
+        if q is None:
+            return _value_op(self, other, operator.floordiv, reflected=True)
+        return _wrap(_divmod(q, self._poly, self._scope)[0], self._scope)
 
     def __mod__(self, other):
         q = _operand(other, self._scope)
-        return (
-            NotImplemented
-            if q is None
-            else _wrap(_divmod(self._poly, q, self._scope)[1], self._scope)
-        )
+        if q is None:
+            return _value_op(self, other, operator.mod)
+        return _wrap(_divmod(self._poly, q, self._scope)[1], self._scope)
 
     def __rmod__(self, other):
         q = _operand(other, self._scope)
-        return (
-            NotImplemented
-            if q is None
-            else _wrap(_divmod(q, self._poly, self._scope)[1], self._scope)
-        )
+        if q is None:
+            return _value_op(self, other, operator.mod, reflected=True)
+        return _wrap(_divmod(q, self._poly, self._scope)[1], self._scope)
 
     def __divmod__(self, other):
         return (self // other, self % other)
 
     def __rdivmod__(self, other):
         return (other // self, other % self)
+
+    # True division never gives a dimension: as in JAX, it computes with the value.
+    def __truediv__(self, other):
+        return _value_op(self, other, operator.truediv, integers_too=True)
+
+    def __rtruediv__(self, other):
+        return _value_op(self, other, operator.truediv, reflected=True, integers_too=True)
 
     # -- comparisons ---------------------------------------------------------------------------
 
@@ -434,6 +455,50 @@ class DimExpr:
 
 DimSize = int | DimExpr
 Shape = tuple[DimSize, ...]
+
+
+# -- dimensions as values -----------------------------------------------------------------------
+
+# The function that makes a dimension a traced rank-0 integer (the `dim_as_value`
+# primitive). polyjax_numpy registers it: core has no lowering of its own.
+_dim_as_value: list[Callable[[DimExpr], Any]] = []
+
+
+def register_dim_as_value(fun: Callable[[DimExpr], Any]) -> None:
+    """Registers the function that turns a dimension into a rank-0 integer value.
+
+    With it, a dimension combined with a float, a complex, a NumPy value (or divided
+    with ``/``) computes with its value, as in JAX: ``x.shape[0] * 0.5`` under export.
+    """
+    _dim_as_value[:] = [fun]
+
+
+def dim_as_value(d: DimExpr) -> Any:
+    """The dimension `d` as a rank-0 integer value (for a jitted function's results).
+
+    Raises:
+      TypeError: no value function is registered (polyjax_numpy is not loaded).
+    """
+    if not _dim_as_value:
+        raise TypeError(f"The symbolic dimension '{d}' cannot be used as a value here.")
+    return _dim_as_value[0](d)
+
+
+_VALUE_OPERANDS = (float, complex, np.generic, np.ndarray)
+
+
+def _value_op(
+    d: DimExpr, other: Any, op: Callable, reflected: bool = False, integers_too: bool = False
+) -> Any:
+    if not _dim_as_value or not (
+        isinstance(other, _VALUE_OPERANDS)
+        or (integers_too and isinstance(other, numbers.Integral | DimExpr))
+    ):
+        return NotImplemented
+    if isinstance(other, DimExpr):
+        other = _dim_as_value[0](other)
+    value = _dim_as_value[0](d)
+    return op(other, value) if reflected else op(value, other)
 
 
 def _neg(p: P.Poly) -> P.Poly:

@@ -380,7 +380,9 @@ def _flat_call(exp: Exported) -> Callable[..., list[Any]]:
     f = custom_vjp(lambda *flat: primal(*flat))
 
     def fwd(*flat: Any) -> tuple[list[Any], tuple[Any, ...]]:
-        return primal(*flat), flat
+        # `f`, not the bare primitive: under an outer `grad` the forward pass is itself
+        # differentiated, through the next VJP level (as JAX nests them).
+        return f(*flat), flat
 
     def bwd(res: tuple[Any, ...], cts: list[Any]) -> tuple[Any, ...]:
         cts = [_ct_like(ct, a) for ct, a in zip(cts, exp.out_avals)]

@@ -30,6 +30,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func
 from jaxlib.mlir.dialects import stablehlo as hlo
 
+from polyjax_core import config
 from polyjax_core import effects as core_effects
 from polyjax_core import symbolic_dims as sd
 from polyjax_core.dce import dce_jaxpr
@@ -41,6 +42,7 @@ from polyjax_export._exported import (
     Exported,
     default_export_platform,
     maximum_supported_calling_convention_version,
+    minimum_supported_calling_convention_version,
 )
 from polyjax_export._shape_spec import parse_constraint
 from polyjax_interpreters import mlir
@@ -120,6 +122,23 @@ def _check_platforms(platforms: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _calling_convention_version() -> int:
+    """The version to write, from `jax_export_calling_convention_version` (as JAX, checked
+    when exporting). Versions 9 and 10 have the same module: 10 only tells readers
+    that the Shardy partitioner setting is propagated."""
+    version = config.export_calling_convention_version.value
+    lo, hi = (
+        minimum_supported_calling_convention_version,
+        maximum_supported_calling_convention_version,
+    )
+    if not lo <= version <= hi:
+        raise ValueError(
+            f"The requested export calling convention version {version} is outside the "
+            f"range of supported versions [{lo}..{hi}]"
+        )
+    return version
+
+
 def _export(
     fun_jit: JitWrapped,
     platforms: tuple[str, ...],
@@ -127,6 +146,7 @@ def _export(
     args: tuple,
     kwargs: dict,
 ) -> Exported:
+    version = _calling_convention_version()
     traced = fun_jit.trace(*args, **kwargs)._t
     closed: ClosedJaxpr = traced.jaxpr
     in_avals = tuple(v.aval for v in closed.jaxpr.invars)
@@ -175,7 +195,7 @@ def _export(
         unordered_effects=tuple(closed.jaxpr.effects),
         disabled_safety_checks=checks,
         mlir_module_serialized=serialized,
-        calling_convention_version=maximum_supported_calling_convention_version,
+        calling_convention_version=version,
         module_kept_var_idx=kept,
         uses_global_constants=bool(dim_vars) or multi,
         _get_vjp=lambda primal: _export_vjp(closed, primal, platforms, checks),

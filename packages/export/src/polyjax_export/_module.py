@@ -13,6 +13,7 @@ caller's module (`inline_call`), renamed so that they cannot clash.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -192,13 +193,27 @@ def _refine(module: ir.Module) -> ir.Module:
 
 
 def _refinement_message(e: Exception) -> str:
-    text = str(e)
+    text = _strip_status(str(e))
     # jaxlib reports a failed shape_assertion with its error message, formatted
     # from the operands: keep that, it is the message for the user.
+    # It comes after a location and "error: ", which we drop too.
     for line in text.splitlines():
-        if "Input shapes do not match" in line or "Shape mismatch" in line:
-            return line[line.index(line.strip()) :].strip()
+        for start in ("Input shapes do not match", "Shape mismatch"):
+            if start in line:
+                return line[line.index(start) :].strip()
     return f"Error refining shapes: {text}"
+
+
+# absl status codes jaxlib puts before its messages ("INVALID_ARGUMENT: ...");
+# they say nothing to the user, who gets a ValueError anyway.
+_STATUS_PREFIX = re.compile(
+    r"\b(?:INVALID_ARGUMENT|UNKNOWN|FAILED_PRECONDITION|INTERNAL|UNIMPLEMENTED"
+    r"|OUT_OF_RANGE|NOT_FOUND|ABORTED|RESOURCE_EXHAUSTED): "
+)
+
+
+def _strip_status(text: str) -> str:
+    return _STATUS_PREFIX.sub("", text)
 
 
 def inline_call(

@@ -101,7 +101,15 @@ def _floor_divmod(x: ir.Value, y: ir.Value, const: Const, want_mod: bool) -> ir.
     q = hlo.divide(x, y)
     r = hlo.remainder(x, y)
     zero = const(0)
-    fix = hlo.and_(_cmp(r, zero, "NE"), hlo.xor(_cmp(r, zero, "LT"), _cmp(y, zero, "LT")))
+    # The sign test is a comparison of booleans, not `xor`: shape refinement folds
+    # comparisons of constants but not `xor`, and must fold this to a constant.
+    signs_differ = hlo.compare(
+        _cmp(r, zero, "LT"),
+        _cmp(y, zero, "LT"),
+        hlo.ComparisonDirectionAttr.get("NE"),
+        compare_type=hlo.ComparisonTypeAttr.get("UNSIGNED"),
+    )
+    fix = hlo.and_(_cmp(r, zero, "NE"), signs_differ)
     if want_mod:
         return hlo.select(fix, hlo.add(r, y), r)
     return hlo.select(fix, hlo.subtract(q, const(1)), q)

@@ -34,6 +34,7 @@ from typing import Any
 
 from polyjax_core import config, tracing
 from polyjax_core import source_info as si
+from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapeDtypeStruct, shaped_abstractify
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.jaxpr import CalleeJaxpr, ClosedJaxpr, Var
@@ -383,7 +384,8 @@ def _trace(
         out = fun.call_wrapped(*args, **kwargs, **dict(static_kw))
         out_flat, out_tree = tree_flatten(out)
         out_tree_box.append(out_tree)
-        return out_flat
+        # A symbolic dimension returned (`return x.shape[0] * 3`) is its value, as in JAX.
+        return [sd.dim_as_value(x) if type(x) is sd.DimExpr else x for x in out_flat]
 
     closed = trace_to_jaxpr(flat_fun, in_avals, debug.value)
     return closed, out_tree_box[0]

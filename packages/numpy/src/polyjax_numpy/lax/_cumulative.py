@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import func
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes
@@ -95,6 +96,41 @@ def _prefix_scan(kind: str, x: Any, axis: int, reverse: bool) -> Any:
     return x
 
 
+def _dynamic_cumulative(ctx, x, init, axis: int, reverse: bool, combine) -> ir.Value:
+    """The cumulative reduction along an axis of symbolic size `n`: a window of `n`
+    padded by `n - 1`, as a `stablehlo.dynamic_reduce_window` custom call whose
+    sizes are operands; shape refinement turns it into a `reduce_window`."""
+    aval = ctx.avals_in[0]
+    n, nd = aval.shape[axis], aval.ndim
+    scalar = ir.RankedTensorType.get([], mlir.dtype_to_ir_type(aval.dtype))
+    mctx = ctx.module_context
+    with ir.InsertionPoint(mctx.module.body):
+        reducer = func.FuncOp(
+            "cumulative_reducer",
+            ir.FunctionType.get([scalar, scalar], [scalar]),
+            visibility="private",
+        )
+    reducer_name = mctx.symbol_table.insert(reducer)  # renames on clash
+    with ir.InsertionPoint(reducer.add_entry_block()):
+        func.ReturnOp(combine(*reducer.arguments, aval.dtype))
+    window = [n if d == axis else 1 for d in range(nd)]
+    pads = [(0, 0)] * nd
+    pads[axis] = (0, n - 1) if reverse else (n - 1, 0)
+    ones = mlir.ir_constant(np.ones(nd, np.int32))
+    padding = hlo.reshape(
+        ir.RankedTensorType.get([nd, 2], ir.IntegerType.get_signless(32)),
+        mlir.shape_tensor(ctx, [p for pair in pads for p in pair]),
+    )
+    op = hlo.CustomCallOp(
+        [mlir.aval_to_ir_type(ctx.avals_out[0])],
+        [x, init, mlir.shape_tensor(ctx, window), ones, ones, ones, padding],
+        call_target_name=ir.StringAttr.get("stablehlo.dynamic_reduce_window"),
+        api_version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 2),
+        called_computations=ir.ArrayAttr.get([ir.FlatSymbolRefAttr.get(reducer_name.value)]),
+    )
+    return op.result
+
+
 def _make(
     kind: str, name: str, accepted: str, linear_transpose: Callable | None = None
 ) -> tuple[Primitive, Callable]:
@@ -115,18 +151,23 @@ def _make(
             raise TypeError(f"{name} does not accept dtype {dt.name}")
         return ShapedArray(operand.shape, operand.dtype, operand.weak_type)
 
+    def combine(a, b, dtype):
+        if kind == "logsumexp":
+            return [_logaddexp_hlo(a, b, dtype)]
+        return _reductions._combiner_hlo(kind, dtype)(a, b)
+
     def lowering(ctx, x, *, axis, reverse):
         aval = ctx.avals_in[0]
         n = aval.shape[axis]
-        if type(n) is not int:
-            raise NotImplementedError(f"{name} along a symbolic-size axis")
         nd = aval.ndim
+        init = mlir.ir_constant(np.asarray(_identity(kind, aval.dtype), aval.dtype))
+        if type(n) is not int:
+            return [_dynamic_cumulative(ctx, x, init, axis, reverse, combine)]
         window = [1] * nd
         window[axis] = max(n, 1)
         padding = [[0, 0] for _ in range(nd)]
         padding[axis] = [0, n - 1] if reverse else [n - 1, 0]
         out_type = mlir.aval_to_ir_type(ctx.avals_out[0])
-        init = mlir.ir_constant(np.asarray(_identity(kind, aval.dtype), aval.dtype))
         op = hlo.ReduceWindowOp(
             [out_type],
             [x],
@@ -143,11 +184,7 @@ def _make(
         scalar = ir.RankedTensorType.get([], mlir.dtype_to_ir_type(aval.dtype))
         block = op.regions[0].blocks.append(scalar, scalar)
         with ir.InsertionPoint(block):
-            a, b = block.arguments
-            if kind == "logsumexp":
-                hlo.ReturnOp([_logaddexp_hlo(a, b, aval.dtype)])
-            else:
-                hlo.ReturnOp(_reductions._combiner_hlo(kind, aval.dtype)(a, b))
+            hlo.ReturnOp(combine(*block.arguments, aval.dtype))
         return op.results
 
     def fun(operand: Any, axis: int = 0, reverse: bool = False) -> Any:

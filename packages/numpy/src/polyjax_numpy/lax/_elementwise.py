@@ -1326,7 +1326,8 @@ def convert_element_type(operand: ArrayLike, new_dtype: DTypeLike) -> Any:
 # Public functions
 
 
-_WEAK_SCALARS = (int, float, complex)
+# Symbolic dimensions count as Python ints (`match_python_scalars` makes them values).
+_WEAK_SCALARS = (int, float, complex, sd.DimExpr)
 
 
 def _binary(prim: Primitive, x: ArrayLike, y: ArrayLike) -> Any:

@@ -25,6 +25,7 @@ from jaxlib import xla_client
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
+from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray
 from polyjax_interpreters import mlir
 
@@ -81,6 +82,7 @@ def _attr(value: Any) -> ir.Attribute:
 
 
 def custom_call(
+    ctx: Any,
     target: str,
     operands: Sequence[ir.Value],
     operand_avals: Sequence[ShapedArray],
@@ -92,7 +94,13 @@ def custom_call(
 ) -> list[ir.Value]:
     """A typed-FFI ``stablehlo.custom_call`` to `target` (one op, several results).
 
+    Results with symbolic dimensions (a batch of size `b` under export) get their
+    shapes as extra `tensor<Nxi32>` operands, listed in `indices_of_shape_operands`:
+    shape refinement reads them to give the results static types.
+
     Args:
+      ctx: the lowering context (its dimension variables compute symbolic shapes).
+      target: the kernel's name (`target_name`).
       attributes: the kernel's attributes; strings become ``ui8`` character codes.
       aliases: result index -> operand index whose buffer the result may reuse.
       vectors, operand_vectors: indices of the results (operands) that are batches of
@@ -108,20 +116,32 @@ def custom_call(
         )
         for out, operand in (aliases or {}).items()
     ]
+    operands = list(operands)
+    operand_layouts = [
+        _layout_attr(a.ndim, i not in operand_vectors) for i, a in enumerate(operand_avals)
+    ]
+    dynamic = any(map(sd.is_symbolic_dim, (d for a in result_avals for d in a.shape)))
+    if dynamic:
+        first_shape = len(operands)
+        for a in result_avals:
+            operands.append(mlir.shape_tensor(ctx, a.shape))
+            operand_layouts.append(_layout_attr(1, False))
     op = hlo.CustomCallOp(
         result_types,
-        list(operands),
+        operands,
         call_target_name=ir.StringAttr.get(target),
         has_side_effect=ir.BoolAttr.get(False),
         backend_config=ir.DictAttr.get({k: _attr(v) for k, v in attributes.items()}),
         api_version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
         called_computations=ir.ArrayAttr.get([]),
-        operand_layouts=ir.ArrayAttr.get(
-            [_layout_attr(a.ndim, i not in operand_vectors) for i, a in enumerate(operand_avals)]
-        ),
+        operand_layouts=ir.ArrayAttr.get(operand_layouts),
         result_layouts=ir.ArrayAttr.get(
             [_layout_attr(a.ndim, i not in vectors) for i, a in enumerate(result_avals)]
         ),
         output_operand_aliases=ir.ArrayAttr.get(alias_attrs),
     )
+    if dynamic:
+        op.attributes["indices_of_shape_operands"] = ir.DenseIntElementsAttr.get(
+            np.arange(first_shape, len(operands), dtype=np.int64)
+        )
     return list(op.results)

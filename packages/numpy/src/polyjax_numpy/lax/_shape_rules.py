@@ -300,6 +300,10 @@ def _wrap_int(value: int, dtype: np.dtype) -> int:
 _WEAK_PYTHON_SCALARS = frozenset({int, float, complex})
 
 
+# A symbolic dimension used as an operand counts as a Python int.
+_INT_LIKE_SCALARS = frozenset({*_WEAK_PYTHON_SCALARS, sd.DimExpr})
+
+
 def match_python_scalars(
     args: Sequence[Any], like: Callable[[Any], bool] = lambda x: True
 ) -> tuple[Any, ...]:
@@ -321,11 +325,11 @@ def match_python_scalars(
     """
     target = None
     for x in args:
-        if type(x) not in _WEAK_PYTHON_SCALARS and like(x):
+        if type(x) not in _INT_LIKE_SCALARS and like(x):
             target = getattr(x, "dtype", None)
             break
     if target is None or isinstance(target, dtypes.ExtendedDType):
-        return tuple(args)
+        return tuple(_dim_value(x) if type(x) is sd.DimExpr else x for x in args)
     target = dtypes.canonicalize_dtype(target)  # a NumPy float64 operand counts as float32
     out = []
     for x in args:
@@ -334,5 +338,15 @@ def match_python_scalars(
             own = dtypes.canonicalize_dtype(dtypes.python_scalar_dtypes[typ])
             if own != target and dtypes.result_type(target, typ) == target and _fits(x, target):
                 x = weak_scalar(x, target)
+        elif typ is sd.DimExpr:
+            x = _dim_value(x)
         out.append(x)
     return tuple(out)
+
+
+def _dim_value(d: Any) -> Any:
+    """A symbolic dimension as an operand: its value, an int32 (int64 with x64). As in
+    JAX's lax, it is not converted to the other operand's dtype."""
+    from polyjax_numpy.lax._dim_value import dim_as_value  # it imports lax's rules
+
+    return dim_as_value(d)

@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes
@@ -45,6 +46,7 @@ from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax._declare import define_rules
+from polyjax_numpy.lax._dim_value import dim_as_value
 from polyjax_numpy.lax._elementwise import _convert_element_type
 from polyjax_numpy.lax._elementwise import add as _add
 from polyjax_numpy.lax._elementwise import bitwise_and as _bitwise_and
@@ -61,7 +63,6 @@ from polyjax_numpy.lax._elementwise import neg as _neg
 from polyjax_numpy.lax._elementwise import rem as _rem
 from polyjax_numpy.lax._elementwise import select_n as _select_n
 from polyjax_numpy.lax._reductions import reduce_min as _reduce_min
-from polyjax_numpy.lax._reductions import reduce_sum as _reduce_sum
 from polyjax_numpy.lax._shape_ops import (
     broadcast_in_dim,
     canonicalize_axis,
@@ -137,7 +138,10 @@ def _start_indices(
     for i, d in zip(start_indices, operand_shape):
         if isinstance(i, int | np.integer):
             i = int(i)
-            if wrap and i < 0 and type(d) is int:
+            if wrap and i < 0:
+                if type(d) is not int:  # the wrapped index is known only at run time
+                    out.append(_dim_as(d + i, dtype))
+                    continue
                 i += d
             out.append(_convert_element_type(i, dtype))
             continue
@@ -155,11 +159,7 @@ def _start_indices(
 
 def _dim_as(d: Any, dtype: Any) -> Any:
     """The axis size `d` as a scalar of `dtype` (a symbolic size is computed at run time)."""
-    if type(d) is int:
-        return _convert_element_type(d, dtype)
-    # No primitive reads a dimension variable directly: count the elements of a
-    # length-`d` vector of ones (XLA folds it to a multiply of the known size).
-    return _reduce_sum(full((d,), 1, dtype), (0,))
+    return _convert_element_type(dim_as_value(d), dtype)
 
 
 def _check_indices(name: str, operand: ShapedArray, indices: Sequence[ShapedArray]) -> None:
@@ -245,12 +245,34 @@ def _dynamic_slice_abstract_eval(operand: ShapedArray, *indices: ShapedArray, sl
 def _dynamic_slice_lowering(ctx, x, *indices, slice_sizes):
     aval_out = ctx.avals_out[0]
     if not all(type(s) is int for s in slice_sizes):
-        raise NotImplementedError("dynamic_slice with symbolic slice sizes")
+        return [_real_dynamic_slice(ctx, x, indices, slice_sizes)]
     return [
         hlo.DynamicSliceOp(
             x, list(indices), list(slice_sizes), results=[mlir.aval_to_ir_type(aval_out)]
         ).result
     ]
+
+
+def _real_dynamic_slice(ctx, x, indices, slice_sizes) -> ir.Value:
+    """dynamic_slice with symbolic slice sizes: `real_dynamic_slice` from clamped starts.
+
+    The starts are clamped to `[0, operand size - slice size]` as dynamic_slice's
+    are; `limit = start + size` is the form shape refinement turns back into a
+    static `dynamic_slice` once the sizes are known.
+    """
+    i32 = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
+    starts = [
+        hlo.reshape(i32, hlo.convert(ir.RankedTensorType.get([], i32.element_type), i))
+        for i in indices
+    ]
+    start = starts[0] if len(starts) == 1 else hlo.concatenate(starts, 0)
+    sizes = mlir.shape_tensor(ctx, slice_sizes)
+    room = hlo.subtract(mlir.shape_tensor(ctx, ctx.avals_in[0].shape), sizes)
+    zero = mlir.ir_constant(np.zeros(len(slice_sizes), np.int32))
+    start = hlo.clamp(zero, start, room)
+    ones = mlir.ir_constant(np.ones(len(slice_sizes), np.int32))
+    result_type = mlir.aval_to_ir_type(ctx.avals_out[0])
+    return hlo.RealDynamicSliceOp(result_type, x, start, hlo.add(start, sizes), ones).result
 
 
 # Autodiff. dynamic_slice is linear in the operand; the indices get no tangent.
@@ -852,6 +874,16 @@ def _gather_hlo(ctx, x, indices, dn, slice_sizes, indices_are_sorted, aval_out):
         start_index_map=list(dn.start_index_map),
         index_vector_dim=len(ctx.avals_in[1].shape) - 1,
     )
+    if not all(type(s) is int for s in slice_sizes):
+        # Symbolic window sizes are an operand; shape refinement makes it a static gather.
+        return hlo.DynamicGatherOp(
+            x,
+            indices,
+            mlir.shape_tensor(ctx, slice_sizes),
+            attr,
+            indices_are_sorted=indices_are_sorted,
+            results=[mlir.aval_to_ir_type(aval_out)],
+        ).result
     return hlo.GatherOp(
         x,
         indices,
@@ -899,8 +931,6 @@ def _gather_lowering(
     mode,
     fill_value,
 ):
-    if not all(type(s) is int for s in slice_sizes):
-        raise NotImplementedError("gather with symbolic slice sizes")
     # XLA's gather clamps out-of-bounds starts, which is CLIP (and is allowed for
     # PROMISE_IN_BOUNDS); FILL_OR_DROP masks the clamped result.
     if mode is not GatherScatterMode.FILL_OR_DROP:

@@ -30,6 +30,7 @@ from polyjax_interpreters import ad, batching, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax._declare import define_rules
+from polyjax_numpy.lax._dim_value import dim_as_value
 from polyjax_numpy.lax._loop_helpers import (
     _aval_of,
     _check_carry_structure,
@@ -468,6 +469,8 @@ def fori_loop(
     Returns:
       The final value.
     """
+    # A symbolic bound (`x.shape[0]` under export) is a traced value: a while loop.
+    lower, upper = dim_as_value(lower), dim_as_value(upper)
     dtype, weak = _fori_index_type(lower, upper)
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     if lo is not None and hi is not None:

@@ -184,6 +184,7 @@ def _cholesky_lowering(ctx: Any, x: ir.Value) -> list:
     batch = aval.shape[:-2]
     info_aval = ShapedArray(batch, np.dtype(np.int32))
     factor, info = _lapack.custom_call(
+        ctx,
         _lapack.target_name("potrf", aval.dtype),
         [x],
         [aval],
@@ -298,6 +299,7 @@ def _triangular_solve_lowering(
     if transpose_a:
         trans = "C" if conjugate_a and _is_complex(a_aval.dtype) else "T"
     (out,) = _lapack.custom_call(
+        ctx,
         _lapack.target_name("trsm", a_aval.dtype),
         [a, b],
         [a_aval, b_aval],
@@ -464,6 +466,7 @@ def _lu_lowering(ctx: Any, x: ir.Value) -> list:
     batch = aval.shape[:-2]
     info_aval = ShapedArray(batch, np.dtype(np.int32))
     factor, ipiv, info = _lapack.custom_call(
+        ctx,
         _lapack.target_name("getrf", aval.dtype),
         [x],
         [aval],
@@ -563,6 +566,7 @@ def _eigh_lowering(ctx: Any, x: ir.Value, *, lower: bool, sort_eigenvalues: bool
     info_aval = ShapedArray(batch, np.dtype(np.int32))
     fn = "heevd" if _is_complex(aval.dtype) else "syevd"
     v, w, info = _lapack.custom_call(
+        ctx,
         _lapack.target_name(fn, aval.dtype),
         [x],
         [aval],
@@ -728,11 +732,12 @@ def _eig_lowering(
     target = _lapack.target_name("geev", aval.dtype)
     if _is_complex(aval.dtype):
         w, vl, vr, info = _lapack.custom_call(
-            target, [x], [aval], [w_aval, v_aval, v_aval, info_aval], attrs, vectors=(0, 3)
+            ctx, target, [x], [aval], [w_aval, v_aval, v_aval, info_aval], attrs, vectors=(0, 3)
         )
     else:  # real and imaginary parts of the eigenvalues; complex eigenvectors
         part = ShapedArray(w_aval.shape, aval.dtype)
         wr, wi, vl, vr, info = _lapack.custom_call(
+            ctx,
             target,
             [x],
             [aval],
@@ -944,6 +949,7 @@ def _householder_product_lowering(ctx: Any, a: ir.Value, taus: ir.Value) -> list
     a_aval, t_aval = ctx.avals_in
     fn = "ungqr" if _is_complex(a_aval.dtype) else "orgqr"
     return _lapack.custom_call(
+        ctx,
         _lapack.target_name(fn, a_aval.dtype),
         [a, taus],
         [a_aval, t_aval],
@@ -991,6 +997,7 @@ def _geqrf_abstract_eval(x: ShapedArray) -> list:
 def _geqrf_lowering(ctx: Any, x: ir.Value) -> list:
     (aval,) = ctx.avals_in
     return _lapack.custom_call(
+        ctx,
         _lapack.target_name("geqrf", aval.dtype),
         [x],
         [aval],
@@ -1148,6 +1155,7 @@ def _svd_lowering(ctx: Any, x: ir.Value, *, full_matrices: bool, compute_uv: boo
         return _empty_svd(ctx, (s_aval, u_aval, vt_aval) if compute_uv else (s_aval,))
     info_aval = ShapedArray(batch, np.dtype(np.int32))
     _, s, u, vt, info = _lapack.custom_call(
+        ctx,
         _lapack.target_name("gesdd", aval.dtype),
         [x],
         [aval],
@@ -1289,6 +1297,7 @@ def _tridiagonal_solve_lowering(ctx: Any, dl, d, du, b) -> list:
     batch = b_aval.shape[:-2]
     info_aval = ShapedArray(batch, np.dtype(np.int32))
     outs = _lapack.custom_call(
+        ctx,
         _lapack.target_name("gtsv", b_aval.dtype),
         [dl, d, du, b],
         list(ctx.avals_in),

@@ -109,7 +109,7 @@ def _canonical_dtype(dtype: Any, fun_name: str) -> Any:
 
 
 def _is_traced_leaf(obj: Any) -> bool:
-    return isinstance(obj, _u.ARRAY_TYPES) or hasattr(obj, "__jax_array__")
+    return isinstance(obj, (*_u.ARRAY_TYPES, sd.DimExpr)) or hasattr(obj, "__jax_array__")
 
 
 def _leaves(obj: Any, convert: bool = True) -> list[Any]:
@@ -117,6 +117,8 @@ def _leaves(obj: Any, convert: bool = True) -> list[Any]:
         return [leaf for o in obj for leaf in _leaves(o, convert)]
     if convert and hasattr(obj, "__jax_array__") and not isinstance(obj, _u.ARRAY_TYPES):
         return [obj.__jax_array__()]
+    if convert and isinstance(obj, sd.DimExpr):
+        return [_u.from_protocol(obj)]
     return [obj]
 
 
@@ -125,6 +127,7 @@ def _stack_nested(obj: Any, dtype: Any) -> Any:
     if not isinstance(obj, list | tuple):
         if hasattr(obj, "__jax_array__") and not isinstance(obj, _u.ARRAY_TYPES):
             obj = obj.__jax_array__()
+        obj = _u.from_protocol(obj) if isinstance(obj, sd.DimExpr) else obj
         if type(obj) is int:  # a list element is data, not a weak operand: no wrapping
             return np.asarray(obj, dtype)  # NumPy's (and JAX's) OverflowError if out of range
         return _u.convert(obj if isinstance(obj, _u.ARRAY_TYPES) else np.asarray(obj), dtype)
@@ -196,6 +199,8 @@ def array(
     dtype = _canonical_dtype(dtype, "array")
     if hasattr(object, "__jax_array__") and not isinstance(object, _u.ARRAY_TYPES):
         object = object.__jax_array__()
+    elif isinstance(object, sd.DimExpr):
+        object = _u.from_protocol(object)  # a symbolic dimension used as a value
     if isinstance(object, _u.ARRAY_TYPES):
         if dtype is not None and (dtype != _u.dtype(object) or _u.aval(object).weak_type):
             out = _u.convert(object, dtype)  # an explicit dtype is a strong type

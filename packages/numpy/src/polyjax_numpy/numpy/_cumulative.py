@@ -25,6 +25,7 @@ from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.numpy import _manipulation, _products, _ufuncs
 from polyjax_numpy.numpy import _reductions as _r
 from polyjax_numpy.numpy import _util as _u
+from polyjax_numpy.numpy._indexing import _slice_bounds
 
 # ---------------------------------------------------------------------------
 # cumsum, cumprod and their variants
@@ -145,11 +146,8 @@ cumulative_prod = _array_api_cumulative("cumulative_prod", "prod")
 
 def _slice(x: Any, start: int | None, stop: int | None, axis: int) -> Any:
     """`x[start:stop]` along `axis`, with Python's clamping of the bounds."""
-    size = _u.shape(x)[axis]
-    if type(size) is not int:
-        raise NotImplementedError("slicing along an axis of symbolic size is not supported here")
-    lo, hi, _ = slice(start, stop).indices(size)
-    return _shape_ops.slice_in_dim(x, lo, max(lo, hi), axis=axis)
+    lo, hi, _, _ = _slice_bounds(slice(start, stop), _u.shape(x)[axis])  # sizes may be symbolic
+    return _shape_ops.slice_in_dim(x, lo, hi, axis=axis)
 
 
 def _concatenate(parts: list[Any], axis: int) -> Any:

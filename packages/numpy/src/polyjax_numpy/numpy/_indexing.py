@@ -144,6 +144,13 @@ def _static_bound(v: Any, position: int, s: slice) -> int | None:
         return operator.index(v)
     if isinstance(v, int | np.integer):
         return operator.index(v)
+    if sd.is_symbolic_dim(v) and v is not s.step:  # `x[: x.shape[0] // 2]` under export
+        return v
+    if sd.is_symbolic_dim(v):
+        raise NotImplementedError(
+            f"A slice step that is a symbolic dimension ({s} at position {position}) is not "
+            "supported: the step must be an int."
+        )
     raise TypeError(
         f"Slice entries must be integers or None, got {v!r} at position {position} of the index."
     )
@@ -189,6 +196,11 @@ def _classify(item: Any, position: int) -> tuple[str, Any]:
         return "bool", bool(item)
     if isinstance(item, int | np.integer):
         return "int", operator.index(item)
+    if sd.is_symbolic_dim(item):  # JAX's error: a dimension is not an index
+        raise IndexError(
+            "only integers, slices (`:`), ellipsis (`...`), newaxis (`None`) and integer or "
+            f"boolean arrays are valid indices. Got {item}"
+        )
     if isinstance(item, list | tuple):
         item = _sequence_index(item, position)
     elif hasattr(item, "__jax_array__") and not isinstance(item, _u.ARRAY_TYPES):
@@ -280,13 +292,10 @@ def _slice_bounds(s: slice, size: Any) -> tuple[Any, Any, int, bool]:
     step = 1 if s.step is None else s.step
     if step == 0:
         raise ValueError("slice step cannot be zero")
-    if type(size) is not int:
+    if type(size) is not int or _has_symbolic_bound(s):
         if s.start is None and s.stop is None and step in (1, -1):
             return 0, size, 1, step == -1
-        raise NotImplementedError(
-            f"Slicing a symbolic axis of size {size} with {s} is not supported yet: only ':' "
-            "and '::-1'."
-        )
+        return _symbolic_slice_bounds(s, size, step)
     start, stop, step = s.indices(size)
     n = len(range(start, stop, step))
     if n == 0:
@@ -297,14 +306,51 @@ def _slice_bounds(s: slice, size: Any) -> tuple[Any, Any, int, bool]:
     return last, start + 1, -step, True
 
 
+def _symbolic_slice_bounds(s: slice, size: Any, step: int) -> tuple[Any, Any, int, bool]:
+    """`_slice_bounds` for an axis of symbolic size: Python's rules for `slice.indices`,
+    written with `dim_min`/`dim_max` where the bounds of `size` do not decide them."""
+    for bound in (s.start, s.stop):
+        if bound is not None and not isinstance(bound, int | np.integer | sd.DimExpr):
+            raise TypeError(f"Slice bounds must be integers, got {s}")
+    if step > 0:
+        start = _clamped_bound(s.start, size, 0, 0, size)
+        stop = _clamped_bound(s.stop, size, size, 0, size)
+        return start, sd.dim_max(start, stop), step, False
+    # Negative steps walk down from `high - 1` to `low` (both in range): the forward
+    # slice starts at the lowest index taken, and is reversed.
+    high = _clamped_bound(s.start, size, size - 1, -1, size - 1) + 1
+    low = _clamped_bound(s.stop, size, -1, -1, size - 1) + 1
+    high = sd.dim_max(low, high)
+    k = -step
+    first = low if k == 1 else sd.dim_min(low + (high - low - 1) % k, high)
+    return first, high, k, True
+
+
+def _clamped_bound(i: Any, size: Any, default: Any, lo: int, hi: Any) -> Any:
+    """A slice bound as `slice.indices` computes it: negative ones count from the end,
+    then each is clamped into `[lo, hi]`."""
+    if i is None:
+        return default
+    i = i if sd.is_symbolic_dim(i) else int(i)
+    # A symbolic bound's sign must be known (else InconclusiveDimensionOperation, as JAX).
+    return sd.dim_max(lo, size + i) if i < 0 else sd.dim_min(i, hi)
+
+
+def _has_symbolic_bound(s: slice) -> bool:
+    return sd.is_symbolic_dim(s.start) or sd.is_symbolic_dim(s.stop)
+
+
 def _slice_params(s: slice, size: Any) -> tuple[Any, Any, int]:
     """(start, count, step): the slice takes `start + step * k` for `k < count`."""
-    if type(size) is not int:
-        if s.start is None and s.stop is None and s.step in (None, 1):
+    if type(size) is not int or _has_symbolic_bound(s):
+        step = 1 if s.step is None else s.step
+        if s.start is None and s.stop is None and step == 1:
             return 0, size, 1
-        raise NotImplementedError(
-            f"Updating a symbolic axis of size {size} through {s} is not supported yet: only ':'."
-        )
+        if step == 0:
+            raise ValueError("slice step cannot be zero")
+        first, limit, stride, rev = _symbolic_slice_bounds(s, size, step)
+        count = (limit - first + stride - 1) // stride
+        return (first + (count - 1) * stride, count, -stride) if rev else (first, count, stride)
     start, stop, step = s.indices(size)
     return start, len(range(start, stop, step)), step
 
@@ -323,6 +369,11 @@ def _static_int(i: int, axis: int, size: Any, clamp: bool, wrap: bool = True) ->
         raise IndexError(f"index {i} is out of bounds for axis {axis} with size 0")
     i = i + size if wrap and i < 0 else i
     return min(max(i, 0), size - 1) if clamp else i
+
+
+def _symbolic_out_of_range(i: int, size: Any) -> bool:
+    """Whether the static index `i` into an axis of symbolic `size` may be out of range."""
+    return type(size) is not int and not (i >= 0 and _known_ge(size, i + 1))
 
 
 def _known_ge(a: Any, b: int) -> bool:
@@ -390,9 +441,13 @@ def _basic_getitem(x: Any, entries: list[_Entry], wrap: bool = True) -> Any:
         if e.kind == "int":
             (axis,) = e.axes
             int_axes.append(axis)
-            if isinstance(e.value, int):
+            if isinstance(e.value, int) and not _symbolic_out_of_range(e.value, shape[axis]):
                 e = e._replace(value=_static_int(e.value, axis, shape[axis], True, wrap))
             else:
+                # Traced, or an int that may fall outside a symbolic axis: wrapped and
+                # clamped at run time (as JAX does).
+                if isinstance(e.value, int):
+                    e = e._replace(value=np.int32(e.value))
                 dynamic[axis] = e.value
         static_entries.append(e)
     out, _ = _apply_slices(x, static_entries, static_ints=True)
@@ -558,9 +613,15 @@ def _column(src: tuple, batch_shape: tuple, adv_dims: list[int], dtype: np.dtype
     """One index vector component broadcast to `batch_shape` (host values stay NumPy)."""
     kind = src[0]
     if kind == "const":
+        if sd.is_symbolic_dim(src[1]):  # a start computed from the axis size
+            return _u.convert(_u.from_protocol(src[1]), dtype)
         return np.asarray(src[1], dtype) if type(src[1]) is int else src[1]
     if kind == "iota":
         _, start, step, count, dim = src
+        if sd.is_symbolic_dim(count) or sd.is_symbolic_dim(start):
+            shape = tuple(count if d == dim else 1 for d in range(len(batch_shape)))
+            values = _shape_ops.broadcasted_iota(dtype, shape, dim) * step + start
+            return _u.convert(values, dtype)
         values = np.arange(count, dtype=np.int64) * step + start
         return np.reshape(
             values.astype(dtype), [count if d == dim else 1 for d in range(len(batch_shape))]

@@ -12,6 +12,7 @@ may be traced say so (`roll`'s shift, `repeat`'s repeats with a static
 
 from __future__ import annotations
 
+import operator
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -578,7 +579,8 @@ def _roll_dynamic(x: Any, shift: Any, axis: int) -> Any:
     # The window of length n starting at (n - shift) mod n in x twice over.
     n = _u.shape(x)[axis]
     shift = _u.convert(shift, np.dtype(np.int32))
-    start = lax.rem(lax.sub(np.int32(n), lax.rem(shift, np.int32(n))), np.int32(n))
+    size = np.int32(n) if type(n) is int else n  # a symbolic size is a weak int operand
+    start = lax.rem(lax.sub(size, lax.rem(shift, size)), size)
     doubled = _shape_ops.concatenate([x, x], axis)
     return _slicing.dynamic_slice_in_dim(doubled, start, n, axis)
 
@@ -625,12 +627,17 @@ def roll(a: Any, shift: Any, axis: int | Sequence[int] | None = None) -> Any:
         ax = _u.canonicalize_axis(ax, ndim)
         if sd.definitely_equal(_u.shape(a)[ax], 0):
             continue
-        out = _roll_static(out, s, ax) if isinstance(s, int) else _roll_dynamic(out, s, ax)
+        out = _roll_static(out, s, ax) if sd.is_dim(s) else _roll_dynamic(out, s, ax)
     return out
 
 
 def _static_or_traced_ints(value: Any) -> Any:
-    """`roll`'s shift: a tuple of Python ints when concrete; else the traced integer array."""
+    """`roll`'s shift: a tuple of Python ints (or symbolic dimensions) when static; else
+    the traced integer array."""
+    if sd.is_symbolic_dim(value):
+        return (value,)
+    if isinstance(value, list | tuple) and any(map(sd.is_symbolic_dim, value)):
+        return tuple(v if sd.is_symbolic_dim(v) else operator.index(v) for v in value)
     host = concrete_or_none(value)
     dtype = _u.dtype(value) if host is None else host.dtype
     if not dtypes.issubdtype(dtype, np.integer):

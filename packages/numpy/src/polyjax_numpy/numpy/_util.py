@@ -25,6 +25,7 @@ from polyjax_core.tracing import Tracer
 from polyjax_interpreters.array import Array, device_put
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax import _shape_ops, _shape_rules
+from polyjax_numpy.lax._dim_value import dim_as_value
 from polyjax_numpy.lax._extended import ExtendedArray
 from polyjax_numpy.lax._shape_ops import canonicalize_axis
 
@@ -36,7 +37,11 @@ _BOOL = np.dtype(bool)
 
 def is_operand(x: Any) -> bool:
     """Whether `x` may take part in an arithmetic operator (else: NotImplemented)."""
-    return isinstance(x, _OPERAND_TYPES) or hasattr(x, "__jax_array__")
+    return isinstance(x, _OPERAND_TYPES) or hasattr(x, "__jax_array__") or _is_dim_expr(x)
+
+
+def _is_dim_expr(x: Any) -> bool:
+    return isinstance(x, sd.DimExpr)
 
 
 def from_protocol(x: Any) -> Any:
@@ -50,6 +55,8 @@ def from_protocol(x: Any) -> Any:
         return x
     if isinstance(x, list | tuple):
         return type(x)(map(from_protocol, x)) if type(x) in (list, tuple) else x
+    if _is_dim_expr(x):  # a symbolic dimension used as a number
+        return dim_as_value(x)
     if hasattr(x, "__jax_array__"):
         return x.__jax_array__()
     return x
@@ -208,6 +215,7 @@ def promote_args(name: str, *args: Any) -> list[Any]:
     """Checks, promotes the dtypes and the ranks of the operands of `jnp.<name>`."""
     if _same_types(args):  # the common case, without computing a promotion
         return list(args)
+    args = _dims_as_values(args)
     check_arraylike(name, *args)
     return promote_shapes(name, *promote_dtypes(*args))
 
@@ -216,6 +224,7 @@ def promote_args_numeric(name: str, *args: Any) -> list[Any]:
     """As `promote_args`, with bool promoted to the default integer."""
     if _same_types(args) and args[0].aval.dtype != _BOOL:
         return list(args)
+    args = _dims_as_values(args)
     check_arraylike(name, *args)
     return promote_shapes(name, *promote_dtypes_numeric(*args))
 
@@ -224,8 +233,16 @@ def promote_args_inexact(name: str, *args: Any) -> list[Any]:
     """As `promote_args`, with bool and integers promoted to the default float."""
     if _same_types(args) and dtypes.issubdtype(args[0].aval.dtype, np.inexact):
         return list(args)
+    args = _dims_as_values(args)
     check_arraylike(name, *args)
     return promote_shapes(name, *promote_dtypes_inexact(*args))
+
+
+def _dims_as_values(args: Sequence[Any]) -> Sequence[Any]:
+    """`args` with symbolic dimensions as rank-0 integer values (JAX accepts them)."""
+    if any(isinstance(a, sd.DimExpr) for a in args):
+        return [dim_as_value(a) for a in args]
+    return args
 
 
 def as_operand(x: Any) -> Any:
