@@ -41,6 +41,7 @@ from polyjax_core import (
     symbolic_dims,
     tree_util,
     typing,
+    vma,
 )
 from polyjax_core.abstract_values import (
     AbstractValue,
@@ -196,6 +197,7 @@ __all__ = [
     "typematch",
     "use_abstract_mesh",
     "typing",
+    "vma",
     "wrap_init",
 ]
 

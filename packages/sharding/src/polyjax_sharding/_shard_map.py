@@ -50,7 +50,13 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from polyjax_core import axis_env, config
-from polyjax_core.abstract_values import ShapedArray, get_aval, shaped_abstractify
+from polyjax_core import vma as core_vma
+from polyjax_core.abstract_values import (
+    ShapedArray,
+    get_aval,
+    note_axis_order,
+    shaped_abstractify,
+)
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.jaxpr import ClosedJaxpr, JaxprEqn, Var
 from polyjax_core.jaxpr_eval import eval_jaxpr
@@ -103,7 +109,8 @@ def _local_aval(aval: ShapedArray, spec: PartitionSpec, mesh: Mesh) -> ShapedArr
 
 def _global_aval(aval: ShapedArray, spec: PartitionSpec, mesh: Mesh) -> ShapedArray:
     f = _block_factors(spec, len(aval.shape), mesh)
-    return aval.update(shape=tuple(s * k for s, k in zip(aval.shape, f)))
+    # Outside the body a value is one global array: no manual axes to vary over.
+    return aval.update(shape=tuple(s * k for s, k in zip(aval.shape, f)), vma=frozenset())
 
 
 def _unmentioned(spec: PartitionSpec, mesh: Mesh, manual: frozenset) -> tuple[Any, ...]:
@@ -117,10 +124,24 @@ def _all_manual(mesh: Mesh, manual: frozenset) -> tuple[Any, ...]:
 
 
 @contextmanager
-def _manual_env(mesh: Mesh, manual: frozenset) -> Iterator[None]:
-    """Binds the manual axes (for the collectives' shape rules) while a body is processed."""
-    with axis_env.extend_axis_env([(a, mesh.shape[a]) for a in _all_manual(mesh, manual)]):
+def _manual_env(mesh: Mesh, manual: frozenset, check_vma: bool = False) -> Iterator[None]:
+    """Binds the manual axes (for the collectives' shape rules) while a body is processed.
+
+    With ``check_vma`` the values' types also record which manual axes they vary
+    over (`polyjax_core.vma`), printed in the mesh's axis order.
+    """
+    checked = frozenset(_all_manual(mesh, manual)) if check_vma else frozenset()
+    note_axis_order(mesh.axis_names)
+    with (
+        axis_env.extend_axis_env([(a, mesh.shape[a]) for a in _all_manual(mesh, manual)]),
+        core_vma.checking_axes(checked),
+    ):
         yield
+
+
+def _varying_aval(aval: ShapedArray, spec: PartitionSpec, manual: frozenset) -> ShapedArray:
+    """The type of a body argument under `check_vma`: varying over its spec's manual axes."""
+    return aval.update(vma=frozenset(_spec_axes(spec)) & manual)
 
 
 # ---------------------------------------------------------------------------
@@ -338,7 +359,7 @@ mlir.register_lowering(shard_map_p, _lowering)
 def _jvp(primals: list, tangents: list, *, jaxpr: ClosedJaxpr, **params: Any) -> tuple:
     mesh, manual = params["mesh"], params["manual_axes"]
     nonzeros = [type(t) is not ad.Zero for t in tangents]
-    with _manual_env(mesh, manual):
+    with _manual_env(mesh, manual, params["check_vma"]):
         body, out_nz = ad.jvp_jaxpr(jaxpr, nonzeros, False)
     nz_t = [t for t in tangents if type(t) is not ad.Zero]
     in_specs = params["in_specs"]
@@ -442,7 +463,7 @@ def _partial_eval(
     params = eqn.params
     mesh, manual = params["mesh"], params["manual_axes"]
     in_specs, out_specs = params["in_specs"], params["out_specs"]
-    with _manual_env(mesh, manual):
+    with _manual_env(mesh, manual, params["check_vma"]):
         known, unknown, out_unks, res_avals = pe.partial_eval_jaxpr_nounits(
             params["jaxpr"], unknowns, instantiate
         )
@@ -569,7 +590,7 @@ def _batcher(
     ]
     in_dims = [batching.not_mapped if d is batching.not_mapped else 0 for d in dims]
     local = axis_data._replace(size=axis_data.size // split, spmd_name=None)
-    with _manual_env(mesh, manual):
+    with _manual_env(mesh, manual, params["check_vma"]):
         body, out_dims = batching.batch_jaxpr(jaxpr, local, in_dims, True)
     in_specs = tuple(
         s if d is batching.not_mapped else P(lead, *s) for s, d in zip(params["in_specs"], dims)
@@ -773,6 +794,8 @@ def _call(
                 out_tree, _bind_call(leaves, closed, specs, mesh, o_specs, manual, check_vma)
             )
     local = [_local_aval(a, s, mesh) for a, s in zip(avals, specs)]
+    if check_vma:
+        local = [_varying_aval(a, s, manual) for a, s in zip(local, specs)]
     out_box: list[Any] = []
 
     def flat_fun(*flat: Any) -> list[Any]:
@@ -782,7 +805,7 @@ def _call(
         return out_flat
 
     debug = debug_info("shard_map", f, args, {})
-    with _manual_env(mesh, manual):
+    with _manual_env(mesh, manual, check_vma):
         closed = trace_to_jaxpr(flat_fun, local, debug)
     out_value, out_tree = out_box[0]
     if hasattr(out_specs, "resolve"):  # specs that depend on the traced outputs (pmap)
@@ -797,17 +820,7 @@ def _call(
                 f"{aval.str_short()} has rank {len(aval.shape)}"
             )
     if check_vma:
-        in_vmas = [frozenset(_spec_axes(s)) for s in specs]
-        in_vmas = [frozenset()] * len(closed.consts) + in_vmas
-        jaxpr = pe.convert_constvars_jaxpr(closed.jaxpr) if closed.consts else closed.jaxpr
-        _vma.check_outputs(
-            jaxpr,
-            in_vmas,
-            o_specs,
-            mesh,
-            manual,
-            _fun_name(f),
-        )
+        _vma.check_outputs(closed.out_avals, o_specs, mesh, manual, _fun_name(f))
     if key is not None and not any(isinstance(c, Tracer) for c in closed.consts):
         if len(cache) >= 64:
             cache.pop(next(iter(cache)))

@@ -40,6 +40,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import axis_env
+from polyjax_core import vma as core_vma
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import Tracer
@@ -124,6 +125,16 @@ def _split(axis_data: batching.AxisData, names: tuple) -> tuple[tuple, tuple] | 
     return names[:p], names[p + 1 :]
 
 
+def _varying(vma: frozenset, names: Sequence[Any]) -> frozenset:
+    """``vma`` plus the named axes that shard_map's `check_vma` tracks (the collectives' rule).
+
+    A collective's result differs between the positions of the axes it names
+    (`all_gather` and `psum_scatter` included, as in JAX: their results are not
+    typed as replicated); axes only vmap binds are not tracked.
+    """
+    return vma | (frozenset(names) & core_vma.checked_axes())
+
+
 def _unsupported_impl(name: str):
     def impl(*args: Any, **params: Any) -> Any:
         raise NotImplementedError(
@@ -157,10 +168,12 @@ def _reduction_primitive(name: str) -> Primitive:
 
     def abstract_eval(*avals: Any, axes: tuple, axis_index_groups: Any) -> list:
         _size(axes)  # NameError for an unbound name
-        return [ShapedArray(a.shape, a.dtype, a.weak_type) for a in avals]
+        # The result is the same at every position of the reduced axes.
+        return [a.update(vma=a.vma - frozenset(axes)) for a in avals]
 
     p.def_abstract_eval(abstract_eval)
     p.def_impl(_unsupported_impl(name))
+    p.own_vma = True
     return p
 
 
@@ -328,10 +341,11 @@ axis_index_p.def_impl(_unsupported_impl("axis_index"))
 
 def _axis_index_abstract_eval(*, axis_name: tuple) -> ShapedArray:
     _size(axis_name)
-    return ShapedArray((), np.dtype(np.int32))
+    return ShapedArray((), np.dtype(np.int32), vma=_varying(frozenset(), axis_name))
 
 
 axis_index_p.def_abstract_eval(_axis_index_abstract_eval)
+axis_index_p.own_vma = True
 
 
 def axis_index(axis_name: Any) -> Any:
@@ -393,10 +407,11 @@ def _all_gather_abstract_eval(
         s[all_gather_dimension] = s[all_gather_dimension] * axis_size
     else:
         s.insert(all_gather_dimension, axis_size)
-    return ShapedArray(s, x.dtype, x.weak_type)
+    return ShapedArray(s, x.dtype, x.weak_type, _varying(x.vma, axis_name))
 
 
 all_gather_p.def_abstract_eval(_all_gather_abstract_eval)
+all_gather_p.own_vma = True
 
 
 def all_gather(
@@ -527,10 +542,11 @@ def _reduce_scatter_abstract_eval(
                 f"({axis_size}) unless tiled=True"
             )
         del s[scatter_dimension]
-    return ShapedArray(s, x.dtype, x.weak_type)
+    return ShapedArray(s, x.dtype, x.weak_type, _varying(x.vma, axis_name))
 
 
 reduce_scatter_p.def_abstract_eval(_reduce_scatter_abstract_eval)
+reduce_scatter_p.own_vma = True
 
 
 def psum_scatter(
@@ -687,10 +703,11 @@ def _all_to_all_abstract_eval(
         )
     s[split_axis] = s[split_axis] // n
     s[concat_axis] = s[concat_axis] * n
-    return ShapedArray(s, x.dtype, x.weak_type)
+    return ShapedArray(s, x.dtype, x.weak_type, _varying(x.vma, axis_name))
 
 
 all_to_all_p.def_abstract_eval(_all_to_all_abstract_eval)
+all_to_all_p.own_vma = True
 
 
 def all_to_all(
@@ -905,10 +922,11 @@ ppermute_p.def_impl(_unsupported_impl("ppermute"))
 
 def _ppermute_abstract_eval(x: ShapedArray, *, axis_name: tuple, perm: tuple) -> ShapedArray:
     _size(axis_name)
-    return ShapedArray(x.shape, x.dtype, x.weak_type)
+    return x.update(vma=_varying(x.vma, axis_name))
 
 
 ppermute_p.def_abstract_eval(_ppermute_abstract_eval)
+ppermute_p.own_vma = True
 
 
 def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
@@ -1146,7 +1164,12 @@ pvary_p.def_impl(lambda *xs, axes: list(xs))
 @pvary_p.def_abstract_eval
 def _pvary_abstract_eval(*avals: Any, axes: tuple) -> list:
     _size(axes)  # NameError for an unbound name
-    return list(avals)
+    return [a.update(vma=_varying(a.vma, axes)) for a in avals]
+
+
+pvary_p.own_vma = True
+# The cast that makes an operation's operands vary over the same axes (`polyjax_core.vma`).
+core_vma.register_pvary(lambda x, axes: pvary_p.bind(x, axes=axes)[0])
 
 
 def _pvary_batcher(axis_data, vals, dims, *, axes):
