@@ -81,14 +81,23 @@ def _vma(x: Any) -> frozenset:
     return getattr(x, "vma", _EMPTY)
 
 
+def _any_varying(avals: Sequence[Any]) -> bool:
+    for a in avals:
+        if getattr(a, "vma", None):
+            return True
+    return False
+
+
 def _has_jaxprs(params: dict) -> bool:
     return any(True for _ in jaxprs_in_params(params))
 
 
 def output_avals(prim: Any, in_avals: Sequence[Any], outs: Any, params: dict) -> Any:
     """`outs` (the shape rule's result) varying over the union of `in_avals`' axes."""
+    if not _any_varying(in_avals):  # the common case, outside shard_map: nothing to do
+        return outs
     vma = union([_vma(a) for a in in_avals])
-    if not vma or prim.own_vma or _has_jaxprs(params):
+    if prim.own_vma or _has_jaxprs(params):
         return outs
     if prim.multiple_results:
         return [_with(o, vma) for o in outs]
@@ -113,9 +122,16 @@ def match_operands(prim: Any, args: Sequence[Any], params: dict) -> Sequence[Any
     Only tracers carry a vma; constants vary over nothing and are cast too, as
     in JAX (`pvary[axes=('i',)] 1.0:f32[]`).
     """
+    for x in args:
+        if getattr(getattr(x, "aval", None), "vma", None):
+            break
+    else:  # the common case, outside shard_map: nothing to do
+        return args
+    if not _pvary_hook:
+        return args
     vmas = [_vma(getattr(x, "aval", None)) for x in args]
     full = union(vmas)
-    if not full or not _pvary_hook or all(m == full for m in vmas):
+    if all(m == full for m in vmas):
         return args
     if prim.own_vma or _has_jaxprs(params):
         return args

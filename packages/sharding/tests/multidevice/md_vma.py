@@ -1,0 +1,209 @@
+"""check_vma as types, on 8 host devices: inside a shard_map body each value's type
+records the manual axes it varies over, printed and propagated as JAX 0.10.2 does
+(the expected strings are what JAX prints for the same programs)."""
+
+import re
+
+import numpy as np
+import pytest
+
+import polyjax_numpy.numpy as jnp
+from polyjax_core.abstract_values import ShapedArray
+from polyjax_core.make_jaxpr import make_jaxpr
+from polyjax_interpreters import ad, backends
+from polyjax_interpreters.batching import vmap
+from polyjax_numpy import lax
+from polyjax_sharding import Mesh, shard_map
+from polyjax_sharding import PartitionSpec as P
+
+
+def _mesh(names=("i", "j")):
+    return Mesh(np.array(backends.devices()).reshape(2, 4), names)
+
+
+def _types(body, in_specs, *args, names=("i", "j"), check_vma=True):
+    """The printed types `body` records (via `seen(label, value)`) while traced."""
+    seen = {}
+
+    def f(*a):
+        outs = body(lambda k, v: seen.__setitem__(k, str(ShapedArray.__str__(v.aval))), *a)
+        return a[0] if outs is None else outs
+
+    sm = shard_map(f, mesh=_mesh(names), in_specs=in_specs, out_specs=in_specs[0],
+                   check_vma=check_vma)  # fmt: skip
+    make_jaxpr(sm)(*args)
+    return seen
+
+
+X = np.ones((8, 8), np.float32)
+Y = np.ones((4, 2), np.float32)
+
+
+def test_arguments_are_typed_by_their_specs():
+    def body(seen, x, y, z, w):
+        for k, v in zip("xyzw", (x, y, z, w)):
+            seen(k, v)
+
+    specs = (P("i", "j"), P(), P(None, "j"), P(("i", "j")))
+    got = _types(body, specs, X, Y, np.ones((4, 8), np.float32), np.ones((8, 2), np.float32))
+    assert got == {
+        "x": "float32[4,2]{V:(i,j)}",
+        "y": "float32[4,2]",
+        "z": "float32[4,2]{V:j}",
+        "w": "float32[1,2]{V:(i,j)}",
+    }
+
+
+def test_collectives_change_the_type_as_in_jax():
+    def body(seen, x, y):
+        seen("sum", x + y)
+        seen("psum_i", lax.psum(x, "i"))
+        seen("psum_ij", lax.psum(x + 1, ("j", "i")))
+        seen("pmean", lax.pmean(x, ("i", "j")))
+        seen("pmax", lax.pmax(x, "j"))
+        seen("psum_invariant", lax.psum(y, "i"))
+        seen("all_gather", lax.all_gather(x, "j"))
+        seen("all_gather_inv", lax.all_gather(y, "i"))
+        seen("axis_index", lax.axis_index("j"))
+        seen("axis_index_ij", lax.axis_index(("i", "j")))
+        seen("pcast", lax.pcast(y, ("i",), to="varying"))
+        seen("pcast_ij", lax.pcast(y, ("i", "j"), to="varying"))
+        seen("ppermute", lax.ppermute(x, "i", [(0, 1), (1, 0)]))
+        seen("ppermute_inv", lax.ppermute(y, "i", [(0, 1), (1, 0)]))
+        seen("psum_scatter", lax.psum_scatter(x, "j", tiled=True))
+        seen("all_to_all", lax.all_to_all(x, "j", 0, 0, tiled=True))
+        seen("weak", 1.0 * x)
+        seen("weak_inv", y * 2.0)
+        seen("mixed", lax.pcast(y, "i", to="varying") + lax.pcast(y, "j", to="varying"))
+
+    got = _types(body, (P("i", "j"), P()), X, Y)
+    assert got == {
+        "sum": "float32[4,2]{V:(i,j)}",
+        "psum_i": "float32[4,2]{V:j}",
+        "psum_ij": "float32[4,2]",
+        "pmean": "float32[4,2]",
+        "pmax": "float32[4,2]{V:i}",
+        "psum_invariant": "float32[4,2]",
+        "all_gather": "float32[4,4,2]{V:(i,j)}",
+        "all_gather_inv": "float32[2,4,2]{V:i}",
+        "axis_index": "int32[]{V:j}",
+        "axis_index_ij": "int32[]{V:(i,j)}",
+        "pcast": "float32[4,2]{V:i}",
+        "pcast_ij": "float32[4,2]{V:(i,j)}",
+        "ppermute": "float32[4,2]{V:(i,j)}",
+        "ppermute_inv": "float32[4,2]{V:i}",
+        "psum_scatter": "float32[1,2]{V:(i,j)}",
+        "all_to_all": "float32[4,2]{V:(i,j)}",
+        "weak": "float32[4,2]{V:(i,j)}",
+        "weak_inv": "float32[4,2]",
+        "mixed": "float32[4,2]{V:(i,j)}",
+    }
+
+
+def test_varying_axes_print_in_mesh_order():
+    def body(seen, x, y):
+        seen("x", x)
+        seen("mixed", lax.pcast(y, "i", to="varying") + lax.pcast(y, "j", to="varying"))
+
+    got = _types(body, (P("i", "j"), P()), X, np.ones((2, 4), np.float32), names=("j", "i"))
+    assert got == {"x": "float32[2,4]{V:(j,i)}", "mixed": "float32[2,4]{V:(j,i)}"}
+
+
+def test_arrays_made_like_a_value_vary_like_it():
+    def body(seen, x, y):
+        seen("zeros_like", jnp.zeros_like(x))
+        seen("full_like", lax.full_like(x, 2.0))
+        seen("zeros", jnp.zeros(x.shape))
+        seen("ones_like_inv", jnp.ones_like(y))
+
+    got = _types(body, (P("i", "j"), P()), X, Y)
+    assert got == {
+        "zeros_like": "float32[4,2]{V:(i,j)}",
+        "full_like": "float32[4,2]{V:(i,j)}",
+        "zeros": "float32[4,2]",
+        "ones_like_inv": "float32[4,2]",
+    }
+
+
+def test_transformations_inside_keep_the_types():
+    def body(seen, x, y):
+        g = ad.grad(lambda a: jnp.sum(jnp.sin(a) * y))(x)
+        seen("grad", g)
+        seen("vmap", vmap(lambda r: r * y[0])(x))
+        seen("scan", lax.scan(lambda c, r: (c + r, c), x[0], x)[0])
+        seen("cond", lax.cond(y[0, 0] > 0, lambda a: a + 1, lambda a: a - 1, x))
+        seen("cond_varying_pred", lax.cond(x[0, 0] > 0, lambda a: a + 1, lambda a: a, y))
+        return g
+
+    got = _types(body, (P("i", "j"), P()), X, Y)
+    assert got == {
+        "grad": "float32[4,2]{V:(i,j)}",
+        "vmap": "float32[4,2]{V:(i,j)}",
+        "scan": "float32[2]{V:(i,j)}",
+        "cond": "float32[4,2]{V:(i,j)}",
+        # JAX types this output invariant; a predicate that differs between devices
+        # makes the result differ too, so polyjax types it varying (docs/sharding.md).
+        "cond_varying_pred": "float32[4,2]{V:(i,j)}",
+    }
+
+
+def test_no_types_without_check_vma():
+    def body(seen, x, y):
+        seen("x", x)
+        seen("axis_index", lax.axis_index("i"))
+        seen("pcast", lax.pcast(y, "i", to="varying"))
+
+    got = _types(body, (P("i", "j"), P()), X, Y, check_vma=False)
+    assert got == {"x": "float32[4,2]", "axis_index": "int32[]", "pcast": "float32[4,2]"}
+
+
+def test_jaxpr_shows_types_and_implicit_pvary():
+    def f(x, y):
+        return x + y, lax.psum(x, "i") * 2.0
+
+    sm = shard_map(f, mesh=_mesh(), in_specs=(P("i", "j"), P()), out_specs=(P("i", "j"), P("j")))
+    text = str(make_jaxpr(sm)(X, Y))
+    assert re.search(r"\{ lambda ; (\w+):f32\[4,2\]\{V:\(i,j\)\} (\w+):f32\[4,2\]\. let", text)
+    # JAX casts the invariant operand before mixing it with a varying one.
+    assert re.search(r"(\w+):f32\[4,2\]\{V:\(i,j\)\} = pvary\[axes=\('i', 'j'\)\] \w+\n", text)
+    assert re.search(r"\w+:f32\[4,2\]\{V:j\} = psum\[axes=\('i',\)", text)
+    # a weak scalar is cast too (JAX: `pvary[axes=('j',)] 2.0:f32[]`)
+    assert re.search(r"\w+:f32\[\]\{V:j\} = pvary\[axes=\('j',\)\] 2\.0:f32\[\]", text)
+    # Outside the body the results are global arrays: no varying axes.
+    assert re.search(r"\w+:f32\[8,8\] \w+:f32\[16,2\] = shard_map\[", text)
+
+
+def test_values_are_unchanged_by_implicit_casts():
+    def f(x, y):
+        return x * y + lax.axis_index("j").astype(np.float32)
+
+    x = np.arange(64, dtype=np.float32).reshape(8, 8)
+    y = np.arange(8, dtype=np.float32).reshape(4, 2)
+    out = shard_map(f, mesh=_mesh(), in_specs=(P("i", "j"), P()), out_specs=P("i", "j"))(x, y)
+    want = x * np.tile(y, (2, 4)) + np.repeat(np.arange(4.0), 2)[None, :]
+    np.testing.assert_allclose(out, want)
+
+
+def test_carry_and_branch_types_must_agree():
+    def grows(x, y):
+        return lax.scan(lambda c, _: (c + x, None), y, None, length=2)[0]
+
+    sm = shard_map(grows, mesh=_mesh(), in_specs=(P("i", "j"), P()), out_specs=P("i", "j"))
+    with pytest.raises(TypeError, match=r"(?s)the manual axis types do not match.*"
+                       r"pcast\(\.\.\., \('i', 'j'\), to='varying'\)"):  # fmt: skip
+        sm(X, Y)
+    fixed = shard_map(
+        lambda x, y: lax.scan(
+            lambda c, _: (c + x, None), lax.pcast(y, ("i", "j"), to="varying"), None, length=2
+        )[0],
+        mesh=_mesh(), in_specs=(P("i", "j"), P()), out_specs=P("i", "j"),
+    )  # fmt: skip
+    np.testing.assert_allclose(fixed(X, Y), np.full((8, 8), 3.0))
+
+    def branches(x, y):
+        return lax.cond(y[0, 0] > 0, lambda: x, lambda: y)
+
+    sm = shard_map(branches, mesh=_mesh(), in_specs=(P("i", "j"), P()), out_specs=P("i", "j"))
+    with pytest.raises(TypeError, match=r"(?s)cond branches must have equal output types.*"
+                       r"the manual axis types do not match"):  # fmt: skip
+        sm(X, Y)
