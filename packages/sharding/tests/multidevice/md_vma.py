@@ -133,6 +133,8 @@ def test_transformations_inside_keep_the_types():
         seen("scan", lax.scan(lambda c, r: (c + r, c), x[0], x)[0])
         seen("cond", lax.cond(y[0, 0] > 0, lambda a: a + 1, lambda a: a - 1, x))
         seen("cond_varying_pred", lax.cond(x[0, 0] > 0, lambda a: a + 1, lambda a: a, y))
+        n = lax.axis_index("j").astype(np.float32)
+        seen("while_varying_pred", lax.while_loop(lambda c: c[0, 0] < n, lambda c: c + 1, y))
         return g
 
     got = _types(body, (P("i", "j"), P()), X, Y)
@@ -141,9 +143,10 @@ def test_transformations_inside_keep_the_types():
         "vmap": "float32[4,2]{V:(i,j)}",
         "scan": "float32[2]{V:(i,j)}",
         "cond": "float32[4,2]{V:(i,j)}",
-        # JAX types this output invariant; a predicate that differs between devices
-        # makes the result differ too, so polyjax types it varying (docs/sharding.md).
+        # JAX types these outputs invariant; a predicate that differs between devices
+        # makes the results differ too, so polyjax types them varying (docs/sharding.md).
         "cond_varying_pred": "float32[4,2]{V:(i,j)}",
+        "while_varying_pred": "float32[4,2]{V:j}",
     }
 
 
@@ -207,3 +210,15 @@ def test_carry_and_branch_types_must_agree():
     with pytest.raises(TypeError, match=r"(?s)cond branches must have equal output types.*"
                        r"the manual axis types do not match"):  # fmt: skip
         sm(X, Y)
+
+
+def test_a_varying_predicate_makes_results_vary():
+    def f(x, y):
+        n = lax.axis_index("j").astype(np.float32)
+        return lax.while_loop(lambda c: c[0, 0] < n, lambda c: c + 1, y)
+
+    specs = (P("i", "j"), P())
+    with pytest.raises(ValueError, match="can't be statically inferred"):
+        shard_map(f, mesh=_mesh(), in_specs=specs, out_specs=P())(X, Y)
+    out = shard_map(f, mesh=_mesh(), in_specs=specs, out_specs=P(None, "j"))(X, Y)
+    np.testing.assert_allclose(out, np.tile(np.repeat([1.0, 1.0, 2.0, 3.0], 2), (4, 1)))
