@@ -42,6 +42,9 @@ class Primitive:
     # Whether the shape rule computes its outputs' varying manual axes itself
     # (collectives); otherwise outputs vary over the union of the inputs' (see `vma`).
     own_vma = False
+    # With `own_vma`: `vma_operand_axes(params) -> axes` makes the operands vary over
+    # those axes before the primitive applies (a collective's communicated axes).
+    vma_operand_axes: Callable[[dict[str, Any]], Any] | None = None
     # Which params a printed jaxpr shows, in order: `print_params(params) -> dict`. None
     # shows them all, sorted by name (JAX's default); `jit` shows its name, then its jaxpr.
     print_params: Callable[[dict[str, Any]], dict[str, Any]] | None = None

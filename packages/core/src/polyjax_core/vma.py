@@ -14,7 +14,13 @@ entry names; a constant varies over none. The rules:
 * primitives with their own rule (the collectives, `pvary`) set
   `Primitive.own_vma` and compute their outputs' vma themselves; so do
   higher-order primitives (those with jaxprs in their params), whose
-  outputs' types come from their bodies.
+  outputs' types come from their bodies. The collectives that communicate
+  (`psum`, `all_gather`, `psum_scatter`, `all_to_all`, `ppermute`) first cast
+  their operands to vary over their axes (`Primitive.vma_operand_axes`).
+
+Under `grad` the casts carry the meaning: `pvary` transposes to `psum` (a
+value every device holds got a cotangent from each device) and `psum` to the
+identity (see `polyjax_numpy.lax`'s parallel primitives).
 
 Collectives add the axes they name only while those axes are *checked*
 (`checked_axes`, bound by `shard_map` around its body with `check_vma=True`):
@@ -120,8 +126,16 @@ def match_operands(prim: Any, args: Sequence[Any], params: dict) -> Sequence[Any
     """`args`, with those varying over fewer axes than the others cast by `pvary`.
 
     Only tracers carry a vma; constants vary over nothing and are cast too, as
-    in JAX (`pvary[axes=('i',)] 1.0:f32[]`).
+    in JAX (`pvary[axes=('i',)] 1.0:f32[]`). A collective whose
+    `Primitive.vma_operand_axes(params)` names axes gets each operand cast to
+    vary over those of them that are checked (JAX's `psum` of an invariant
+    value is `psum` of its `pvary`): transposing the cast is what sums the
+    cotangents of a value every device holds.
     """
+    if prim.own_vma:
+        axes_of = prim.vma_operand_axes
+        want = frozenset(axes_of(params)) & _state.checked if axes_of is not None else _EMPTY
+        return [cast_to(x, want) for x in args] if want else args
     for x in args:
         if getattr(getattr(x, "aval", None), "vma", None):
             break

@@ -395,6 +395,10 @@ def _transpose(cts: list, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list
     ct_specs = [s for s, nz in zip(out_specs, ct_nz) if nz]
     lin_specs = [s for s, lin in zip(in_specs, linear) if lin]
     in_nz: list[bool] = []
+    # Typed (check_vma): the body's `pvary`s and `psum`s transpose to JAX's sums, so
+    # the cotangents need no sharing out nor summing at the boundary beyond what
+    # their types still vary over. Untyped: every value may differ per device.
+    typed = params["check_vma"]
 
     def body(*flat: Any) -> list[Any]:
         k_it, c_it = iter(flat[: len(known)]), iter(flat[len(known) :])
@@ -408,7 +412,10 @@ def _transpose(cts: list, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list
                 continue
             ct = next(c_it)
             shared = math.prod(mesh.shape[n] for n in _unmentioned(s, mesh, manual))
-            cts_out.append(div(ct, _scalar_like(shared, ct)) if shared > 1 else ct)
+            if typed or shared == 1:
+                cts_out.append(ct)
+            else:
+                cts_out.append(div(ct, _scalar_like(shared, ct)))
         with transposing_manual(manual):
             cts_in = ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, primals, cts_out)
         outs = []
@@ -417,14 +424,22 @@ def _transpose(cts: list, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list
             if type(ct) is ad.Zero:
                 continue
             rest = _unmentioned(s, mesh, manual)
-            outs.append(psum(ct, rest) if rest else ct)
+            if typed:
+                vma = getattr(get_aval(ct), "vma", frozenset())
+                rest = tuple(a for a in rest if a in vma)
+            ct = psum(ct, rest) if rest else ct
+            outs.append(core_vma.cast_to(ct, frozenset(_spec_axes(s)) & manual) if typed else ct)
         return outs
 
     in_avals = [
         *(_local_aval(get_aval(x), s, mesh) for x, s in zip(known, known_specs)),
         *(_local_aval(get_aval(c), s, mesh) for c, s in zip(nz_cts, ct_specs)),
     ]
-    with _manual_env(mesh, manual):
+    if typed:
+        in_avals = [
+            _varying_aval(a, s, manual) for a, s in zip(in_avals, (*known_specs, *ct_specs))
+        ]
+    with _manual_env(mesh, manual, typed):
         t_closed = trace_to_jaxpr(body, in_avals, jaxpr.jaxpr.debug_info)
     t_out_specs = tuple(s for s, nz in zip(lin_specs, in_nz) if nz)
     outs = iter(
@@ -802,6 +817,15 @@ def _call(
         out = f(*tree_unflatten(in_tree, flat))
         out_flat, out_tree = tree_flatten(out)
         out_box.append((out, out_tree))
+        if check_vma and not hasattr(out_specs, "resolve"):
+            # As in JAX, an output is cast to vary over every axis its spec splits it
+            # over: the transpose of that cast sums the cotangents of a value that was
+            # the same on those devices. Axes beyond the spec are left for the check.
+            specs = _broadcast_specs(out_specs, out, "out_specs")
+            out_flat = [
+                core_vma.cast_to(x, frozenset(_spec_axes(sp)) & manual)
+                for x, sp in zip(out_flat, specs)
+            ]
         return out_flat
 
     debug = debug_info("shard_map", f, args, {})

@@ -333,7 +333,9 @@ def test_docs_examples():
     @pj.jit
     def step(w, x, y):
         def per_device(w, x, y):
-            return w - 0.1 * lax.pmean(pj.grad(loss)(w, x, y), "batch")
+            # The gradient at a varying copy of `w` is this device's own.
+            local = pj.grad(loss)(lax.pcast(w, "batch", to="varying"), x, y)
+            return w - 0.1 * lax.pmean(local, "batch")
 
         return shard_map(
             per_device, mesh=mesh, in_specs=(P(), P("batch"), P("batch")), out_specs=P()

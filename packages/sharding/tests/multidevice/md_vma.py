@@ -222,3 +222,50 @@ def test_a_varying_predicate_makes_results_vary():
         shard_map(f, mesh=_mesh(), in_specs=specs, out_specs=P())(X, Y)
     out = shard_map(f, mesh=_mesh(), in_specs=specs, out_specs=P(None, "j"))(X, Y)
     np.testing.assert_allclose(out, np.tile(np.repeat([1.0, 1.0, 2.0, 3.0], 2), (4, 1)))
+
+
+def test_grad_inside_sums_over_devices_as_in_jax():
+    # JAX 0.10.2 gives [56, 64] (typed) and device 0's [12, 16] (check_vma=False).
+    x = np.arange(16, dtype=np.float32).reshape(8, 2)
+    w = np.ones((2,), np.float32)
+
+    def f(w, x):
+        return ad.grad(lambda w: jnp.sum(x * w))(w)
+
+    for check, want in ((True, [56.0, 64.0]), (False, [12.0, 16.0])):
+        sm = shard_map(f, mesh=_mesh(), in_specs=(P(), P("i")), out_specs=P(), check_vma=check)
+        np.testing.assert_allclose(sm(w, x), want)
+    # psum of a replicated value is n times it, and so is its derivative
+    g = shard_map(
+        lambda w: ad.grad(lambda v: jnp.sum(lax.psum(v, "j")))(w),
+        mesh=_mesh(), in_specs=P(), out_specs=P(),
+    )  # fmt: skip
+    np.testing.assert_allclose(g(w), [4.0, 4.0])
+
+
+def test_outer_grads_agree_typed_and_untyped():
+    from polyjax_interpreters.test_util import check_grads
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 8)).astype(np.float32)
+    w = rng.standard_normal((4, 2)).astype(np.float32)
+
+    def body(x, w):
+        b = lax.all_gather(x * w, "j", tiled=True, axis=1)
+        c = lax.psum_scatter(b, "j", scatter_dimension=1, tiled=True)
+        d = lax.ppermute(c, "i", [(0, 1), (1, 0)])
+        e = lax.all_to_all(d, "j", 0, 0, tiled=True)
+        g = jnp.sum(lax.all_gather(w, "i")) + lax.pmean(jnp.sum(x) * w, ("i", "j"))
+        return jnp.sin(e) + lax.psum(w * x, "i") * g
+
+    def total(check):
+        sm = shard_map(body, mesh=_mesh(), in_specs=(P("i", "j"), P()),
+                       out_specs=P("i", "j"), check_vma=check)  # fmt: skip
+        return lambda x, w: jnp.sum(sm(x, w) ** 2)
+
+    typed = ad.grad(total(True), argnums=(0, 1))(x, w)
+    untyped = ad.grad(total(False), argnums=(0, 1))(x, w)
+    for a, b in zip(typed, untyped):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+    check_grads(total(True), (x.astype(np.float64), w.astype(np.float64)), order=1,
+                modes=("rev",), atol=3e-2, rtol=3e-2)  # fmt: skip

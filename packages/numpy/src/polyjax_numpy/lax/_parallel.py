@@ -135,6 +135,10 @@ def _varying(vma: frozenset, names: Sequence[Any]) -> frozenset:
     return vma | (frozenset(names) & core_vma.checked_axes())
 
 
+def _vma_of(x: Any) -> frozenset:
+    return getattr(getattr(x, "aval", None), "vma", frozenset())
+
+
 def _unsupported_impl(name: str):
     def impl(*args: Any, **params: Any) -> Any:
         raise NotImplementedError(
@@ -291,8 +295,16 @@ def _psum_jvp(primals: list, tangents: list, *, axes: tuple, axis_index_groups: 
 def _psum_transpose(cts: list, *args: Any, axes: tuple, axis_index_groups: Any) -> list:
     # Under vmap the sum is the same value at every position; its cotangent
     # flows back to each position's input unchanged (JAX's "pbroadcast"
-    # transpose). In a per-device program (shard_map) each device's value
-    # reached every device's sum, so the cotangents are summed again.
+    # transpose). In a per-device program typed with varying axes (shard_map's
+    # check_vma) the same holds: the operand varies over the axes (it was cast
+    # with `pvary` if need be), and the `pvary`s' transposes do the summing.
+    # Untyped (check_vma=False), each device's value reached every device's
+    # sum, so the cotangents are summed again.
+    if frozenset(axes) <= core_vma.checked_axes():
+        return [
+            ct if type(ct) is ad.Zero else core_vma.cast_to(ct, _vma_of(x))
+            for ct, x in zip(cts, args)
+        ]
     if summing_transpose(axes):
         nz = [i for i, ct in enumerate(cts) if type(ct) is not ad.Zero]
         out = list(cts)
@@ -306,6 +318,7 @@ def _psum_transpose(cts: list, *args: Any, axes: tuple, axis_index_groups: Any) 
 
 ad.primitive_jvps[psum_p] = _psum_jvp
 ad.primitive_transposes[psum_p] = _psum_transpose
+psum_p.vma_operand_axes = lambda params: params["axes"]
 
 
 def _pextremum_jvp(prim: Primitive):
@@ -412,6 +425,7 @@ def _all_gather_abstract_eval(
 
 all_gather_p.def_abstract_eval(_all_gather_abstract_eval)
 all_gather_p.own_vma = True
+all_gather_p.vma_operand_axes = lambda params: params["axis_name"]
 
 
 def all_gather(
@@ -547,6 +561,7 @@ def _reduce_scatter_abstract_eval(
 
 reduce_scatter_p.def_abstract_eval(_reduce_scatter_abstract_eval)
 reduce_scatter_p.own_vma = True
+reduce_scatter_p.vma_operand_axes = lambda params: params["axis_name"]
 
 
 def psum_scatter(
@@ -708,6 +723,7 @@ def _all_to_all_abstract_eval(
 
 all_to_all_p.def_abstract_eval(_all_to_all_abstract_eval)
 all_to_all_p.own_vma = True
+all_to_all_p.vma_operand_axes = lambda params: _names(params["axis_name"])
 
 
 def all_to_all(
@@ -927,6 +943,7 @@ def _ppermute_abstract_eval(x: ShapedArray, *, axis_name: tuple, perm: tuple) ->
 
 ppermute_p.def_abstract_eval(_ppermute_abstract_eval)
 ppermute_p.own_vma = True
+ppermute_p.vma_operand_axes = lambda params: params["axis_name"]
 
 
 def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
@@ -1181,7 +1198,18 @@ def _pvary_batcher(axis_data, vals, dims, *, axes):
 
 mlir.register_lowering(pvary_p, lambda ctx, *xs, axes: list(xs))
 batching.axis_primitive_batchers[pvary_p] = _pvary_batcher
-ad.deflinear2(pvary_p, lambda cts, *xs, axes: [ad.instantiate_zeros(ct) for ct in cts])
+
+
+def _pvary_transpose(cts: list, *xs: Any, axes: tuple) -> list:
+    # A value every device holds, used where values differ: each device's use sent
+    # back a cotangent, and the value's cotangent is their sum (JAX's rule). Over
+    # axes not checked (vmap's, check_vma=False) the cast means nothing.
+    summed = tuple(a for a in axes if a in core_vma.checked_axes())
+    cts = [ad.instantiate_zeros(ct) for ct in cts]
+    return psum_p.bind(*cts, axes=summed, axis_index_groups=None) if summed else cts
+
+
+ad.deflinear2(pvary_p, _pvary_transpose)
 
 
 def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
