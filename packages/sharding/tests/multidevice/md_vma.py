@@ -269,3 +269,28 @@ def test_outer_grads_agree_typed_and_untyped():
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
     check_grads(total(True), (x.astype(np.float64), w.astype(np.float64)), order=1,
                 modes=("rev",), atol=3e-2, rtol=3e-2)  # fmt: skip
+
+
+def test_checkpoint_and_custom_vjp_inside():
+    from polyjax_interpreters import custom_derivatives, remat
+
+    x = np.arange(64, dtype=np.float32).reshape(8, 8) / 10
+    w = np.ones((4, 2), np.float32)
+
+    def f(x, w):
+        return ad.grad(lambda w: jnp.sum(remat.checkpoint(lambda v: jnp.sin(v * x))(w)))(w)
+
+    got = shard_map(f, mesh=_mesh(), in_specs=(P("i", "j"), P()), out_specs=P())(x, w)
+    blocks = x.reshape(2, 4, 4, 2).transpose(0, 2, 1, 3).reshape(8, 4, 2)
+    np.testing.assert_allclose(got, np.sum(np.cos(w * blocks) * blocks, 0), rtol=1e-5)
+
+    @custom_derivatives.custom_vjp
+    def mul(a, b):
+        return a * b
+
+    mul.defvjp(lambda a, b: (a * b, (a, b)), lambda r, g: (g * r[1], g * r[0]))
+    bad = shard_map(lambda x, w: ad.grad(lambda v: jnp.sum(mul(x, v)))(w), mesh=_mesh(),
+                    in_specs=(P("i", "j"), P()), out_specs=P())  # fmt: skip
+    with pytest.raises(ValueError, match=r"at output\[1\] the bwd rule produced an output of "
+                       r"type float32\[4,2\]\{V:\(i,j\)\} .* manual axis types do not match"):  # fmt: skip
+        bad(x, w)
