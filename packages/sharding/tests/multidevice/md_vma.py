@@ -291,6 +291,6 @@ def test_checkpoint_and_custom_vjp_inside():
     mul.defvjp(lambda a, b: (a * b, (a, b)), lambda r, g: (g * r[1], g * r[0]))
     bad = shard_map(lambda x, w: ad.grad(lambda v: jnp.sum(mul(x, v)))(w), mesh=_mesh(),
                     in_specs=(P("i", "j"), P()), out_specs=P())  # fmt: skip
-    with pytest.raises(ValueError, match=r"at output\[1\] the bwd rule produced an output of "
-                       r"type float32\[4,2\]\{V:\(i,j\)\} .* manual axis types do not match"):  # fmt: skip
+    msg = r"output\[1\] .* of type float32\[4,2\]\{V:\(i,j\)\} .* manual axis types do not"
+    with pytest.raises(ValueError, match=msg):
         bad(x, w)
