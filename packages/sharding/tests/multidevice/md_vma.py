@@ -294,3 +294,22 @@ def test_checkpoint_and_custom_vjp_inside():
     msg = r"output\[1\] .* of type float32\[4,2\]\{V:\(i,j\)\} .* manual axis types do not"
     with pytest.raises(ValueError, match=msg):
         bad(x, w)
+
+
+def test_pcast_of_a_varying_value_is_refused_as_in_jax():
+    def again(x):
+        return lax.pcast(x, "i", to="varying")
+
+    def partly(x):
+        return lax.pcast(x, ("i", "j"), to="varying")
+
+    sm = shard_map(again, mesh=_mesh(), in_specs=P("i"), out_specs=P("i"))
+    with pytest.raises(ValueError, match="Unsupported pcast from=varying, to='varying'"):
+        sm(X)
+    sm = shard_map(partly, mesh=_mesh(), in_specs=P("i"), out_specs=P("i"))
+    msg = r"Got input type: float32\[4,8\]\{V:i\}, axes: \('i', 'j'\) and input state"
+    with pytest.raises(ValueError, match=msg):
+        sm(X)
+    # without check_vma nothing is typed, so nothing is refused
+    sm = shard_map(again, mesh=_mesh(), in_specs=P("i"), out_specs=P("i"), check_vma=False)
+    np.testing.assert_allclose(sm(X), X)

@@ -1155,7 +1155,24 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
     leaves, tree = tree_flatten(x)
     if not leaves:
         return x
+    checked = frozenset(names) & core_vma.checked_axes()
+    for v in leaves:
+        _check_not_varying(v, names, checked)
     return tree_unflatten(tree, pvary_p.bind(*leaves, axes=names))
+
+
+def _check_not_varying(x: Any, names: tuple, checked: frozenset) -> None:
+    """JAX's errors for a cast to varying over (some) axes the value already varies over."""
+    already = _vma_of(x) & checked
+    if not already:
+        return
+    if already == checked:
+        raise ValueError("Unsupported pcast from=varying, to='varying'")
+    raise ValueError(
+        "jax.lax.pcast can only accept axis_name which corresponds to one of varying, "
+        "unreduced, reduced or invarying state of the input. Got input type: "
+        f"{get_aval(x)}, axes: {names} and input state: {{'invarying', 'varying'}}"
+    )
 
 
 # ---------------------------------------------------------------------------
