@@ -436,8 +436,13 @@ def _transpose(cts: list, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list
         *(_local_aval(get_aval(c), s, mesh) for c, s in zip(nz_cts, ct_specs)),
     ]
     if typed:
+        # Each input keeps the type it has in the body: a residual's spec may split
+        # it over more axes than its value varies over.
+        known_body = [a for a, lin in zip(jaxpr.in_avals, linear) if not lin]
+        ct_body = [a for a, nz in zip(jaxpr.out_avals, ct_nz) if nz]
         in_avals = [
-            _varying_aval(a, s, manual) for a, s in zip(in_avals, (*known_specs, *ct_specs))
+            a.update(vma=getattr(b, "vma", frozenset()))
+            for a, b in zip(in_avals, (*known_body, *ct_body))
         ]
     with _manual_env(mesh, manual, typed):
         t_closed = trace_to_jaxpr(body, in_avals, jaxpr.jaxpr.debug_info)

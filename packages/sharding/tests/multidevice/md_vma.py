@@ -313,3 +313,42 @@ def test_pcast_of_a_varying_value_is_refused_as_in_jax():
     # without check_vma nothing is typed, so nothing is refused
     sm = shard_map(again, mesh=_mesh(), in_specs=P("i"), out_specs=P("i"), check_vma=False)
     np.testing.assert_allclose(sm(X), X)
+
+
+_BODIES = {
+    "psum_pmean": lambda a: jnp.sin(lax.psum(a * a, "y")) * lax.pmean(a, "y"),
+    "gather_scatter": lambda a: lax.psum_scatter(
+        jnp.cos(lax.all_gather(a, "y", axis=1, tiled=True)), "y", scatter_dimension=1, tiled=True
+    ),
+    "ring": lambda a: a * lax.ppermute(a, "y", [(k, (k + 1) % 4) for k in range(4)]),
+    "index": lambda a: a * (1.0 + lax.axis_index("y")) + lax.pmax(a, "y"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BODIES))
+def test_derivatives_typed_match_untyped(name):
+    from polyjax_interpreters import remat
+    from polyjax_interpreters.jit import jit
+
+    mesh = Mesh(np.array(backends.devices()).reshape(2, 4), ("x", "y"))
+    xs = np.random.default_rng(5).standard_normal((4, 8, 8)).astype(np.float32)
+
+    def derivatives(check):
+        f = shard_map(_BODIES[name], mesh=mesh, in_specs=P(None, "y"), out_specs=P(None, "y"),
+                      check_vma=check)  # fmt: skip
+
+        def loss(g):
+            return lambda v: jnp.sum(g(v) ** 2)
+
+        x = xs[0]
+        return [
+            ad.grad(loss(f))(x),
+            jit(ad.grad(loss(remat.checkpoint(f))))(x),
+            ad.grad(loss(vmap(f)))(xs),
+            ad.grad(loss(vmap(f, spmd_axis_name="x")))(xs),
+            ad.jvp(f, (x,), (xs[1],))[1],
+            ad.grad(lambda t: ad.grad(lambda s: loss(f)(x * s))(t))(np.float32(0.7)),
+        ]
+
+    for typed, untyped in zip(derivatives(True), derivatives(False)):
+        np.testing.assert_allclose(typed, untyped, rtol=2e-4, atol=2e-4)
