@@ -822,11 +822,14 @@ def _call(
         out = f(*tree_unflatten(in_tree, flat))
         out_flat, out_tree = tree_flatten(out)
         out_box.append((out, out_tree))
-        if check_vma and not hasattr(out_specs, "resolve"):
+        if check_vma:
             # As in JAX, an output is cast to vary over every axis its spec splits it
             # over: the transpose of that cast sums the cotangents of a value that was
             # the same on those devices. Axes beyond the spec are left for the check.
-            specs = _broadcast_specs(out_specs, out, "out_specs")
+            if hasattr(out_specs, "resolve"):
+                specs = list(out_specs.resolve())
+            else:
+                specs = _broadcast_specs(out_specs, out, "out_specs")
             out_flat = [
                 core_vma.cast_to(x, frozenset(_spec_axes(sp)) & manual)
                 for x, sp in zip(out_flat, specs)

@@ -352,3 +352,23 @@ def test_derivatives_typed_match_untyped(name):
 
     for typed, untyped in zip(derivatives(True), derivatives(False)):
         np.testing.assert_allclose(typed, untyped, rtol=2e-4, atol=2e-4)
+
+
+def test_xmap_grads_with_resources_match_vmap():
+    from polyjax_sharding import set_mesh
+    from polyjax_sharding._xmap import xmap
+
+    x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+
+    def body(v):
+        return jnp.sin(lax.psum(v, "i")) * v + lax.pmean(v * v, ("i", "j"))
+
+    def loss(f):
+        return lambda v: jnp.sum(f(v) ** 2)
+
+    want = ad.grad(loss(vmap(vmap(body, 1, 1, axis_name="j"), 0, 0, axis_name="i")))(x)
+    with set_mesh(Mesh(np.array(backends.devices()).reshape(2, 4), ("a", "b"))):
+        for resources in ({"i": "a", "j": "b"}, {"j": "b"}):
+            f = xmap(body, in_axes=["i", None, "j"], out_axes=["i", None, "j"],
+                     axis_resources=resources)  # fmt: skip
+            np.testing.assert_allclose(ad.grad(loss(f))(x), want, rtol=1e-4, atol=1e-5)
