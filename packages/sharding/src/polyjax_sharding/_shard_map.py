@@ -6,6 +6,10 @@ on each device with its own block, and assembles the results as `out_specs`
 says. Inside `f` the mesh axes are *manual*: named axes that collectives
 (`psum`, `all_gather`, `ppermute`, ...) communicate over.
 
+With `check_vma=True` (the default) `f` is traced with typed arguments: each
+varies over the manual axes its `in_specs` entry names (`ShapedArray.vma`),
+and `_vma.check_outputs` reads the outputs' types against `out_specs`.
+
 `shard_map` traces `f` once, for the block shapes, and binds the `shard_map`
 primitive (`shard_map_p`) with the traced jaxpr (an initial-style primitive).
 Every rule of that primitive is declared in this module, together:
@@ -18,13 +22,15 @@ Every rule of that primitive is declared in this module, together:
                   which the collectives compute their replica groups.
   impl            an SPMD executable of the single equation over the mesh.
   jvp             a shard_map of the body's jvp (tangents split like primals).
-  transpose       a shard_map of the body's transpose. The body is a
-                  per-device program in which every value may differ between
-                  devices: the cotangent of an output that its spec says is
-                  the same across some axes is shared among those devices
-                  (divided by their number), `psum` transposes to `psum`, and
-                  the cotangent of an input replicated across axes is summed
-                  over them.
+  transpose       a shard_map of the body's transpose. With `check_vma` the
+                  body is typed (each value's `vma`, see `polyjax_core.vma`):
+                  `pvary` transposes to `psum` and `psum` to the identity, as
+                  in JAX. Without it every value may differ between devices:
+                  the cotangent of an output that its spec says is the same
+                  across some axes is shared among those devices (divided by
+                  their number), `psum` transposes to `psum`, and the
+                  cotangent of an input replicated across axes is summed
+                  over them. Both give the same derivatives of the shard_map.
   partial eval    known and unknown shard_maps; residuals leave the known one
                   split over every manual axis (each device keeps its own).
   DCE             drops unused outputs and what the body no longer needs.
