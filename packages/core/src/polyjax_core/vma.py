@@ -135,7 +135,7 @@ def match_operands(prim: Any, args: Sequence[Any], params: dict) -> Sequence[Any
     if prim.own_vma:
         axes_of = prim.vma_operand_axes
         want = frozenset(axes_of(params)) & _state.checked if axes_of is not None else _EMPTY
-        return [cast_to(x, want) for x in args] if want else args
+        return [cast_to(x, want) if _castable(x) else x for x in args] if want else args
     for x in args:
         if getattr(getattr(x, "aval", None), "vma", None):
             break
@@ -149,7 +149,13 @@ def match_operands(prim: Any, args: Sequence[Any], params: dict) -> Sequence[Any
         return args
     if prim.own_vma or _has_jaxprs(params):
         return args
-    return [x if m == full else cast_to(x, full) for x, m in zip(args, vmas)]
+    return [x if m == full or not _castable(x) else cast_to(x, full) for x, m in zip(args, vmas)]
+
+
+def _castable(x: Any) -> bool:
+    """An array (or a constant becoming one), not a token or another kind of value."""
+    aval = getattr(x, "aval", None)
+    return aval is None or hasattr(aval, "vma")
 
 
 def cast_to(x: Any, vma: frozenset) -> Any:
