@@ -21,6 +21,7 @@ def test_there_are_multidevice_files():
         "md_shard_map.py",
         "md_xmap.py",
         "md_visualize.py",
+        "md_vma.py",
     }
 
 

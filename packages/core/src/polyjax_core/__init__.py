@@ -45,6 +45,7 @@ from polyjax_core import (
     symbolic_dims,
     tree_util,
     typing,
+    vma,
 )
 from polyjax_core.abstract_values import (
     AbstractValue,
@@ -203,6 +204,7 @@ __all__ = [
     "use_abstract_mesh",
     "typing",
     "versioning",
+    "vma",
     "wrap_init",
 ]
 

@@ -8,6 +8,12 @@ scalar (`x * 2.0`): it takes part in type promotion only as far as it must, so
     ShapedArray((3, 4), float32)            str(): float32[3,4]   in a jaxpr: f32[3,4]
     ShapedArray((), int32, weak_type=True)  str(): ~int32[]       in a jaxpr: i32[]
 
+Inside a `shard_map` body checked with `check_vma=True`, an aval also records
+the manual mesh axes its value *varies* over (`vma`, a frozenset of axis
+names; see `polyjax_core.vma`). It prints after the shape, as JAX does:
+`float32[4]{V:i}`, `float32[4]{V:(i,j)}`; outside shard_map it is empty and
+nothing changes.
+
 Shapes may hold symbolic dimensions (`polyjax_core.symbolic_dims.DimExpr`) next
 to ints: `f32[b,2*b]`.
 
@@ -35,9 +41,12 @@ __all__ = [
     "ShapedArray",
     "get_aval",
     "jax_array_error",
+    "note_axis_order",
+    "ordered_axes",
     "register_aval_handler",
     "shaped_abstractify",
     "short_dtype_name",
+    "vma_str",
 ]
 
 
@@ -91,12 +100,14 @@ def _as_dtype(dtype: Any) -> Any:
 
 
 class ShapedArray(AbstractValue):
-    """The abstract value of an array: shape, dtype and weak type.
+    """The abstract value of an array: shape, dtype, weak type and varying manual axes.
 
     Args:
       shape: a tuple of ints and/or symbolic dimensions.
       dtype: a NumPy dtype (or dtype-like) or an extended dtype.
       weak_type: whether the dtype is weak (the value came from a Python scalar).
+      vma: the manual mesh axes the value varies over (only inside a checked
+        `shard_map` body; empty elsewhere).
 
     Example:
       >>> a = ShapedArray((3, 4), np.float32)
@@ -104,15 +115,24 @@ class ShapedArray(AbstractValue):
       ('float32[3,4]', 'f32[3,4]')
       >>> a.update(shape=(2,))
       ShapedArray(float32[2])
+      >>> str(a.update(vma=frozenset({"i"})))
+      'float32[3,4]{V:i}'
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    __slots__ = ("shape", "dtype", "weak_type", "vma", "_hash")
     array_abstraction_level = 1
 
-    def __init__(self, shape: Sequence[Any], dtype: Any, weak_type: bool = False):
+    def __init__(
+        self,
+        shape: Sequence[Any],
+        dtype: Any,
+        weak_type: bool = False,
+        vma: frozenset = frozenset(),
+    ):
         self.shape = sd.canonicalize_shape(shape, "ShapedArray")
         self.dtype = _as_dtype(dtype)
         self.weak_type = bool(weak_type)
+        self.vma = vma if type(vma) is frozenset else frozenset(vma)
         self._hash: int | None = None
 
     ndim = property(lambda self: len(self.shape))
@@ -133,12 +153,13 @@ class ShapedArray(AbstractValue):
         """
         return mesh_context.default_aval_sharding(len(self.shape))
 
-    def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
-        """A copy with some of shape, dtype and weak_type replaced."""
+    def update(self, shape=None, dtype=None, weak_type=None, vma=None) -> ShapedArray:
+        """A copy with some of shape, dtype, weak_type and vma replaced."""
         return ShapedArray(
             self.shape if shape is None else shape,
             self.dtype if dtype is None else dtype,
             self.weak_type if weak_type is None else weak_type,
+            self.vma if vma is None else vma,
         )
 
     def strip_weak_type(self) -> ShapedArray:
@@ -150,11 +171,12 @@ class ShapedArray(AbstractValue):
             and self.dtype == other.dtype
             and self.shape == other.shape
             and self.weak_type == other.weak_type
+            and self.vma == other.vma
         )
 
     def __hash__(self) -> int:
         if self._hash is None:
-            self._hash = hash((self.shape, self.dtype, self.weak_type))
+            self._hash = hash((self.shape, self.dtype, self.weak_type, self.vma))
         return self._hash
 
     def _shape_str(self) -> str:
@@ -163,7 +185,7 @@ class ShapedArray(AbstractValue):
     def str_short(self, short_dtypes: bool = False) -> str:
         """`float32[3,4]` (or `f32[3,4]`, as jaxprs print it, with `short_dtypes=True`)."""
         name = short_dtype_name(self.dtype) if short_dtypes else str(self.dtype.name)
-        return f"{name}[{self._shape_str()}]"
+        return f"{name}[{self._shape_str()}]{vma_str(self.vma)}"
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
@@ -172,6 +194,33 @@ class ShapedArray(AbstractValue):
     def __str__(self) -> str:
         # JAX's form: `float32[3]`, with a `~` in front of a weak type.
         return ("~" if self.weak_type else "") + self.str_short(short_dtypes=False)
+
+
+_axis_rank: dict[Any, int] = {}
+
+
+def note_axis_order(names: Sequence[Any]) -> None:
+    """Records a mesh's axis order, in which printed avals list their varying axes.
+
+    `shard_map` calls it with its mesh's axis names, so that `{V:(j,i)}` follows
+    the mesh as JAX's printing does; names never noted print after, sorted.
+    """
+    for k, n in enumerate(names):
+        _axis_rank[n] = k
+
+
+def ordered_axes(names: Any) -> tuple:
+    """Axis names in the noted mesh order (`note_axis_order`), unknown ones last, sorted."""
+    return tuple(sorted(names, key=lambda n: (_axis_rank.get(n, len(_axis_rank)), str(n))))
+
+
+def vma_str(vma: frozenset) -> str:
+    """JAX's printed form of varying manual axes: '', `{V:i}` or `{V:(i,j)}`."""
+    if not vma:
+        return ""
+    names = ordered_axes(vma)
+    inner = str(names[0]) if len(names) == 1 else "(" + ",".join(str(n) for n in names) + ")"
+    return "{V:" + inner + "}"
 
 
 class ShapeDtypeStruct:

@@ -21,6 +21,7 @@ import numpy as np
 
 from polyjax_core import config
 from polyjax_core import source_info as si
+from polyjax_core import vma as _vma
 from polyjax_core.abstract_values import AbstractValue, get_aval
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from polyjax_core.jaxpr_check import check_jaxpr
@@ -94,6 +95,7 @@ class JaxprTrace(Trace):
         return var
 
     def process_primitive(self, primitive: Any, args: tuple, params: dict) -> Any:
+        args = _vma.match_operands(primitive, args, params)
         in_avals, invars = [], []
         for x in args:
             aval, atom = self._atom(x)

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from polyjax_core import tracing
+from polyjax_core import vma as _vma
 from polyjax_core.effects import no_effects
 
 __all__ = ["Primitive"]
@@ -38,6 +39,12 @@ class Primitive:
     """
 
     multiple_results = False
+    # Whether the shape rule computes its outputs' varying manual axes itself
+    # (collectives); otherwise outputs vary over the union of the inputs' (see `vma`).
+    own_vma = False
+    # With `own_vma`: `vma_operand_axes(params) -> axes` makes the operands vary over
+    # those axes before the primitive applies (a collective's communicated axes).
+    vma_operand_axes: Callable[[dict[str, Any]], Any] | None = None
     # Which params a printed jaxpr shows, in order: `print_params(params) -> dict`. None
     # shows them all, sorted by name (JAX's default); `jit` shows its name, then its jaxpr.
     print_params: Callable[[dict[str, Any]], dict[str, Any]] | None = None
@@ -76,7 +83,8 @@ class Primitive:
                 f"Abstract evaluation for primitive '{self.name}' is not implemented "
                 "(use def_abstract_eval)."
             )
-        return self._abstract_eval(*avals, **params)
+        outs, effects = self._abstract_eval(*avals, **params)
+        return _vma.output_avals(self, avals, outs, params), effects
 
     def evaluate(self, *args: Any, **params: Any) -> Any:
         """Runs the impl (what the evaluation trace does)."""

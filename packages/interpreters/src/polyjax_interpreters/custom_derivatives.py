@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from polyjax_core import axis_env, dtypes, tracing
 from polyjax_core import source_info as si
+from polyjax_core import vma as core_vma
 from polyjax_core.abstract_values import AbstractValue, get_aval, shaped_abstractify
 from polyjax_core.errors import UnexpectedTracerError
 from polyjax_core.jaxpr import ClosedJaxpr
@@ -886,7 +887,15 @@ class _BwdRule:
                     f"{self.name} produced an output of shape/dtype {_type_str(ct_aval)} "
                     f"corresponding to an input of shape/dtype {_type_str(aval)}."
                 )
-            cts_in.append(ct)
+            extra = getattr(got, "vma", frozenset()) - getattr(want, "vma", frozenset())
+            if extra:  # varies where the input did not (inside shard_map)
+                raise ValueError(
+                    "Custom VJP bwd rule must produce an output with the same type as the args "
+                    f"tuple of the primal function, but at output[{i}] the bwd rule produced an "
+                    f"output of type {got.str_short()} corresponding to an input of type "
+                    f"{want.str_short()}, so the manual axis types do not match"
+                )
+            cts_in.append(core_vma.cast_to(ct, getattr(want, "vma", frozenset())))
         return cts_in
 
     def batched(self, axis_data: batching.AxisData, in_dims: Sequence[int | None]) -> Any:

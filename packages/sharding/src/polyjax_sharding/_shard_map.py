@@ -6,6 +6,10 @@ on each device with its own block, and assembles the results as `out_specs`
 says. Inside `f` the mesh axes are *manual*: named axes that collectives
 (`psum`, `all_gather`, `ppermute`, ...) communicate over.
 
+With `check_vma=True` (the default) `f` is traced with typed arguments: each
+varies over the manual axes its `in_specs` entry names (`ShapedArray.vma`),
+and `_vma.check_outputs` reads the outputs' types against `out_specs`.
+
 `shard_map` traces `f` once, for the block shapes, and binds the `shard_map`
 primitive (`shard_map_p`) with the traced jaxpr (an initial-style primitive).
 Every rule of that primitive is declared in this module, together:
@@ -18,13 +22,15 @@ Every rule of that primitive is declared in this module, together:
                   which the collectives compute their replica groups.
   impl            an SPMD executable of the single equation over the mesh.
   jvp             a shard_map of the body's jvp (tangents split like primals).
-  transpose       a shard_map of the body's transpose. The body is a
-                  per-device program in which every value may differ between
-                  devices: the cotangent of an output that its spec says is
-                  the same across some axes is shared among those devices
-                  (divided by their number), `psum` transposes to `psum`, and
-                  the cotangent of an input replicated across axes is summed
-                  over them.
+  transpose       a shard_map of the body's transpose. With `check_vma` the
+                  body is typed (each value's `vma`, see `polyjax_core.vma`):
+                  `pvary` transposes to `psum` and `psum` to the identity, as
+                  in JAX. Without it every value may differ between devices:
+                  the cotangent of an output that its spec says is the same
+                  across some axes is shared among those devices (divided by
+                  their number), `psum` transposes to `psum`, and the
+                  cotangent of an input replicated across axes is summed
+                  over them. Both give the same derivatives of the shard_map.
   partial eval    known and unknown shard_maps; residuals leave the known one
                   split over every manual axis (each device keeps its own).
   DCE             drops unused outputs and what the body no longer needs.
@@ -50,7 +56,13 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from polyjax_core import axis_env, config
-from polyjax_core.abstract_values import ShapedArray, get_aval, shaped_abstractify
+from polyjax_core import vma as core_vma
+from polyjax_core.abstract_values import (
+    ShapedArray,
+    get_aval,
+    note_axis_order,
+    shaped_abstractify,
+)
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.jaxpr import ClosedJaxpr, JaxprEqn, Var
 from polyjax_core.jaxpr_eval import eval_jaxpr
@@ -103,7 +115,8 @@ def _local_aval(aval: ShapedArray, spec: PartitionSpec, mesh: Mesh) -> ShapedArr
 
 def _global_aval(aval: ShapedArray, spec: PartitionSpec, mesh: Mesh) -> ShapedArray:
     f = _block_factors(spec, len(aval.shape), mesh)
-    return aval.update(shape=tuple(s * k for s, k in zip(aval.shape, f)))
+    # Outside the body a value is one global array: no manual axes to vary over.
+    return aval.update(shape=tuple(s * k for s, k in zip(aval.shape, f)), vma=frozenset())
 
 
 def _unmentioned(spec: PartitionSpec, mesh: Mesh, manual: frozenset) -> tuple[Any, ...]:
@@ -117,10 +130,24 @@ def _all_manual(mesh: Mesh, manual: frozenset) -> tuple[Any, ...]:
 
 
 @contextmanager
-def _manual_env(mesh: Mesh, manual: frozenset) -> Iterator[None]:
-    """Binds the manual axes (for the collectives' shape rules) while a body is processed."""
-    with axis_env.extend_axis_env([(a, mesh.shape[a]) for a in _all_manual(mesh, manual)]):
+def _manual_env(mesh: Mesh, manual: frozenset, check_vma: bool = False) -> Iterator[None]:
+    """Binds the manual axes (for the collectives' shape rules) while a body is processed.
+
+    With ``check_vma`` the values' types also record which manual axes they vary
+    over (`polyjax_core.vma`), printed in the mesh's axis order.
+    """
+    checked = frozenset(_all_manual(mesh, manual)) if check_vma else frozenset()
+    note_axis_order(mesh.axis_names)
+    with (
+        axis_env.extend_axis_env([(a, mesh.shape[a]) for a in _all_manual(mesh, manual)]),
+        core_vma.checking_axes(checked),
+    ):
         yield
+
+
+def _varying_aval(aval: ShapedArray, spec: PartitionSpec, manual: frozenset) -> ShapedArray:
+    """The type of a body argument under `check_vma`: varying over its spec's manual axes."""
+    return aval.update(vma=frozenset(_spec_axes(spec)) & manual)
 
 
 # ---------------------------------------------------------------------------
@@ -338,7 +365,7 @@ mlir.register_lowering(shard_map_p, _lowering)
 def _jvp(primals: list, tangents: list, *, jaxpr: ClosedJaxpr, **params: Any) -> tuple:
     mesh, manual = params["mesh"], params["manual_axes"]
     nonzeros = [type(t) is not ad.Zero for t in tangents]
-    with _manual_env(mesh, manual):
+    with _manual_env(mesh, manual, params["check_vma"]):
         body, out_nz = ad.jvp_jaxpr(jaxpr, nonzeros, False)
     nz_t = [t for t in tangents if type(t) is not ad.Zero]
     in_specs = params["in_specs"]
@@ -374,6 +401,10 @@ def _transpose(cts: list, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list
     ct_specs = [s for s, nz in zip(out_specs, ct_nz) if nz]
     lin_specs = [s for s, lin in zip(in_specs, linear) if lin]
     in_nz: list[bool] = []
+    # Typed (check_vma): the body's `pvary`s and `psum`s transpose to JAX's sums, so
+    # the cotangents need no sharing out nor summing at the boundary beyond what
+    # their types still vary over. Untyped: every value may differ per device.
+    typed = params["check_vma"]
 
     def body(*flat: Any) -> list[Any]:
         k_it, c_it = iter(flat[: len(known)]), iter(flat[len(known) :])
@@ -387,7 +418,10 @@ def _transpose(cts: list, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list
                 continue
             ct = next(c_it)
             shared = math.prod(mesh.shape[n] for n in _unmentioned(s, mesh, manual))
-            cts_out.append(div(ct, _scalar_like(shared, ct)) if shared > 1 else ct)
+            if typed or shared == 1:
+                cts_out.append(ct)
+            else:
+                cts_out.append(div(ct, _scalar_like(shared, ct)))
         with transposing_manual(manual):
             cts_in = ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, primals, cts_out)
         outs = []
@@ -396,14 +430,27 @@ def _transpose(cts: list, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list
             if type(ct) is ad.Zero:
                 continue
             rest = _unmentioned(s, mesh, manual)
-            outs.append(psum(ct, rest) if rest else ct)
+            if typed:
+                vma = getattr(get_aval(ct), "vma", frozenset())
+                rest = tuple(a for a in rest if a in vma)
+            ct = psum(ct, rest) if rest else ct
+            outs.append(core_vma.cast_to(ct, frozenset(_spec_axes(s)) & manual) if typed else ct)
         return outs
 
     in_avals = [
         *(_local_aval(get_aval(x), s, mesh) for x, s in zip(known, known_specs)),
         *(_local_aval(get_aval(c), s, mesh) for c, s in zip(nz_cts, ct_specs)),
     ]
-    with _manual_env(mesh, manual):
+    if typed:
+        # Each input keeps the type it has in the body: a residual's spec may split
+        # it over more axes than its value varies over.
+        known_body = [a for a, lin in zip(jaxpr.in_avals, linear) if not lin]
+        ct_body = [a for a, nz in zip(jaxpr.out_avals, ct_nz) if nz]
+        in_avals = [
+            a.update(vma=getattr(b, "vma", frozenset()))
+            for a, b in zip(in_avals, (*known_body, *ct_body))
+        ]
+    with _manual_env(mesh, manual, typed):
         t_closed = trace_to_jaxpr(body, in_avals, jaxpr.jaxpr.debug_info)
     t_out_specs = tuple(s for s, nz in zip(lin_specs, in_nz) if nz)
     outs = iter(
@@ -442,7 +489,7 @@ def _partial_eval(
     params = eqn.params
     mesh, manual = params["mesh"], params["manual_axes"]
     in_specs, out_specs = params["in_specs"], params["out_specs"]
-    with _manual_env(mesh, manual):
+    with _manual_env(mesh, manual, params["check_vma"]):
         known, unknown, out_unks, res_avals = pe.partial_eval_jaxpr_nounits(
             params["jaxpr"], unknowns, instantiate
         )
@@ -569,7 +616,7 @@ def _batcher(
     ]
     in_dims = [batching.not_mapped if d is batching.not_mapped else 0 for d in dims]
     local = axis_data._replace(size=axis_data.size // split, spmd_name=None)
-    with _manual_env(mesh, manual):
+    with _manual_env(mesh, manual, params["check_vma"]):
         body, out_dims = batching.batch_jaxpr(jaxpr, local, in_dims, True)
     in_specs = tuple(
         s if d is batching.not_mapped else P(lead, *s) for s, d in zip(params["in_specs"], dims)
@@ -773,16 +820,30 @@ def _call(
                 out_tree, _bind_call(leaves, closed, specs, mesh, o_specs, manual, check_vma)
             )
     local = [_local_aval(a, s, mesh) for a, s in zip(avals, specs)]
+    if check_vma:
+        local = [_varying_aval(a, s, manual) for a, s in zip(local, specs)]
     out_box: list[Any] = []
 
     def flat_fun(*flat: Any) -> list[Any]:
         out = f(*tree_unflatten(in_tree, flat))
         out_flat, out_tree = tree_flatten(out)
         out_box.append((out, out_tree))
+        if check_vma:
+            # As in JAX, an output is cast to vary over every axis its spec splits it
+            # over: the transpose of that cast sums the cotangents of a value that was
+            # the same on those devices. Axes beyond the spec are left for the check.
+            if hasattr(out_specs, "resolve"):
+                specs = list(out_specs.resolve())
+            else:
+                specs = _broadcast_specs(out_specs, out, "out_specs")
+            out_flat = [
+                core_vma.cast_to(x, frozenset(_spec_axes(sp)) & manual)
+                for x, sp in zip(out_flat, specs)
+            ]
         return out_flat
 
     debug = debug_info("shard_map", f, args, {})
-    with _manual_env(mesh, manual):
+    with _manual_env(mesh, manual, check_vma):
         closed = trace_to_jaxpr(flat_fun, local, debug)
     out_value, out_tree = out_box[0]
     if hasattr(out_specs, "resolve"):  # specs that depend on the traced outputs (pmap)
@@ -797,17 +858,7 @@ def _call(
                 f"{aval.str_short()} has rank {len(aval.shape)}"
             )
     if check_vma:
-        in_vmas = [frozenset(_spec_axes(s)) for s in specs]
-        in_vmas = [frozenset()] * len(closed.consts) + in_vmas
-        jaxpr = pe.convert_constvars_jaxpr(closed.jaxpr) if closed.consts else closed.jaxpr
-        _vma.check_outputs(
-            jaxpr,
-            in_vmas,
-            o_specs,
-            mesh,
-            manual,
-            _fun_name(f),
-        )
+        _vma.check_outputs(closed.out_avals, o_specs, mesh, manual, _fun_name(f))
     if key is not None and not any(isinstance(c, Tracer) for c in closed.consts):
         if len(cache) >= 64:
             cache.pop(next(iter(cache)))

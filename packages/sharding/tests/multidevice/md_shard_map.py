@@ -221,7 +221,9 @@ def test_control_flow_inside_and_around():
         def step(c, _):
             return c + lax.psum(a, "x"), None
 
-        c, _ = lax.scan(step, jnp.zeros_like(a), None, length=3)
+        # The carry's type says it varies over "y" (as the body's output does); a
+        # zeros_like(a) would vary over "x" too, and the output check would refuse it.
+        c, _ = lax.scan(step, lax.pcast(jnp.zeros(a.shape), "y", to="varying"), None, length=3)
         c = lax.while_loop(lambda v: jnp.max(v) < 100.0, lambda v: v * 2 + 1, lax.pmax(c, "y"))
         return lax.cond(jnp.sum(c) > 0, lambda v: v + 1, lambda v: v - 1, c)
 
@@ -311,7 +313,9 @@ def test_docs_examples():
     @pj.jit
     def step(w, x, y):
         def per_device(w, x, y):
-            return w - 0.1 * lax.pmean(pj.grad(loss)(w, x, y), "batch")
+            # The gradient at a varying copy of `w` is this device's own.
+            local = pj.grad(loss)(lax.pcast(w, "batch", to="varying"), x, y)
+            return w - 0.1 * lax.pmean(local, "batch")
 
         return shard_map(
             per_device, mesh=mesh, in_specs=(P(), P("batch"), P("batch")), out_specs=P()

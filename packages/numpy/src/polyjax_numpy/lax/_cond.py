@@ -192,7 +192,13 @@ def _cond_abstract_eval(index: Any, *avals: Any, branches: tuple[ClosedJaxpr, ..
     if index.shape != () or index.dtype != np.int32:
         raise TypeError(f"cond index must be an int32 scalar, got {index.str_short()}")
     effects = frozenset().union(*(b.effects for b in branches))
-    return list(branches[0].out_avals), effects
+    outs = list(branches[0].out_avals)
+    if index.vma:
+        # A predicate that differs between devices makes them take different branches:
+        # the result varies over its axes too (JAX keeps the branches' type here; we
+        # stay sound, see docs/sharding.md).
+        outs = [a.update(vma=a.vma | index.vma) for a in outs]
+    return outs, effects
 
 
 def _cond_lowering(ctx: Any, index: ir.Value, *args: ir.Value, branches: tuple) -> list:

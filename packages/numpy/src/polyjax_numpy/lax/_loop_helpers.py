@@ -26,7 +26,7 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from polyjax_core import dtypes
-from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.abstract_values import ShapedArray, get_aval, ordered_axes
 from polyjax_core.dce import dce_jaxpr
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from polyjax_core.jaxpr_eval import jaxpr_as_fun
@@ -72,7 +72,21 @@ def _aval_of(x: Any) -> ShapedArray:
 
 
 def _same_type(a: Any, b: Any) -> bool:
-    return a.shape == b.shape and a.dtype == b.dtype
+    return a.shape == b.shape and a.dtype == b.dtype and _vma(a) == _vma(b)
+
+
+def _vma(a: Any) -> frozenset:
+    return getattr(a, "vma", frozenset())
+
+
+def _vma_hint(missing: frozenset, where: str) -> str:
+    """JAX's advice when values differ only in the manual axes they vary over."""
+    axes = ordered_axes(missing)
+    return (
+        f"\n\nThis might be fixed by applying `jax.lax.pcast(..., {axes!r}, to='varying')`"
+        f"{where}.\nSee https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma "
+        "for more information."
+    )
 
 
 def _type_str(avals: Sequence[Any]) -> str:
@@ -171,6 +185,8 @@ def _type_differences(a: Any, b: Any) -> str:
         reasons.append("the dtypes do not match")
     if a.shape != b.shape:
         reasons.append("the shapes do not match")
+    if _vma(a) != _vma(b):
+        reasons.append("the manual axis types do not match")
     return ", and ".join(reasons)
 
 
@@ -204,10 +220,17 @@ def _check_carry_types(
             f"component has type {_long_type(b)}, so {_type_differences(a, b)}"
         )
 
+    hint = ""
+    for path, a, b in bad:
+        if _vma(b) - _vma(a):  # the carry comes out varying over more axes than it went in
+            who = f"carry component {name}{path}" if path else f"carry {name}"
+            where = f", to the initial carry value corresponding to the input {who}"
+            hint = _vma_hint(_vma(b) - _vma(a), where)
+            break
     raise TypeError(
         f"{what} body function carry input and carry output must have equal types, but they "
-        f"differ:\n\n{_listed([describe(*x) for x in bad])}\n\nRevise the function so that "
-        "all output types match the corresponding input types."
+        f"differ:\n\n{_listed([describe(*x) for x in bad])}{hint}\n\nRevise the function so "
+        "that all output types match the corresponding input types."
     )
 
 
@@ -250,9 +273,15 @@ def _check_branch_types(
                 f"{_long_type(b)}, so {_type_differences(a, b)}"
                 for p, a, b in bad
             ]
+            hint = ""
+            for _, a, b in bad:
+                if _vma(a) != _vma(b):
+                    fewer, more, who = (a, b, names[0]) if _vma(b) - _vma(a) else (b, a, names[i])
+                    hint = _vma_hint(_vma(more) - _vma(fewer), f" to the output of {who}")
+                    break
             raise TypeError(
                 f"{what} branches must have equal output types but they differ.\n\n{head}"
-                f"{_listed(clauses)}\n\nRevise {names[0]} and/or {names[i]} so that all "
+                f"{_listed(clauses)}{hint}\n\nRevise {names[0]} and/or {names[i]} so that all "
                 "output types match."
             )
 

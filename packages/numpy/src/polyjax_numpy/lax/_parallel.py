@@ -27,6 +27,14 @@ manual axes is lowered to a StableHLO collective (`all_reduce`, `all_gather`,
 `partition_id`). The replica groups come from the lowering's axis context
 (`polyjax_interpreters.axis_context`), which the per-device map fills in with
 its mesh's axes and device order; this module never sees a mesh.
+
+In a `shard_map` body checked with `check_vma`, values' types record the
+manual axes they vary over (`polyjax_core.vma`): the reductions remove their
+axes, the other collectives add theirs, and `pvary` (JAX's
+`pcast(..., to="varying")`, also inserted implicitly) adds its own. Under
+`grad` there, `pvary` transposes to `psum` and `psum` to the identity.
+
+Each primitive's rules are declared together at the end of the module.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import axis_env
+from polyjax_core import vma as core_vma
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import Tracer
@@ -47,6 +56,7 @@ from polyjax_core.tree_util import tree_flatten, tree_map, tree_unflatten
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_interpreters.axis_context import manual_axis_context, summing_transpose
 from polyjax_numpy.lax import _elementwise as _ew
+from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._reductions import reduce_max, reduce_min, reduce_sum
 from polyjax_numpy.lax._shape_ops import (
     broadcast_in_dim,
@@ -124,6 +134,20 @@ def _split(axis_data: batching.AxisData, names: tuple) -> tuple[tuple, tuple] | 
     return names[:p], names[p + 1 :]
 
 
+def _varying(vma: frozenset, names: Sequence[Any]) -> frozenset:
+    """``vma`` plus the named axes that shard_map's `check_vma` tracks (the collectives' rule).
+
+    A collective's result differs between the positions of the axes it names
+    (`all_gather` and `psum_scatter` included, as in JAX: their results are not
+    typed as replicated); axes only vmap binds are not tracked.
+    """
+    return vma | (frozenset(names) & core_vma.checked_axes())
+
+
+def _vma_of(x: Any) -> frozenset:
+    return getattr(getattr(x, "aval", None), "vma", frozenset())
+
+
 def _unsupported_impl(name: str):
     def impl(*args: Any, **params: Any) -> Any:
         raise NotImplementedError(
@@ -154,14 +178,13 @@ def _unmerge(x: Any, axis: int, first: Any) -> Any:
 def _reduction_primitive(name: str) -> Primitive:
     p = Primitive(name)
     p.multiple_results = True
-
-    def abstract_eval(*avals: Any, axes: tuple, axis_index_groups: Any) -> list:
-        _size(axes)  # NameError for an unbound name
-        return [ShapedArray(a.shape, a.dtype, a.weak_type) for a in avals]
-
-    p.def_abstract_eval(abstract_eval)
-    p.def_impl(_unsupported_impl(name))
     return p
+
+
+def _reduction_abstract_eval(*avals: Any, axes: tuple, axis_index_groups: Any) -> list:
+    _size(axes)  # NameError for an unbound name
+    # The result is the same at every position of the reduced axes.
+    return [a.update(vma=a.vma - frozenset(axes)) for a in avals]
 
 
 psum_p = _reduction_primitive("psum")
@@ -255,11 +278,7 @@ def _reduction_batcher(prim: Primitive):
             outs = prim.bind(*outs, axes=rest, axis_index_groups=None)
         return outs, [not_mapped] * len(outs)
 
-    batching.axis_primitive_batchers[prim] = rule
-
-
-for _p in (psum_p, pmax_p, pmin_p):
-    _reduction_batcher(_p)
+    return rule
 
 
 def _psum_jvp(primals: list, tangents: list, *, axes: tuple, axis_index_groups: Any):
@@ -278,8 +297,16 @@ def _psum_jvp(primals: list, tangents: list, *, axes: tuple, axis_index_groups: 
 def _psum_transpose(cts: list, *args: Any, axes: tuple, axis_index_groups: Any) -> list:
     # Under vmap the sum is the same value at every position; its cotangent
     # flows back to each position's input unchanged (JAX's "pbroadcast"
-    # transpose). In a per-device program (shard_map) each device's value
-    # reached every device's sum, so the cotangents are summed again.
+    # transpose). In a per-device program typed with varying axes (shard_map's
+    # check_vma) the same holds: the operand varies over the axes (it was cast
+    # with `pvary` if need be), and the `pvary`s' transposes do the summing.
+    # Untyped (check_vma=False), each device's value reached every device's
+    # sum, so the cotangents are summed again.
+    if frozenset(axes) <= core_vma.checked_axes():
+        return [
+            ct if type(ct) is ad.Zero else core_vma.cast_to(ct, _vma_of(x))
+            for ct, x in zip(cts, args)
+        ]
     if summing_transpose(axes):
         nz = [i for i, ct in enumerate(cts) if type(ct) is not ad.Zero]
         out = list(cts)
@@ -289,10 +316,6 @@ def _psum_transpose(cts: list, *args: Any, axes: tuple, axis_index_groups: Any) 
                 out[i] = s
         return out
     return list(cts)
-
-
-ad.primitive_jvps[psum_p] = _psum_jvp
-ad.primitive_transposes[psum_p] = _psum_transpose
 
 
 def _pextremum_jvp(prim: Primitive):
@@ -312,26 +335,18 @@ def _pextremum_jvp(prim: Primitive):
             t_out.append(_ew.div(num, count))
         return out, t_out
 
-    ad.primitive_jvps[prim] = rule
-
-
-_pextremum_jvp(pmax_p)
-_pextremum_jvp(pmin_p)
+    return rule
 
 
 # ---------------------------------------------------------------------------
 # axis_index, axis_size
 
 axis_index_p = Primitive("axis_index")
-axis_index_p.def_impl(_unsupported_impl("axis_index"))
 
 
 def _axis_index_abstract_eval(*, axis_name: tuple) -> ShapedArray:
     _size(axis_name)
-    return ShapedArray((), np.dtype(np.int32))
-
-
-axis_index_p.def_abstract_eval(_axis_index_abstract_eval)
+    return ShapedArray((), np.dtype(np.int32), vma=_varying(frozenset(), axis_name))
 
 
 def axis_index(axis_name: Any) -> Any:
@@ -368,14 +383,10 @@ def _axis_index_batcher(axis_data, vals, dims, *, axis_name):
     return idx, 0
 
 
-batching.axis_primitive_batchers[axis_index_p] = _axis_index_batcher
-
-
 # ---------------------------------------------------------------------------
 # all_gather
 
 all_gather_p = Primitive("all_gather")
-all_gather_p.def_impl(_unsupported_impl("all_gather"))
 
 
 def _all_gather_abstract_eval(
@@ -393,10 +404,7 @@ def _all_gather_abstract_eval(
         s[all_gather_dimension] = s[all_gather_dimension] * axis_size
     else:
         s.insert(all_gather_dimension, axis_size)
-    return ShapedArray(s, x.dtype, x.weak_type)
-
-
-all_gather_p.def_abstract_eval(_all_gather_abstract_eval)
+    return ShapedArray(s, x.dtype, x.weak_type, _varying(x.vma, axis_name))
 
 
 def all_gather(
@@ -490,14 +498,10 @@ def _all_gather_batcher(
     return y, not_mapped
 
 
-batching.axis_primitive_batchers[all_gather_p] = _all_gather_batcher
-
-
 # ---------------------------------------------------------------------------
 # psum_scatter (the reduce_scatter primitive)
 
 reduce_scatter_p = Primitive("reduce_scatter")
-reduce_scatter_p.def_impl(_unsupported_impl("psum_scatter"))
 
 
 def _reduce_scatter_abstract_eval(
@@ -527,10 +531,7 @@ def _reduce_scatter_abstract_eval(
                 f"({axis_size}) unless tiled=True"
             )
         del s[scatter_dimension]
-    return ShapedArray(s, x.dtype, x.weak_type)
-
-
-reduce_scatter_p.def_abstract_eval(_reduce_scatter_abstract_eval)
+    return ShapedArray(s, x.dtype, x.weak_type, _varying(x.vma, axis_name))
 
 
 def psum_scatter(
@@ -625,9 +626,6 @@ def _reduce_scatter_batcher(
     return y, sd
 
 
-batching.axis_primitive_batchers[reduce_scatter_p] = _reduce_scatter_batcher
-
-
 def _all_gather_transpose(
     ct, x, *, all_gather_dimension, axis_name, axis_index_groups, axis_size, tiled
 ):
@@ -658,15 +656,10 @@ def _reduce_scatter_transpose(
     ]
 
 
-ad.deflinear2(all_gather_p, _all_gather_transpose)
-ad.deflinear2(reduce_scatter_p, _reduce_scatter_transpose)
-
-
 # ---------------------------------------------------------------------------
 # all_to_all (the primitive always has tiled semantics; untiled reshapes around it)
 
 all_to_all_p = Primitive("all_to_all")
-all_to_all_p.def_impl(_unsupported_impl("all_to_all"))
 
 
 def _all_to_all_abstract_eval(
@@ -687,10 +680,7 @@ def _all_to_all_abstract_eval(
         )
     s[split_axis] = s[split_axis] // n
     s[concat_axis] = s[concat_axis] * n
-    return ShapedArray(s, x.dtype, x.weak_type)
-
-
-all_to_all_p.def_abstract_eval(_all_to_all_abstract_eval)
+    return ShapedArray(s, x.dtype, x.weak_type, _varying(x.vma, axis_name))
 
 
 def all_to_all(
@@ -795,9 +785,6 @@ def _all_to_all_batcher(
     return _merge(out, 1 + ca), 0
 
 
-batching.axis_primitive_batchers[all_to_all_p] = _all_to_all_batcher
-
-
 # ---------------------------------------------------------------------------
 # Permuting collectives over a tuple of names. The positions of the other names
 # are batched by other traces, so a position's source is not a static slice of
@@ -893,22 +880,15 @@ def _all_to_all_transpose(ct, x, *, split_axis, concat_axis, axis_name, axis_ind
     ]
 
 
-ad.deflinear2(all_to_all_p, _all_to_all_transpose)
-
-
 # ---------------------------------------------------------------------------
 # ppermute, pshuffle
 
 ppermute_p = Primitive("ppermute")
-ppermute_p.def_impl(_unsupported_impl("ppermute"))
 
 
 def _ppermute_abstract_eval(x: ShapedArray, *, axis_name: tuple, perm: tuple) -> ShapedArray:
     _size(axis_name)
-    return ShapedArray(x.shape, x.dtype, x.weak_type)
-
-
-ppermute_p.def_abstract_eval(_ppermute_abstract_eval)
+    return x.update(vma=_varying(x.vma, axis_name))
 
 
 def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
@@ -975,15 +955,9 @@ def _ppermute_batcher(axis_data, vals, dims, *, axis_name, perm):
     return concatenate(rows, 0), 0
 
 
-batching.axis_primitive_batchers[ppermute_p] = _ppermute_batcher
-
-
 def _ppermute_transpose(ct, x, *, axis_name, perm):
     inverse = tuple((dst, src) for src, dst in perm)
     return [ppermute_p.bind(ad.instantiate_zeros(ct), axis_name=axis_name, perm=inverse)]
-
-
-ad.deflinear2(ppermute_p, _ppermute_transpose)
 
 
 # ---------------------------------------------------------------------------
@@ -1032,11 +1006,7 @@ def _all_reduce_lowering(prim: Primitive):
             outs.append(op.results[0])
         return outs
 
-    mlir.register_lowering(prim, rule)
-
-
-for _p in (psum_p, pmax_p, pmin_p):
-    _all_reduce_lowering(_p)
+    return rule
 
 
 def _with_unit_dim(ctx: Any, x: Any, aval: Any, dim: int) -> Any:
@@ -1064,9 +1034,6 @@ def _all_gather_lowering(
     return [op.results[0]]
 
 
-mlir.register_lowering(all_gather_p, _all_gather_lowering)
-
-
 def _reduce_scatter_lowering(
     ctx, x, *, scatter_dimension, axis_name, axis_index_groups, axis_size, tiled
 ):
@@ -1092,9 +1059,6 @@ def _reduce_scatter_lowering(
     return [y if tiled else mlir.reshape(ctx, y, out)]
 
 
-mlir.register_lowering(reduce_scatter_p, _reduce_scatter_lowering)
-
-
 def _all_to_all_lowering(ctx, x, *, split_axis, concat_axis, axis_name, axis_index_groups, tiled):
     groups = manual_axis_context(ctx, axis_name, "all_to_all").replica_groups(axis_name)
     op = hlo.AllToAllOp(
@@ -1109,18 +1073,12 @@ def _all_to_all_lowering(ctx, x, *, split_axis, concat_axis, axis_name, axis_ind
     return [op.results[0]]
 
 
-mlir.register_lowering(all_to_all_p, _all_to_all_lowering)
-
-
 def _ppermute_lowering(ctx, x, *, axis_name, perm):
     pairs = manual_axis_context(ctx, axis_name, "ppermute").permute_pairs(axis_name, perm)
     op = hlo.CollectivePermuteOp(
         x, _groups_attr(pairs), channel_handle=_channel(), results=[x.type]
     )
     return [op.results[0]]
-
-
-mlir.register_lowering(ppermute_p, _ppermute_lowering)
 
 
 def _axis_index_lowering(ctx, *, axis_name):
@@ -1132,21 +1090,24 @@ def _axis_index_lowering(ctx, *, axis_name):
     return [mlir.reshape(ctx, entry, i32)]
 
 
-mlir.register_lowering(axis_index_p, _axis_index_lowering)
-
-
 # ---------------------------------------------------------------------------
 # pcast(to="varying"): marks a value as varying over axes (an identity).
 
 pvary_p = Primitive("pvary")
 pvary_p.multiple_results = True
-pvary_p.def_impl(lambda *xs, axes: list(xs))
 
 
-@pvary_p.def_abstract_eval
 def _pvary_abstract_eval(*avals: Any, axes: tuple) -> list:
     _size(axes)  # NameError for an unbound name
-    return list(avals)
+    return [a.update(vma=_varying(a.vma, axes)) for a in avals]
+
+
+def _identity(*xs: Any, axes: tuple) -> list:
+    return list(xs)
+
+
+def _identity_lowering(ctx: Any, *xs: Any, axes: tuple) -> list:
+    return list(xs)
 
 
 def _pvary_batcher(axis_data, vals, dims, *, axes):
@@ -1156,9 +1117,13 @@ def _pvary_batcher(axis_data, vals, dims, *, axes):
     return pvary_p.bind(*vals, axes=rest), list(dims)
 
 
-mlir.register_lowering(pvary_p, lambda ctx, *xs, axes: list(xs))
-batching.axis_primitive_batchers[pvary_p] = _pvary_batcher
-ad.deflinear2(pvary_p, lambda cts, *xs, axes: [ad.instantiate_zeros(ct) for ct in cts])
+def _pvary_transpose(cts: list, *xs: Any, axes: tuple) -> list:
+    # A value every device holds, used where values differ: each device's use sent
+    # back a cotangent, and the value's cotangent is their sum (JAX's rule). Over
+    # axes not checked (vmap's, check_vma=False) the cast means nothing.
+    summed = tuple(a for a in axes if a in core_vma.checked_axes())
+    cts = [ad.instantiate_zeros(ct) for ct in cts]
+    return psum_p.bind(*cts, axes=summed, axis_index_groups=None) if summed else cts
 
 
 def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
@@ -1190,4 +1155,107 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
     leaves, tree = tree_flatten(x)
     if not leaves:
         return x
+    checked = frozenset(names) & core_vma.checked_axes()
+    for v in leaves:
+        _check_not_varying(v, names, checked)
     return tree_unflatten(tree, pvary_p.bind(*leaves, axes=names))
+
+
+def _check_not_varying(x: Any, names: tuple, checked: frozenset) -> None:
+    """JAX's errors for a cast to varying over (some) axes the value already varies over."""
+    already = _vma_of(x) & checked
+    if not already:
+        return
+    if already == checked:
+        raise ValueError("Unsupported pcast from=varying, to='varying'")
+    raise ValueError(
+        "jax.lax.pcast can only accept axis_name which corresponds to one of varying, "
+        "unreduced, reduced or invarying state of the input. Got input type: "
+        f"{get_aval(x)}, axes: {names} and input state: {{'invarying', 'varying'}}"
+    )
+
+
+# ---------------------------------------------------------------------------
+# Declarations: each primitive's rules in one place. Eagerly, outside a
+# per-device program or vmap, the collectives have no meaning (`_unsupported_impl`).
+# `own_vma`: they compute the varying manual axes of their results themselves;
+# `vma_operand_axes`: the communicating ones first cast their operands to vary
+# over their axes (`polyjax_core.vma`), as JAX does.
+
+for _p, _jvp, _transpose in (
+    (psum_p, _psum_jvp, _psum_transpose),
+    (pmax_p, _pextremum_jvp(pmax_p), None),
+    (pmin_p, _pextremum_jvp(pmin_p), None),
+):
+    define_rules(
+        _p,
+        _reduction_abstract_eval,
+        _all_reduce_lowering(_p),
+        impl=_unsupported_impl(_p.name),
+        jvp=_jvp,
+        transpose=_transpose,
+        axis_batching=_reduction_batcher(_p),
+    )
+    _p.own_vma = True
+psum_p.vma_operand_axes = lambda params: params["axes"]
+
+define_rules(
+    axis_index_p,
+    _axis_index_abstract_eval,
+    _axis_index_lowering,
+    impl=_unsupported_impl("axis_index"),
+    axis_batching=_axis_index_batcher,
+)
+axis_index_p.own_vma = True
+
+define_rules(
+    all_gather_p,
+    _all_gather_abstract_eval,
+    _all_gather_lowering,
+    impl=_unsupported_impl("all_gather"),
+    axis_batching=_all_gather_batcher,
+)
+ad.deflinear2(all_gather_p, _all_gather_transpose)
+
+define_rules(
+    reduce_scatter_p,
+    _reduce_scatter_abstract_eval,
+    _reduce_scatter_lowering,
+    impl=_unsupported_impl("psum_scatter"),
+    axis_batching=_reduce_scatter_batcher,
+)
+ad.deflinear2(reduce_scatter_p, _reduce_scatter_transpose)
+
+define_rules(
+    all_to_all_p,
+    _all_to_all_abstract_eval,
+    _all_to_all_lowering,
+    impl=_unsupported_impl("all_to_all"),
+    axis_batching=_all_to_all_batcher,
+)
+ad.deflinear2(all_to_all_p, _all_to_all_transpose)
+
+define_rules(
+    ppermute_p,
+    _ppermute_abstract_eval,
+    _ppermute_lowering,
+    impl=_unsupported_impl("ppermute"),
+    axis_batching=_ppermute_batcher,
+)
+ad.deflinear2(ppermute_p, _ppermute_transpose)
+
+for _p in (all_gather_p, reduce_scatter_p, all_to_all_p, ppermute_p):
+    _p.own_vma = True
+    _p.vma_operand_axes = lambda params: _names(params["axis_name"])
+
+define_rules(
+    pvary_p,
+    _pvary_abstract_eval,
+    _identity_lowering,
+    impl=_identity,
+    axis_batching=_pvary_batcher,
+)
+ad.deflinear2(pvary_p, _pvary_transpose)
+pvary_p.own_vma = True
+# The cast that makes an operation's operands vary over the same axes (`polyjax_core.vma`).
+core_vma.register_pvary(lambda x, axes: pvary_p.bind(x, axes=axes)[0])

@@ -38,6 +38,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
+from polyjax_core import vma as core_vma
 from polyjax_core.abstract_values import ShapedArray, ShapeDtypeStruct, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import Tracer
@@ -758,7 +759,8 @@ def full_like(
     dtype = dtypes.canonicalize_dtype(aval.dtype if dtype is None else dtype)
     # Converting the scalar (not the filled array) keeps the weak type without an op.
     value = _convert_element_type(fill_value, dtype, weak_type)
-    return broadcast(value, fill_shape, out_sharding=sharding)
+    # Inside shard_map the result is typed like `x`: varying over the same manual axes.
+    return core_vma.cast_to(broadcast(value, fill_shape, out_sharding=sharding), aval.vma)
 
 
 def broadcast_shapes(*shapes: Sequence[Any]) -> tuple[Any, ...]:

@@ -116,7 +116,14 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
 
 
 def _while_abstract_eval(*avals: Any, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, **_):
-    return list(body_jaxpr.out_avals), cond_jaxpr.effects | body_jaxpr.effects
+    outs = list(body_jaxpr.out_avals)
+    pred_vma = getattr(cond_jaxpr.out_avals[0], "vma", frozenset())
+    if pred_vma:
+        # Devices whose predicates differ run different numbers of iterations: the
+        # results vary over the predicate's axes too (JAX keeps the carries' type; we
+        # stay sound, see docs/sharding.md).
+        outs = [a.update(vma=a.vma | pred_vma) for a in outs]
+    return outs, cond_jaxpr.effects | body_jaxpr.effects
 
 
 def _while_lowering(
