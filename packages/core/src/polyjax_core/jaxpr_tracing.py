@@ -95,9 +95,9 @@ class JaxprTrace(Trace):
         return var
 
     def process_primitive(self, primitive: Any, args: tuple, params: dict) -> Any:
-        args = _vma.match_operands(primitive, args, params)
+        matched = _vma.match_operands(primitive, args, params)
         in_avals, invars = [], []
-        for x in args:
+        for x in matched:
             aval, atom = self._atom(x)
             in_avals.append(aval)
             invars.append(atom)

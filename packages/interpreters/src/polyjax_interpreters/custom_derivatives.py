@@ -887,12 +887,14 @@ class _BwdRule:
                     f"{self.name} produced an output of shape/dtype {_type_str(ct_aval)} "
                     f"corresponding to an input of shape/dtype {_type_str(aval)}."
                 )
-            extra = getattr(got, "vma", frozenset()) - getattr(want, "vma", frozenset())
+            extra: frozenset[str] = getattr(ct_aval, "vma", frozenset()) - getattr(
+                want, "vma", frozenset()
+            )
             if extra:  # varies where the input did not (inside shard_map)
                 raise ValueError(
                     "Custom VJP bwd rule must produce an output with the same type as the args "
                     f"tuple of the primal function, but at output[{i}] the bwd rule produced an "
-                    f"output of type {got.str_short()} corresponding to an input of type "
+                    f"output of type {ct_aval.str_short()} corresponding to an input of type "
                     f"{want.str_short()}, so the manual axis types do not match"
                 )
             cts_in.append(core_vma.cast_to(ct, getattr(want, "vma", frozenset())))

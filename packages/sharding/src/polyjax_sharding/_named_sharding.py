@@ -196,7 +196,7 @@ class NamedSharding(_jax.GSPMDSharding):
                 "device_set is not implemented for `polyjax.sharding.AbstractMesh`: a "
                 "NamedSharding over an abstract mesh is a type, with no devices."
             )
-        return self._mesh  # type: ignore[return-value]
+        return self._mesh  # type: ignore[return-value]  # not abstract: a concrete Mesh
 
     @property
     def device_set(self) -> set[Device]:
