@@ -9,6 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from polyjax_core import symbolic_dims
 from polyjax_core.symbolic_dims import (
     DimExpr,
     InconclusiveDimensionOperation,
@@ -246,7 +247,10 @@ def test_numpy_integers_mix_with_exprs():
     assert b >= np.int64(1)
 
 
-def test_unsupported_operands_raise_type_error():
+def test_unsupported_operands_raise_type_error(monkeypatch):
+    # Core alone has no value for a dimension: mixing one with a float is a
+    # TypeError. (A higher layer registers `dim_as_value`; see the next test.)
+    monkeypatch.setattr(symbolic_dims, "_dim_as_value", [])
     with pytest.raises(TypeError):
         b + 1.5
     with pytest.raises(TypeError):
@@ -255,6 +259,13 @@ def test_unsupported_operands_raise_type_error():
         _ = b < "x"
     with pytest.raises(TypeError):
         b ** (-1)
+
+
+def test_a_registered_dim_as_value_takes_float_operands(monkeypatch):
+    seen = []
+    monkeypatch.setattr(symbolic_dims, "_dim_as_value", [lambda d: seen.append(d) or 10.0])
+    assert b + 1.5 == 11.5 and 1.5 * b == 15.0 and b / 4 == 2.5
+    assert seen == [b, b, b]
 
 
 # ---------------------------------------------------------------------------------------------
