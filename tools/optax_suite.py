@@ -80,6 +80,10 @@ def main() -> int:
             "-q",
             "-p",
             "no:cacheprovider",
+            # pytest-xdist workers are fresh interpreters: loading the hook as a
+            # plugin installs it in each of them.
+            "-p",
+            "polyjax.as_jax",
             f"--junitxml={report}",
             # Modules that need a package outside the group (flax) count as errors.
             "--continue-on-collection-errors",

@@ -143,6 +143,7 @@ def test_host_copies_of_sharded_arrays_under_the_alias():
             "y": np.asarray(y).tolist(),
             "shards": [np.asarray(s.data).tolist() for s in y.addressable_shards],
             "core": "jax.core" in __import__("sys").modules,
+            "shard_aval": repr(x._impl._arrays[0].aval),
         }))
         """,
         env={"JAX_NUM_CPU_DEVICES": "8", "JAX_PLATFORMS": "cpu"},
@@ -151,6 +152,8 @@ def test_host_copies_of_sharded_arrays_under_the_alias():
     assert found["y"] == [2.0 * i for i in range(16)]
     assert found["shards"] == [[4.0 * i, 4.0 * i + 2] for i in range(8)]
     assert found["core"] is False
+    # jaxlib's fallback when `jax.core` is not importable: no aval of its own.
+    assert found["shard_aval"] == "None"
 
 
 def test_compile_logs_use_jax_logger_names_and_wording():
@@ -211,6 +214,26 @@ def test_run_a_module_with_its_arguments(tmp_path):
     proc = _run("", "-m", "polyjax.as_jax", "-m", "mymod", "x", "-y", cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["['x', '-y'] True __main__"]
+
+
+def test_as_a_pytest_plugin(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_uses_jax.py").write_text(
+        "import jax.numpy as jnp\n\ndef test_sum():\n    assert int(jnp.arange(4).sum()) == 6\n"
+    )
+    proc = _run(
+        "",
+        "-m",
+        "pytest",
+        "-p",
+        "polyjax.as_jax",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        cwd=str(tmp_path),
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed" in proc.stdout
 
 
 def test_usage_error_without_a_program():
