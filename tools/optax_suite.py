@@ -33,16 +33,20 @@ def _cause(element: ET.Element) -> str:
 
 
 def _summarize(report: Path, top: int) -> dict[str, int]:
-    counts = collections.Counter()
-    causes = collections.Counter()
+    counts: collections.Counter[str] = collections.Counter()
+    causes: collections.Counter[str] = collections.Counter()
+    skips: collections.Counter[str] = collections.Counter()
+    failed: list[str] = []
     for case in ET.parse(report).getroot().iter("testcase"):
         outcome = "passed"
         for child in case:
             if child.tag in ("failure", "error"):
                 outcome = "failed" if child.tag == "failure" else "error"
                 causes[_cause(child)] += 1
+                failed.append(f"{case.get('classname')}::{case.get('name')}: {_cause(child)}")
             elif child.tag == "skipped":
                 outcome = "skipped"
+                skips[_cause(child)] += 1
         counts[outcome] += 1
     total = sum(counts.values())
     print(
@@ -55,6 +59,14 @@ def _summarize(report: Path, top: int) -> dict[str, int]:
         print(f"most common failure causes (top {top}):")
         for cause, n in causes.most_common(top):
             print(f"  {n:5d}  {cause}")
+    if skips and top:
+        print("skip reasons:")
+        for cause, n in skips.most_common(top):
+            print(f"  {n:5d}  {cause}")
+    if failed:
+        print("failed tests:")
+        for line in sorted(failed):
+            print(f"  {line}")
     return dict(counts)
 
 
@@ -69,15 +81,19 @@ def main() -> int:
         # conftest.py out of the run.
         (tmp_path / "pytest.ini").write_text("[pytest]\n")
         report = tmp_path / "report.xml"
+        # Test files or ids given on the command line replace the whole package.
+        targets = [str(Path(a).resolve()) for a in pytest_args if Path(a.split("::")[0]).exists()]
+        options = [a for a in pytest_args if not Path(a.split("::")[0]).exists()]
         command = [
             sys.executable,
             "-m",
             "polyjax.as_jax",
             "-m",
             "pytest",
-            "--pyargs",
-            args.module,
+            *(targets or ["--pyargs", args.module]),
             "-q",
+            "-c",
+            str(tmp_path / "pytest.ini"),
             "-p",
             "no:cacheprovider",
             # pytest-xdist workers are fresh interpreters: loading the hook as a
@@ -87,7 +103,7 @@ def main() -> int:
             f"--junitxml={report}",
             # Modules that need a package outside the group (flax) count as errors.
             "--continue-on-collection-errors",
-            *pytest_args,
+            *options,
         ]
         proc = subprocess.run(command, cwd=tmp, stdout=subprocess.PIPE, text=True)
         tail = proc.stdout.strip().splitlines()[-1:] or [""]
