@@ -12,10 +12,10 @@ Example:
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable
 from typing import Any
-
-import numpy as np
 
 import polyjax.numpy as jnp
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
@@ -55,7 +55,7 @@ def ravel_pytree(pytree: Any) -> tuple[Any, Callable[[Any], Any]]:
     dtype = jnp.result_type(*leaves) if leaves else jnp.float32
     shapes = [a.shape for a in arrays]
     dtypes = [a.dtype for a in arrays]
-    sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+    sizes = [math.prod(s) for s in shapes]
     total = sum(sizes)
     flat = (
         jnp.concatenate([jnp.ravel(a).astype(dtype) for a in arrays])
@@ -64,12 +64,12 @@ def ravel_pytree(pytree: Any) -> tuple[Any, Callable[[Any], Any]]:
     )
 
     def unravel(flat_array: Any) -> Any:
-        if np.shape(flat_array) != (total,):
+        if jnp.shape(flat_array) != (total,):
             raise ValueError(
                 f"unravel expects a 1-D array of shape ({total},) like the raveled pytree, "
-                f"got shape {np.shape(flat_array)}"
+                f"got shape {jnp.shape(flat_array)}"
             )
-        pieces = jnp.split(flat_array, np.cumsum(sizes)[:-1].tolist()) if arrays else []
+        pieces = jnp.split(flat_array, list(itertools.accumulate(sizes))[:-1]) if arrays else []
         out = [
             _convert_element_type(piece.reshape(shape), leaf_dtype)
             for piece, shape, leaf_dtype in zip(pieces, shapes, dtypes)
