@@ -17,8 +17,10 @@ _REPORT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest">
   <testcase classname="a.T" name="test_ok"/>
   <testcase classname="a.T" name="test_ok2"/>
-  <testcase classname="a.T" name="test_print"><failure message="AttributeError: no print&#10;more">x</failure></testcase>
-  <testcase classname="a.T" name="test_print2"><failure message="AttributeError: no print">x</failure></testcase>
+  <testcase classname="a.T" name="test_print">
+    <failure message="AttributeError: no print&#10;more">x</failure></testcase>
+  <testcase classname="a.T" name="test_print2">
+    <failure message="AttributeError: no print">x</failure></testcase>
   <testcase classname="a.T" name="test_skip"><skipped message="TPU only"/></testcase>
   <testcase classname="b" name="b"><error message="collection failure">x</error></testcase>
 </testsuite></testsuites>
