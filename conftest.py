@@ -19,7 +19,13 @@ def _in_src(path: pathlib.Path) -> bool:
     return any(path.is_relative_to(src) for src in _SRC)
 
 
+# Importing polyjax.as_jax installs its `jax` import hook, which would change this
+# process for every later test: its examples run in a fresh interpreter instead
+# (packages/polyjax/tests/test_as_jax.py).
+_OWN_PROCESS = ("as_jax",)
+
+
 def pytest_collect_file(file_path: pathlib.Path, parent: pytest.Collector):
-    if file_path.suffix == ".py" and _in_src(file_path):
+    if file_path.suffix == ".py" and _in_src(file_path) and _OWN_PROCESS[0] not in file_path.parts:
         return DoctestModule.from_parent(parent, path=file_path)
     return None

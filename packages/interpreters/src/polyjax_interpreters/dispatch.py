@@ -491,12 +491,16 @@ def compile_lowered(lowered: LoweredModule) -> Executable:
     else:
         xla_exe = client.compile_and_load(code, _jax.DeviceList(devices), _compile_options(lowered))
     if config.log_compiles.value:
+        seconds = time.perf_counter() - t0
         shapes = ", ".join(a.str_short(short_dtypes=False) for a in lowered.in_avals)
+        # The structured fields let a handler (polyjax.as_jax) restate the
+        # message in another wording without parsing it.
         logger.warning(
             "Finished compiling %s with input types (%s) in %.3f s",
             lowered.name,
             shapes,
-            time.perf_counter() - t0,
+            seconds,
+            extra={"compiled": (lowered.name, tuple(lowered.in_avals), seconds)},
         )
     if placement is not None:
         return SPMDExecutable(xla_exe, lowered)
