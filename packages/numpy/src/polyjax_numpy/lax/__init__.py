@@ -24,6 +24,7 @@ Areas (private modules):
   - `_slicing`: `dynamic_slice`, `dynamic_update_slice`, `gather`, `scatter*`;
   - `_reductions`: `reduce_sum/max/min/prod`, `argmax/argmin`;
   - `_cumulative`: `cumsum`, `cumprod`, `cummax`, `cummin`, `cumlogsumexp`;
+  - `_dim_value`: `dim_as_value`, a symbolic dimension used as a number (export);
   - `_windowed`: `reduce_window` and the pooling primitives;
   - `_sorting`: `sort`, `sort_key_val`, `top_k`;
   - `_dot`: `dot_general`, `dot`, `Precision`;
