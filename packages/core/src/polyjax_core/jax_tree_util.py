@@ -40,65 +40,27 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 from polyjax_core import tree_util as _tu
-from polyjax_core.tree_util import (  # re-exported unchanged
-    DictKey as DictKey,
-)
-from polyjax_core.tree_util import (
-    FlattenedIndexKey as FlattenedIndexKey,
-)
-from polyjax_core.tree_util import (
-    GetAttrKey as GetAttrKey,
-)
-from polyjax_core.tree_util import (
-    KeyEntry as KeyEntry,
-)
-from polyjax_core.tree_util import (
-    KeyPath as KeyPath,
-)
-from polyjax_core.tree_util import (
-    Partial as Partial,
-)
-from polyjax_core.tree_util import (
-    PyTreeDef as PyTreeDef,
-)
-from polyjax_core.tree_util import (
-    SequenceKey as SequenceKey,
-)
-from polyjax_core.tree_util import (
-    default_registry as default_registry,
-)
-from polyjax_core.tree_util import (
-    keystr as keystr,
-)
-from polyjax_core.tree_util import (
-    register_dataclass as register_dataclass,
-)
-from polyjax_core.tree_util import (
-    register_pytree_node as register_pytree_node,
-)
-from polyjax_core.tree_util import (
-    register_pytree_node_class as register_pytree_node_class,
-)
-from polyjax_core.tree_util import (
-    register_pytree_with_keys as register_pytree_with_keys,
-)
-from polyjax_core.tree_util import (
-    register_pytree_with_keys_class as register_pytree_with_keys_class,
-)
-from polyjax_core.tree_util import (
-    register_static as register_static,
-)
-from polyjax_core.tree_util import (
-    tree_unflatten as tree_unflatten,
-)
-from polyjax_core.tree_util import (
-    treedef_children as treedef_children,
-)
-from polyjax_core.tree_util import (
-    treedef_is_leaf as treedef_is_leaf,
-)
-from polyjax_core.tree_util import (
-    treedef_tuple as treedef_tuple,
+from polyjax_core.tree_util import (  # noqa: F401  (re-exported unchanged, in __all__)
+    DictKey,
+    FlattenedIndexKey,
+    GetAttrKey,
+    KeyEntry,
+    KeyPath,
+    Partial,
+    PyTreeDef,
+    SequenceKey,
+    default_registry,
+    keystr,
+    register_dataclass,
+    register_pytree_node,
+    register_pytree_node_class,
+    register_pytree_with_keys,
+    register_pytree_with_keys_class,
+    register_static,
+    tree_unflatten,
+    treedef_children,
+    treedef_is_leaf,
+    treedef_tuple,
 )
 
 __all__ = [*_tu.__all__, "register_array_node", "trailing_ndims"]
