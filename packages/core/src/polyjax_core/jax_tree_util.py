@@ -131,18 +131,32 @@ def _leaf(
     return lambda x: is_leaf(x) or type(x) in nodes
 
 
+_LEAF_ARGS = ("is_leaf", "is_leaf_takes_path")
+
+
 def _array_leaves(core_fn: Callable[..., Any]) -> Callable[..., Any]:
     """``core_fn`` (a `polyjax_core.tree_util` function with an ``is_leaf``
     argument), with the same signature, but array nodes are leaves."""
-    signature = inspect.signature(core_fn)
+    # Where the two arguments can come positionally (None: keyword-only). Binding the
+    # full signature on each call would cost more than the flattening itself.
+    positional = [
+        p.name
+        for p in inspect.signature(core_fn).parameters.values()
+        if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    ]
+    leaf_at, path_at = (positional.index(n) if n in positional else None for n in _LEAF_ARGS)
 
     @functools.wraps(core_fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        takes_path = bound.arguments.get("is_leaf_takes_path", False)
-        bound.arguments["is_leaf"] = _leaf(bound.arguments["is_leaf"], takes_path)
-        return core_fn(*bound.args, **bound.kwargs)
+        if path_at is not None and len(args) > path_at:
+            takes_path = args[path_at]
+        else:
+            takes_path = kwargs.get("is_leaf_takes_path", False)
+        if leaf_at is not None and len(args) > leaf_at:
+            args = (*args[:leaf_at], _leaf(args[leaf_at], takes_path), *args[leaf_at + 1 :])
+        else:
+            kwargs["is_leaf"] = _leaf(kwargs.get("is_leaf"), takes_path)
+        return core_fn(*args, **kwargs)
 
     wrapper.__doc__ = (
         f"`polyjax_core.tree_util.{core_fn.__name__}`, with array nodes as leaves.\n\n"
