@@ -34,12 +34,13 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
-from polyjax_core import _pytree
 from polyjax_core import tree_util as _tu
-from polyjax_core.tree_util import (
+from polyjax_core.tree_util import (  # noqa: F401  (re-exported unchanged, in __all__)
     DictKey,
     FlattenedIndexKey,
     GetAttrKey,
@@ -113,100 +114,68 @@ def trailing_ndims(treedef: PyTreeDef) -> list[int]:
     return out
 
 
-def _leaf(is_leaf: Callable[[Any], bool] | None) -> Callable[[Any], bool] | None:
-    """``is_leaf`` extended to stop at array nodes."""
-    if not _ARRAY_NODES:
-        return is_leaf
+def _leaf(
+    is_leaf: Callable[..., bool] | None, takes_path: bool = False
+) -> Callable[..., bool] | None:
+    """``is_leaf`` extended to stop at array nodes (called with the key path first
+    when ``takes_path``)."""
     nodes = _ARRAY_NODES
+    if not nodes:
+        return is_leaf
+    if takes_path:
+        if is_leaf is None:
+            return lambda p, x: type(x) in nodes
+        return lambda p, x: is_leaf(p, x) or type(x) in nodes
     if is_leaf is None:
         return lambda x: type(x) in nodes
     return lambda x: is_leaf(x) or type(x) in nodes
 
 
-def _leaf_with_path(
-    is_leaf: Callable[..., bool] | None, takes_path: bool
-) -> Callable[..., bool] | None:
-    if not takes_path:
-        return _leaf(is_leaf)
-    nodes = _ARRAY_NODES
-    if is_leaf is None:
-        return (lambda p, x: type(x) in nodes) if nodes else None
-    return lambda p, x: is_leaf(p, x) or type(x) in nodes
+_LEAF_ARGS = ("is_leaf", "is_leaf_takes_path")
 
 
-def tree_flatten(
-    tree: Any, is_leaf: Callable[[Any], bool] | None = None
-) -> tuple[list[Any], PyTreeDef]:
-    """`polyjax_core.tree_util.tree_flatten`, with array nodes as leaves.
+def _array_leaves(core_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``core_fn`` (a `polyjax_core.tree_util` function with an ``is_leaf``
+    argument), with the same signature, but array nodes are leaves."""
+    # Where the two arguments can come positionally (None: keyword-only). Binding the
+    # full signature on each call would cost more than the flattening itself.
+    positional = [
+        p.name
+        for p in inspect.signature(core_fn).parameters.values()
+        if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    ]
+    leaf_at, path_at = (positional.index(n) if n in positional else None for n in _LEAF_ARGS)
 
-    Example:
-        >>> tree_flatten([1, (2, 3)])
-        ([1, 2, 3], PyTreeDef([*, (*, *)]))
-    """
-    return _tu.tree_flatten(tree, _leaf(is_leaf))
+    @functools.wraps(core_fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if path_at is not None and len(args) > path_at:
+            takes_path = args[path_at]
+        else:
+            takes_path = kwargs.get("is_leaf_takes_path", False)
+        if leaf_at is not None and len(args) > leaf_at:
+            args = (*args[:leaf_at], _leaf(args[leaf_at], takes_path), *args[leaf_at + 1 :])
+        else:
+            kwargs["is_leaf"] = _leaf(kwargs.get("is_leaf"), takes_path)
+        return core_fn(*args, **kwargs)
 
-
-def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
-    """`polyjax_core.tree_util.tree_leaves`, with array nodes as leaves.
-
-    Example:
-        >>> tree_leaves({"b": [1, 2], "a": 0})
-        [0, 1, 2]
-    """
-    return _tu.tree_leaves(tree, _leaf(is_leaf))
-
-
-def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
-    """`polyjax_core.tree_util.tree_structure`, with array nodes as leaves.
-
-    Example:
-        >>> tree_structure({"a": 1})
-        PyTreeDef({'a': *})
-    """
-    return _tu.tree_structure(tree, _leaf(is_leaf))
-
-
-def tree_map(
-    f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None
-) -> Any:
-    """`polyjax_core.tree_util.tree_map`, with array nodes as leaves.
-
-    Example:
-        >>> tree_map(lambda x: x + 1, {"a": 1, "b": (2,)})
-        {'a': 2, 'b': (3,)}
-    """
-    return _tu.tree_map(f, tree, *rest, is_leaf=_leaf(is_leaf))
+    wrapper.__doc__ = (
+        f"`polyjax_core.tree_util.{core_fn.__name__}`, with array nodes as leaves.\n\n"
+        f"{core_fn.__doc__}"
+    )
+    return wrapper
 
 
-def tree_reduce(
-    function: Callable[[Any, Any], Any],
-    tree: Any,
-    initializer: Any = _pytree._MISSING,
-    is_leaf: Callable[[Any], bool] | None = None,
-) -> Any:
-    """`polyjax_core.tree_util.tree_reduce`, with array nodes as leaves.
-
-    Example:
-        >>> tree_reduce(lambda a, b: a + b, [1, (2, 3)])
-        6
-    """
-    return _tu.tree_reduce(function, tree, initializer, _leaf(is_leaf))
-
-
-def tree_reduce_associative(
-    operation: Callable[[Any, Any], Any],
-    tree: Any,
-    *,
-    identity: Any = _pytree._MISSING,
-    is_leaf: Callable[[Any], bool] | None = None,
-) -> Any:
-    """`polyjax_core.tree_util.tree_reduce_associative`, with array nodes as leaves.
-
-    Example:
-        >>> tree_reduce_associative(lambda a, b: a + b, [1, 2, 3])
-        6
-    """
-    return _tu.tree_reduce_associative(operation, tree, identity=identity, is_leaf=_leaf(is_leaf))
+tree_flatten = _array_leaves(_tu.tree_flatten)
+tree_leaves = _array_leaves(_tu.tree_leaves)
+tree_structure = _array_leaves(_tu.tree_structure)
+tree_map = _array_leaves(_tu.tree_map)
+tree_reduce = _array_leaves(_tu.tree_reduce)
+tree_reduce_associative = _array_leaves(_tu.tree_reduce_associative)
+tree_all = _array_leaves(_tu.tree_all)
+all_leaves = _array_leaves(_tu.all_leaves)
+tree_flatten_with_path = _array_leaves(_tu.tree_flatten_with_path)
+tree_leaves_with_path = _array_leaves(_tu.tree_leaves_with_path)
+tree_map_with_path = _array_leaves(_tu.tree_map_with_path)
 
 
 def tree_broadcast(
@@ -219,26 +188,6 @@ def tree_broadcast(
         {'a': [1, 1]}
     """
     return _tu._broadcast(prefix_tree, full_tree, _leaf(is_leaf), _leaf(None))
-
-
-def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
-    """`polyjax_core.tree_util.tree_all`, with array nodes as leaves.
-
-    Example:
-        >>> tree_all([True, (1, None)])
-        True
-    """
-    return _tu.tree_all(tree, is_leaf=_leaf(is_leaf))
-
-
-def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:
-    """`polyjax_core.tree_util.all_leaves`, with array nodes as leaves.
-
-    Example:
-        >>> all_leaves([1, "a"]), all_leaves([1, (2,)])
-        (True, False)
-    """
-    return _tu.all_leaves(iterable, _leaf(is_leaf))
 
 
 def tree_transpose(
@@ -289,74 +238,3 @@ def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[Any, Any]], H
     """
     _check_node(tree)
     return _tu.flatten_one_level_with_keys(tree)
-
-
-def tree_flatten_with_path(
-    tree: Any, is_leaf: Callable[..., bool] | None = None, is_leaf_takes_path: bool = False
-) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
-    """`polyjax_core.tree_util.tree_flatten_with_path`, with array nodes as leaves.
-
-    Example:
-        >>> tree_flatten_with_path({"x": 3})[0]
-        [((DictKey(key='x'),), 3)]
-    """
-    return _tu.tree_flatten_with_path(
-        tree, _leaf_with_path(is_leaf, is_leaf_takes_path), is_leaf_takes_path
-    )
-
-
-def tree_leaves_with_path(
-    tree: Any, is_leaf: Callable[..., bool] | None = None, is_leaf_takes_path: bool = False
-) -> list[tuple[KeyPath, Any]]:
-    """`polyjax_core.tree_util.tree_leaves_with_path`, with array nodes as leaves.
-
-    Example:
-        >>> tree_leaves_with_path([7])
-        [((SequenceKey(idx=0),), 7)]
-    """
-    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
-
-
-def tree_map_with_path(
-    f: Callable[..., Any],
-    tree: Any,
-    *rest: Any,
-    is_leaf: Callable[..., bool] | None = None,
-    is_leaf_takes_path: bool = False,
-) -> Any:
-    """`polyjax_core.tree_util.tree_map_with_path`, with array nodes as leaves.
-
-    Example:
-        >>> tree_map_with_path(lambda p, x: x + p[0].idx, [1, 2])
-        [1, 3]
-    """
-    return _tu.tree_map_with_path(
-        f,
-        tree,
-        *rest,
-        is_leaf=_leaf_with_path(is_leaf, is_leaf_takes_path),
-        is_leaf_takes_path=is_leaf_takes_path,
-    )
-
-
-# Names taken unchanged from `tree_util`, re-exported as part of this module's API.
-_ = (
-    DictKey,
-    FlattenedIndexKey,
-    GetAttrKey,
-    KeyEntry,
-    Partial,
-    SequenceKey,
-    default_registry,
-    keystr,
-    register_dataclass,
-    register_pytree_node,
-    register_pytree_node_class,
-    register_pytree_with_keys,
-    register_pytree_with_keys_class,
-    register_static,
-    tree_unflatten,
-    treedef_children,
-    treedef_is_leaf,
-    treedef_tuple,
-)

@@ -63,8 +63,8 @@ from polyjax_core.tree_util import (
     tree_structure,
     tree_unflatten,
 )
-from polyjax_interpreters import batching
-from polyjax_interpreters._ad_core import (
+from polyjax_interpreters import _ad_core, batching
+from polyjax_interpreters._ad_core import (  # noqa: F401  (re-exported: _ad_core.__all__)
     JVPTrace,
     JVPTracer,
     UndefinedPrimal,
@@ -94,42 +94,21 @@ from polyjax_interpreters._ad_core import (
     zeros_like_aval,
 )
 
-__all__ = [
-    "JVPTrace",
-    "JVPTracer",
-    "UndefinedPrimal",
-    "Zero",
-    "add_any_p",
-    "add_tangents",
-    "backward_pass",
-    "defjvp",
-    "defjvp2",
-    "defjvp_zero",
-    "deflinear",
-    "deflinear2",
-    "grad",
-    "hessian",
-    "instantiate_zeros",
-    "is_undefined_primal",
-    "jacfwd",
-    "jacobian",
-    "jacrev",
-    "jvp",
-    "jvp_flat",
-    "jvp_jaxpr",
-    "linear_transpose",
-    "linearize",
-    "primitive_jvps",
-    "primitive_transposes",
-    "register_zeros_maker",
-    "stop_gradient",
-    "stop_gradient_p",
-    "tangent_aval",
-    "transpose_jaxpr",
-    "value_and_grad",
-    "vjp",
-    "zeros_like_aval",
-]
+__all__ = sorted(
+    [
+        *_ad_core.__all__,
+        "grad",
+        "hessian",
+        "jacfwd",
+        "jacobian",
+        "jacrev",
+        "jvp",
+        "linear_transpose",
+        "linearize",
+        "value_and_grad",
+        "vjp",
+    ]
+)
 
 
 # ---------------------------------------------------------------------------

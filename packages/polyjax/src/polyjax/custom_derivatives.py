@@ -21,7 +21,8 @@ Example:
 """
 
 from polyjax import _runtime  # noqa: F401  (operators for the functions being transformed)
-from polyjax_interpreters.custom_derivatives import (
+from polyjax_interpreters import custom_derivatives as _impl
+from polyjax_interpreters.custom_derivatives import (  # noqa: F401  (in __all__)
     CustomJVPException,
     CustomVJPException,
     CustomVJPPrimal,
@@ -33,14 +34,5 @@ from polyjax_interpreters.custom_derivatives import (
     zero_from_primal,
 )
 
-__all__ = [
-    "CustomJVPException",
-    "CustomVJPException",
-    "CustomVJPPrimal",
-    "SymbolicZero",
-    "custom_jvp",
-    "custom_jvp_call_p",
-    "custom_vjp",
-    "custom_vjp_call_p",
-    "zero_from_primal",
-]
+# The implementation's public names but custom_lin_p, which stays internal (as in JAX).
+__all__ = [name for name in _impl.__all__ if name != "custom_lin_p"]

@@ -13,34 +13,14 @@ Example:
 
 from typing import Any
 
-from polyjax_core.errors import (
-    ConcretizationTypeError,
-    JAXIndexError,
-    JaxprTypeError,
-    JAXTypeError,
-    KeyReuseError,
-    NonConcreteBooleanIndexError,
-    TracerArrayConversionError,
-    TracerBoolConversionError,
-    TracerIntegerConversionError,
-    UnexpectedTracerError,
+from polyjax_core import errors as _core_errors
+from polyjax_core.errors import *  # noqa: F403  (re-exported unchanged)
+from polyjax_core.symbolic_dims import (
+    InconclusiveDimensionOperation as InconclusiveDimensionOperation,
 )
-from polyjax_core.symbolic_dims import InconclusiveDimensionOperation
 
-__all__ = [
-    "ConcretizationTypeError",
-    "InconclusiveDimensionOperation",
-    "JAXIndexError",
-    "JAXTypeError",
-    "JaxRuntimeError",  # noqa: F822  (loaded on first use, in __getattr__)
-    "JaxprTypeError",
-    "KeyReuseError",
-    "NonConcreteBooleanIndexError",
-    "TracerArrayConversionError",
-    "TracerBoolConversionError",
-    "TracerIntegerConversionError",
-    "UnexpectedTracerError",
-]
+# JaxRuntimeError is loaded on first use, in __getattr__.
+__all__ = sorted([*_core_errors.__all__, "InconclusiveDimensionOperation", "JaxRuntimeError"])
 
 
 def __getattr__(name: str) -> Any:

@@ -14,17 +14,14 @@ from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
 from polyjax_sharding import Mesh, NamedSharding, make_mesh, pmap, set_mesh
 
+# The tuple's entries go under their own names.
 pj = SimpleNamespace(
-    jit=jit,
-    vmap=vmap,
     grad=ad.grad,
     checkpoint=remat.checkpoint,
-    make_jaxpr=make_jaxpr,
-    make_mesh=make_mesh,
-    set_mesh=set_mesh,
-    pmap=pmap,
     device_put=array.device_put,
     devices=backends.devices,
-    NamedSharding=NamedSharding,
-    Mesh=Mesh,
+    **{
+        f.__name__: f
+        for f in (jit, vmap, make_jaxpr, make_mesh, set_mesh, pmap, NamedSharding, Mesh)
+    },
 )

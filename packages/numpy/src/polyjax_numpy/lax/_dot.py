@@ -217,6 +217,19 @@ def _check_dims(side: str, aval: ShapedArray, batch: tuple, contract: tuple) -> 
         )
 
 
+def _matching_sizes(
+    lhs: ShapedArray, rhs: ShapedArray, lhs_dims: tuple, rhs_dims: tuple, what: str
+) -> tuple:
+    """The sizes of ``lhs_dims`` of ``lhs``, checked equal to those of ``rhs_dims`` of ``rhs``."""
+    lhs_sizes = tuple(lhs.shape[d] for d in lhs_dims)
+    rhs_sizes = tuple(rhs.shape[d] for d in rhs_dims)
+    if not sd.definitely_equal_shape(lhs_sizes, rhs_sizes):
+        raise TypeError(
+            f"dot_general requires {what} to have the same shape, got {lhs_sizes} and {rhs_sizes}."
+        )
+    return lhs_sizes
+
+
 def _dot_general_shape(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers: Any) -> tuple:
     (lc, rc), (lb, rb) = dimension_numbers
     if len(lb) != len(rb):
@@ -231,20 +244,10 @@ def _dot_general_shape(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers: An
         )
     _check_dims("lhs", lhs, lb, lc)
     _check_dims("rhs", rhs, rb, rc)
-    lhs_batch_shape = tuple(lhs.shape[d] for d in lb)
-    rhs_batch_shape = tuple(rhs.shape[d] for d in rb)
-    if not sd.definitely_equal_shape(lhs_batch_shape, rhs_batch_shape):
-        raise TypeError(
-            "dot_general requires lhs batch dimensions and rhs batch dimensions to have the "
-            f"same shape, got {lhs_batch_shape} and {rhs_batch_shape}."
-        )
-    lhs_contract_shape = tuple(lhs.shape[d] for d in lc)
-    rhs_contract_shape = tuple(rhs.shape[d] for d in rc)
-    if not sd.definitely_equal_shape(lhs_contract_shape, rhs_contract_shape):
-        raise TypeError(
-            "dot_general requires contracting dimensions to have the same shape, got "
-            f"{lhs_contract_shape} and {rhs_contract_shape}."
-        )
+    lhs_batch_shape = _matching_sizes(
+        lhs, rhs, lb, rb, "lhs batch dimensions and rhs batch dimensions"
+    )
+    _matching_sizes(lhs, rhs, lc, rc, "contracting dimensions")
     lhs_free = tuple(d for i, d in enumerate(lhs.shape) if i not in lb and i not in lc)
     rhs_free = tuple(d for i, d in enumerate(rhs.shape) if i not in rb and i not in rc)
     return lhs_batch_shape + lhs_free + rhs_free

@@ -1208,45 +1208,49 @@ define_rules(
 )
 axis_index_p.own_vma = True
 
-define_rules(
+
+def _define_collective(
+    p: Primitive, name: str, abstract_eval: Any, lowering: Any, batcher: Any, transpose: Any
+) -> None:
+    """The rules of a collective that is linear in its operands and varies over its axes."""
+    define_rules(p, abstract_eval, lowering, impl=_unsupported_impl(name), axis_batching=batcher)
+    ad.deflinear2(p, transpose)
+    p.own_vma = True
+    p.vma_operand_axes = lambda params: _names(params["axis_name"])
+
+
+_define_collective(
     all_gather_p,
+    "all_gather",
     _all_gather_abstract_eval,
     _all_gather_lowering,
-    impl=_unsupported_impl("all_gather"),
-    axis_batching=_all_gather_batcher,
+    _all_gather_batcher,
+    _all_gather_transpose,
 )
-ad.deflinear2(all_gather_p, _all_gather_transpose)
-
-define_rules(
+_define_collective(
     reduce_scatter_p,
+    "psum_scatter",
     _reduce_scatter_abstract_eval,
     _reduce_scatter_lowering,
-    impl=_unsupported_impl("psum_scatter"),
-    axis_batching=_reduce_scatter_batcher,
+    _reduce_scatter_batcher,
+    _reduce_scatter_transpose,
 )
-ad.deflinear2(reduce_scatter_p, _reduce_scatter_transpose)
-
-define_rules(
+_define_collective(
     all_to_all_p,
+    "all_to_all",
     _all_to_all_abstract_eval,
     _all_to_all_lowering,
-    impl=_unsupported_impl("all_to_all"),
-    axis_batching=_all_to_all_batcher,
+    _all_to_all_batcher,
+    _all_to_all_transpose,
 )
-ad.deflinear2(all_to_all_p, _all_to_all_transpose)
-
-define_rules(
+_define_collective(
     ppermute_p,
+    "ppermute",
     _ppermute_abstract_eval,
     _ppermute_lowering,
-    impl=_unsupported_impl("ppermute"),
-    axis_batching=_ppermute_batcher,
+    _ppermute_batcher,
+    _ppermute_transpose,
 )
-ad.deflinear2(ppermute_p, _ppermute_transpose)
-
-for _p in (all_gather_p, reduce_scatter_p, all_to_all_p, ppermute_p):
-    _p.own_vma = True
-    _p.vma_operand_axes = lambda params: _names(params["axis_name"])
 
 define_rules(
     pvary_p,

@@ -1532,6 +1532,24 @@ scatter_min_p = _make_scatter("scatter-min", "min", _scatter_extremal_jvp, rules
 scatter_max_p = _make_scatter("scatter-max", "max", _scatter_extremal_jvp, rules_take_prim=True)
 
 
+def _scatter_params(
+    dimension_numbers: ScatterDimensionNumbers,
+    indices_are_sorted: Any,
+    unique_indices: Any,
+    mode: str | GatherScatterMode | None,
+    update_jaxpr: Any,
+) -> dict[str, Any]:
+    """A scatter primitive's parameters, from the public scatter functions' arguments."""
+    return {
+        "dimension_numbers": _tuple_fields(dimension_numbers),
+        "indices_are_sorted": bool(indices_are_sorted),
+        "unique_indices": bool(unique_indices),
+        "mode": GatherScatterMode.from_any(mode),
+        "update_jaxpr": update_jaxpr,
+        "update_consts": (),
+    }
+
+
 def _scatter_wrapper(prim: Primitive, name: str):
     def fun(
         operand: Any,
@@ -1543,17 +1561,8 @@ def _scatter_wrapper(prim: Primitive, name: str):
         unique_indices: bool = False,
         mode: str | GatherScatterMode | None = None,
     ) -> Any:
-        return prim.bind(
-            operand,
-            scatter_indices,
-            updates,
-            dimension_numbers=_tuple_fields(dimension_numbers),
-            indices_are_sorted=bool(indices_are_sorted),
-            unique_indices=bool(unique_indices),
-            mode=GatherScatterMode.from_any(mode),
-            update_jaxpr=None,
-            update_consts=(),
-        )
+        params = _scatter_params(dimension_numbers, indices_are_sorted, unique_indices, mode, None)
+        return prim.bind(operand, scatter_indices, updates, **params)
 
     fun.__name__ = fun.__qualname__ = name
     return fun
@@ -1626,14 +1635,5 @@ def scatter_apply(
     aval = get_aval(operand)
     jaxpr = _apply_jaxpr(func, np.dtype(aval.dtype))
     updates = full(tuple(update_shape), 0, aval.dtype)
-    return scatter_p.bind(
-        operand,
-        scatter_indices,
-        updates,
-        dimension_numbers=_tuple_fields(dimension_numbers),
-        indices_are_sorted=bool(indices_are_sorted),
-        unique_indices=bool(unique_indices),
-        mode=GatherScatterMode.from_any(mode),
-        update_jaxpr=jaxpr,
-        update_consts=(),
-    )
+    params = _scatter_params(dimension_numbers, indices_are_sorted, unique_indices, mode, jaxpr)
+    return scatter_p.bind(operand, scatter_indices, updates, **params)

@@ -17,8 +17,7 @@ Submodules:
 
 from __future__ import annotations
 
-import importlib as _importlib
-from typing import Any
+from polyjax_core.lazy_import import lazy_submodules as _lazy_submodules
 
 # Submodules, imported on first lookup (add new ones here; `__all__` follows).
 _SUBMODULES = frozenset(
@@ -35,15 +34,4 @@ _SUBMODULES = frozenset(
 )
 
 __all__ = sorted(_SUBMODULES)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        module = _importlib.import_module(f"{__name__}.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | _SUBMODULES)
+__getattr__, __dir__ = _lazy_submodules(__name__, _SUBMODULES)
