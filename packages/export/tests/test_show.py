@@ -48,3 +48,17 @@ def test_show_bad_file(tmp_path, capsys):
     assert main(["show", str(tmp_path / "missing.bin")]) == 1
     with pytest.raises(SystemExit):
         main(["frobnicate"])
+
+
+def test_a_live_export_has_every_vjp_order_on_demand():
+    # has_vjp() never turns false for a live export: describe must not count orders.
+    import numpy as np
+
+    from polyjax_core import ShapeDtypeStruct
+    from polyjax_export import deserialize, export
+    from polyjax_interpreters.jit import jit
+
+    exp = export(jit(lambda x: x * x))(ShapeDtypeStruct((3,), np.float32))
+    assert "vjp: every order, on demand" in describe(exp)
+    assert "vjp: order 2" in describe(deserialize(exp.serialize(vjp_order=2)))
+    assert "vjp: none" in describe(deserialize(exp.serialize()))

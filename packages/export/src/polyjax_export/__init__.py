@@ -9,9 +9,18 @@ arguments its specification accepts, eagerly or under `jit`, `vmap` and
 `grad`. See docs/export.md.
 
 Example:
-  >>> from polyjax_export import deserialize
-  >>> exp = deserialize(open("f.bin", "rb").read())  # doctest: +SKIP
-  >>> exp.call(x)  # doctest: +SKIP
+  >>> import numpy as np
+  >>> import polyjax_numpy.numpy as jnp
+  >>> from polyjax_core import ShapeDtypeStruct
+  >>> from polyjax_export import deserialize, export, symbolic_shape
+  >>> from polyjax_interpreters.jit import jit
+  >>> b, = symbolic_shape("b")
+  >>> exp = export(jit(lambda x: jnp.sum(x * 2, axis=1)))(ShapeDtypeStruct((b, 3), np.float32))
+  >>> exp.in_avals
+  (ShapedArray(float32[b,3]),)
+  >>> blob = exp.serialize()  # bytes in JAX's format: save them, load them elsewhere
+  >>> print(deserialize(blob).call(np.ones((2, 3), np.float32)))
+  [6. 6.]
 """
 
 from polyjax_core.symbolic_dims import InconclusiveDimensionOperation

@@ -21,6 +21,7 @@ the rule broken.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -198,7 +199,7 @@ def _export(
         calling_convention_version=version,
         module_kept_var_idx=kept,
         uses_global_constants=bool(dim_vars) or multi,
-        _get_vjp=lambda primal: _export_vjp(closed, primal, platforms, checks),
+        _get_vjp=functools.partial(_export_vjp, closed, platforms=platforms, checks=checks),
         _constraints=_scope_constraints(in_avals),
     )
 
@@ -206,13 +207,15 @@ def _export(
 def _export_vjp(
     closed: ClosedJaxpr,
     primal: Exported,
+    *,
     platforms: tuple[str, ...],
     checks: tuple[DisabledSafetyCheck, ...],
 ) -> Exported:
     """The `Exported` of the VJP: `(*flat_primals, *flat_out_cts) -> flat_in_cts`.
 
     Exported like any function, for the primal's (possibly symbolic) avals, so
-    its own `_get_vjp` gives the next order.
+    its own `_get_vjp` gives the next order: a live export has VJPs of every
+    order (`has_vjp()` is always true), a deserialized one the orders it stored.
     """
     from polyjax_core import ShapeDtypeStruct
     from polyjax_interpreters import ad

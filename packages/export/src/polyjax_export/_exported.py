@@ -166,9 +166,13 @@ class Exported:
         compiles (symbolic shapes or a platform index).
 
     Example:
-      >>> from polyjax_export import deserialize
-      >>> exp = deserialize(blob)  # doctest: +SKIP
-      >>> exp.call(x)  # doctest: +SKIP
+      >>> import numpy as np
+      >>> from polyjax_core import ShapeDtypeStruct
+      >>> from polyjax_export import export
+      >>> from polyjax_interpreters.jit import jit
+      >>> exp = export(jit(lambda x: x))(ShapeDtypeStruct((3,), np.float32))
+      >>> exp.fun_name, exp.out_avals, exp.platforms, exp.nr_devices
+      ('<lambda>', (ShapedArray(float32[3]),), ('cpu',), 1)
     """
 
     fun_name: str

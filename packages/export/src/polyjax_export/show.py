@@ -7,11 +7,13 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from typing import Any
 
 from polyjax_core import symbolic_dims as sd
 from polyjax_core import tree_util
+from polyjax_export import _export
 from polyjax_export._exported import Exported, NamedShardingSpec
 
 __all__ = ["describe", "main"]
@@ -40,13 +42,37 @@ def _arg_names(exp: Exported) -> list[str]:
             for n in names]  # fmt: skip
 
 
+def _is_live(exp: Exported) -> bool:
+    """Whether `exp` comes from `export` in this process (not from bytes)."""
+    get = exp._get_vjp
+    return isinstance(get, functools.partial) and get.func is _export._export_vjp
+
+
+def _vjp_orders(exp: Exported) -> str:
+    # A live export makes the VJP of every order on demand: counting them would
+    # never end. An artifact read from bytes has the orders it was serialized with.
+    if _is_live(exp):
+        return "every order, on demand (not serialized yet)"
+    order, e = 0, exp
+    while e.has_vjp():
+        order, e = order + 1, e.vjp()
+    return f"order {order}" if order else "none"
+
+
 def describe(exp: Exported, *, module: bool = False) -> str:
     """The signature of `exp` as text (and its StableHLO when `module`).
 
     Example:
-      >>> print(describe(exp))  # doctest: +SKIP
-      function f1
+      >>> import numpy as np
+      >>> from polyjax_core import ShapeDtypeStruct
+      >>> from polyjax_export import deserialize, export
+      >>> from polyjax_interpreters.jit import jit
+      >>> exp = export(jit(lambda x: x))(ShapeDtypeStruct((3,), np.float32))
+      >>> print(describe(deserialize(exp.serialize(vjp_order=1))))
+      function <lambda>
+        platforms: cpu; devices: 1
       ...
+        vjp: order 1
     """
     lines = [f"function {exp.fun_name}"]
     dim_vars = sd.shape_vars(a.shape for a in exp.in_avals)
@@ -75,10 +101,7 @@ def describe(exp: Exported, *, module: bool = False) -> str:
     )
     checks = [repr(c) for c in exp.disabled_safety_checks]
     lines.append(f"  disabled safety checks: {', '.join(checks) if checks else 'none'}")
-    order, e = 0, exp
-    while e.has_vjp():
-        order, e = order + 1, e.vjp()
-    lines.append(f"  vjp: {'order ' + str(order) if order else 'none'}")
+    lines.append(f"  vjp: {_vjp_orders(exp)}")
     text = "\n".join(lines)
     if module:
         text += "\n\n" + exp.mlir_module()
