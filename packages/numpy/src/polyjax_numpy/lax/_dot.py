@@ -118,7 +118,7 @@ def canonicalize_precision(precision: Any) -> tuple[Precision, Precision] | None
             pair = tuple(Precision(p) for p in precision)
         except ValueError:
             raise TypeError(_precision_error(precision)) from None
-        return pair  # type: ignore[return-value]
+        return pair  # type: ignore[return-value]  # a pair: len checked above
     raise TypeError(_precision_error(precision))
 
 

@@ -227,5 +227,5 @@ def install(primitives: dict[str, Primitive]) -> None:
     for name, prim in primitives.items():
         rule = _RULES.get(name)
         if rule is not None and not getattr(prim, "_extended_bind", False):
-            prim.bind = _physical_bind(prim, prim.bind, rule, _FINISH.get(name))  # type: ignore[method-assign]
-            prim._extended_bind = True  # type: ignore[attr-defined]
+            prim.bind = _physical_bind(prim, prim.bind, rule, _FINISH.get(name))  # type: ignore[method-assign]  # wraps bind once
+            prim._extended_bind = True  # type: ignore[attr-defined]  # marks the wrap

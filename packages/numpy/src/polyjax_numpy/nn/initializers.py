@@ -223,7 +223,7 @@ def _scaling(scale: float, mode: str, distribution: str) -> Callable[..., Initia
         batch_axis: int | Sequence[int] = (),
         dtype: Any = None,
     ) -> Initializer:
-        return variance_scaling(scale, mode, distribution, in_axis, out_axis, batch_axis, dtype)  # type: ignore[arg-type]
+        return variance_scaling(scale, mode, distribution, in_axis, out_axis, batch_axis, dtype)  # type: ignore[arg-type]  # mode/distribution: checked strings
 
     make.__doc__ = f"`variance_scaling({scale}, {mode!r}, {distribution!r})`: an initializer."
     return make

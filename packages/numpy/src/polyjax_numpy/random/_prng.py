@@ -376,12 +376,12 @@ class PRNGKeyArray(ExtendedArray):
         head = f"Array({self.shape}, dtype={self.dtype.name})"
         return head if data is None else f"{head} overlaying:\n{data}"
 
-    def __eq__(self, other: object) -> Any:  # type: ignore[override]
+    def __eq__(self, other: object) -> Any:  # type: ignore[override]  # elementwise, as arrays
         from polyjax_numpy.numpy._ufuncs import equal
 
         return equal(self, other) if _u.is_operand(other) else NotImplemented
 
-    def __ne__(self, other: object) -> Any:  # type: ignore[override]
+    def __ne__(self, other: object) -> Any:  # type: ignore[override]  # elementwise, as arrays
         from polyjax_numpy.numpy._ufuncs import not_equal
 
         return not_equal(self, other) if _u.is_operand(other) else NotImplemented
