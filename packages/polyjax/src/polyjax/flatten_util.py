@@ -2,7 +2,6 @@
 
 Example:
   >>> import polyjax.numpy as jnp
-from polyjax.lax import convert_element_type
   >>> from polyjax.flatten_util import ravel_pytree
   >>> flat, unravel = ravel_pytree({"a": jnp.ones(2), "b": jnp.zeros(1)})
   >>> flat
@@ -44,7 +43,6 @@ def ravel_pytree(pytree: Any) -> tuple[Any, Callable[[Any], Any]]:
 
         Example:
           >>> import polyjax.numpy as jnp
-    from polyjax.lax import convert_element_type
           >>> from polyjax.flatten_util import ravel_pytree
           >>> flat, unravel = ravel_pytree([jnp.ones((2, 2)), 3])
           >>> flat
