@@ -27,28 +27,28 @@ __all__ = ["ravel_pytree"]
 def ravel_pytree(pytree: Any) -> tuple[Any, Callable[[Any], Any]]:
     """Ravels every leaf of ``pytree`` and concatenates them into one 1-D array.
 
-        The leaves are promoted to one dtype (``jnp.result_type`` of all of them);
-        the returned function undoes the flattening, giving each leaf its shape and
-        dtype back. Both directions are traceable and differentiable.
+    The leaves are promoted to one dtype (``jnp.result_type`` of all of them);
+    the returned function undoes the flattening, giving each leaf its shape and
+    dtype back. Both directions are traceable and differentiable.
 
-        Args:
-          pytree: a pytree whose leaves are arrays or scalars.
+    Args:
+      pytree: a pytree whose leaves are arrays or scalars.
 
-        Returns:
-          ``(flat, unravel)``: the 1-D array (float32 and empty for a tree without
-          leaves) and a function from such a 1-D array back to a pytree like ``pytree``.
+    Returns:
+      ``(flat, unravel)``: the 1-D array (float32 and empty for a tree without
+      leaves) and a function from such a 1-D array back to a pytree like ``pytree``.
 
-        Raises:
-          ValueError: from ``unravel``, if its argument's shape is not ``flat``'s.
+    Raises:
+      ValueError: from ``unravel``, if its argument's shape is not ``flat``'s.
 
-        Example:
-          >>> import polyjax.numpy as jnp
-          >>> from polyjax.flatten_util import ravel_pytree
-          >>> flat, unravel = ravel_pytree([jnp.ones((2, 2)), 3])
-          >>> flat
-          Array([1., 1., 1., 1., 3.], dtype=float32)
-          >>> unravel(flat)[1]
-          Array(3, dtype=int32)
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> from polyjax.flatten_util import ravel_pytree
+      >>> flat, unravel = ravel_pytree([jnp.ones((2, 2)), 3])
+      >>> flat
+      Array([1., 1., 1., 1., 3.], dtype=float32)
+      >>> unravel(flat)[1]
+      Array(3, dtype=int32)
     """
     leaves, treedef = tree_flatten(pytree)
     arrays = [jnp.asarray(leaf) for leaf in leaves]
