@@ -53,6 +53,9 @@ from polyjax_interpreters.test_util import check_grads
 from polyjax_numpy import lax
 from polyjax_numpy.lax import linalg
 
+# A breadth sweep: the main test run has it; the isolated re-run of this package skips it.
+pytestmark = pytest.mark.sweep
+
 F32, F16, I32, U8 = (np.dtype(t) for t in (np.float32, np.float16, np.int32, np.uint8))
 BF16, BOOL, C64 = np.dtype(ml_dtypes.bfloat16), np.dtype(np.bool_), np.dtype(np.complex64)
 F64, C128 = np.dtype(np.float64), np.dtype(np.complex128)
