@@ -102,9 +102,9 @@ def output_avals(prim: Any, in_avals: Sequence[Any], outs: Any, params: dict) ->
     """`outs` (the shape rule's result) varying over the union of `in_avals`' axes."""
     if not _any_varying(in_avals):  # the common case, outside shard_map: nothing to do
         return outs
-    vma = union([_vma(a) for a in in_avals])
-    if prim.own_vma or _has_jaxprs(params):
+    if prim.own_vma or _has_jaxprs(params):  # these type their outputs themselves
         return outs
+    vma = union([_vma(a) for a in in_avals])
     if prim.multiple_results:
         return [_with(o, vma) for o in outs]
     return _with(outs, vma)
@@ -145,9 +145,7 @@ def match_operands(prim: Any, args: Sequence[Any], params: dict) -> Sequence[Any
         return args
     vmas = [_vma(getattr(x, "aval", None)) for x in args]
     full = union(vmas)
-    if all(m == full for m in vmas):
-        return args
-    if prim.own_vma or _has_jaxprs(params):
+    if all(m == full for m in vmas) or _has_jaxprs(params):
         return args
     return [x if m == full or not _castable(x) else cast_to(x, full) for x, m in zip(args, vmas)]
 
