@@ -17,14 +17,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 __all__ = [
+    "DebugEffect",
     "Effect",
     "EffectTypeSet",
     "Effects",
+    "IOEffect",
+    "OrderedDebugEffect",
+    "OrderedIOEffect",
+    "batched_loop_disallowed_effects",
     "control_flow_allowed_effects",
     "custom_derivatives_allowed_effects",
+    "debug_effect",
+    "io_effect",
     "lowerable_effects",
     "no_effects",
+    "ordered_debug_effect",
     "ordered_effects",
+    "ordered_io_effect",
     "remat_allowed_effects",
 ]
 
@@ -68,3 +77,44 @@ lowerable_effects = EffectTypeSet("lowerable")
 control_flow_allowed_effects = EffectTypeSet("control_flow_allowed")
 custom_derivatives_allowed_effects = EffectTypeSet("custom_derivatives_allowed")
 remat_allowed_effects = EffectTypeSet("remat_allowed")
+# Effects whose repetition would be observable: a `while_loop` whose predicate
+# is batched by `vmap` runs its body for every example while any is still
+# looping, so these may not appear in its body there.
+batched_loop_disallowed_effects = EffectTypeSet("batched_loop_disallowed")
+
+
+# ---------------------------------------------------------------------------
+# The effects of host callbacks. Further kinds (checkify's errors, say) are new
+# `Effect` subclasses added to the sets above that describe them.
+
+
+class IOEffect(Effect):
+    """A callback that touches the outside world, in no particular order (`io_callback`)."""
+
+
+class OrderedIOEffect(Effect):
+    """An `io_callback(..., ordered=True)`: happens in program order."""
+
+
+class DebugEffect(Effect):
+    """A debugging callback (`debug.print`, `debug.callback`), in no particular order."""
+
+
+class OrderedDebugEffect(Effect):
+    """A debugging callback asked to keep program order (``ordered=True``)."""
+
+
+io_effect = IOEffect()
+ordered_io_effect = OrderedIOEffect()
+debug_effect = DebugEffect()
+ordered_debug_effect = OrderedDebugEffect()
+
+for _t in (IOEffect, OrderedIOEffect, DebugEffect, OrderedDebugEffect):
+    lowerable_effects.add_type(_t)
+    control_flow_allowed_effects.add_type(_t)
+    custom_derivatives_allowed_effects.add_type(_t)
+    remat_allowed_effects.add_type(_t)
+ordered_effects.add_type(OrderedIOEffect)
+ordered_effects.add_type(OrderedDebugEffect)
+batched_loop_disallowed_effects.add_type(OrderedIOEffect)
+del _t

@@ -522,11 +522,22 @@ def check_alive(x: Array, i: int | None = None) -> None:
         )
 
 
+def _set_effect_flags(exe: Executable, lowered: LoweredModule) -> None:
+    result = lowered.keepalive
+    exe.has_host_callbacks = bool(getattr(result, "host_callbacks", None))
+    exe.ordered_effects = bool(getattr(result, "ordered_effects", False))
+
+
 class Executable:
     """A compiled computation, callable on flat polyjax values.
 
     ``call(args)`` takes every flat input (pruned ones too), moves what must be
     moved, runs, and wraps the outputs as :class:`Array`\\ s.
+
+    ``has_host_callbacks`` (the program calls back into Python) and
+    ``ordered_effects`` (it threads a token through ordered effects) mark the
+    executables a fast call path must not take: they run through `call`,
+    which runs them to completion (`_execute_effectful`).
     """
 
     __slots__ = (
@@ -542,12 +553,15 @@ class Executable:
         "_handlers",
         "_donated_idx",
         "_all_kept",
+        "has_host_callbacks",
+        "ordered_effects",
         "__weakref__",
     )
 
     def __init__(self, xla_exe: Any, lowered: LoweredModule):
         self.xla = xla_exe
         self.lowered = lowered
+        _set_effect_flags(self, lowered)
         self.name = lowered.name
         self.in_avals = lowered.in_avals
         self.out_avals = lowered.out_avals
@@ -578,14 +592,18 @@ class Executable:
         # Array, their buffers go to XLA as they are. PJRT itself checks that
         # each is on our device and alive; if not, `_buffers` redoes the inputs
         # the careful way (moving, transferring, or explaining the problem).
-        try:
-            if self._all_kept:
-                bufs = [x._impl for x in args]
-            else:
-                bufs = [args[i]._impl for i in self.kept_var_idx]
-            results = self.xla.execute_sharded(bufs)
-        except (AttributeError, _jax.JaxRuntimeError):
-            results = self.xla.execute_sharded(self._buffers(args))
+        if self.has_host_callbacks:
+            # Never the retry below: it would run the callbacks a second time.
+            results = self._execute_effectful(self._buffers(args))
+        else:
+            try:
+                if self._all_kept:
+                    bufs = [x._impl for x in args]
+                else:
+                    bufs = [args[i]._impl for i in self.kept_var_idx]
+                results = self.xla.execute_sharded(bufs)
+            except (AttributeError, _jax.JaxRuntimeError):
+                results = self.xla.execute_sharded(self._buffers(args))
         outs = results.consume_with_handlers(self._handlers)
         make, committed = Array._make, self.out_committed
         result = [make(o, a, committed) for o, a in zip(outs, self.out_avals)]
@@ -594,6 +612,22 @@ class Executable:
             if type(x) is Array and not x._impl.is_deleted():
                 x._impl.delete()
         return result
+
+    def _execute_effectful(self, bufs: list[Any]) -> Any:
+        """Runs a program that calls back into Python, to completion.
+
+        Calls with host callbacks are synchronous: each call's effects have
+        happened when it returns (so ordered effects keep their order across
+        calls, and `effects_barrier` has nothing left to wait for), and a
+        callback that raised surfaces here, chained to its own exception and
+        traceback, rather than later on some output.
+        """
+        try:
+            results = self.xla.execute_sharded(bufs, with_tokens=True)
+            results.consume_token().block_until_ready()
+        except _jax.JaxRuntimeError as e:
+            raise e from mlir.pop_callback_error()
+        return results
 
     def _buffers(self, args: Sequence[Any]) -> list[Any]:
         """The input buffers, each checked: moved or transferred to our device as needed."""
@@ -652,6 +686,7 @@ class SPMDExecutable(Executable):
         assert placement is not None  # an SPMD program was lowered with its placement
         self.xla = xla_exe
         self.lowered = lowered
+        _set_effect_flags(self, lowered)
         self.name = lowered.name
         self.in_avals = lowered.in_avals
         self.out_avals = lowered.out_avals
@@ -683,7 +718,10 @@ class SPMDExecutable(Executable):
                 bufs.append(impl)
             else:
                 bufs.append(put_value(x, avals[i], s, committed=True)._impl)
-        results = self.xla.execute_sharded(bufs)
+        if self.has_host_callbacks:
+            results = self._execute_effectful(bufs)
+        else:
+            results = self.xla.execute_sharded(bufs)
         outs = results.consume_with_handlers(self._handlers)
         make, committed = Array._make, self.out_committed
         result = [make(o, a, committed) for o, a in zip(outs, self.out_avals)]

@@ -48,6 +48,7 @@ from jaxlib.mlir.dialects import chlo, func, sdy
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes, symbolic_dims
+from polyjax_core import effects as core_effects
 from polyjax_core import source_info as si
 from polyjax_core.abstract_values import AbstractValue, ShapedArray
 from polyjax_core.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal
@@ -65,6 +66,10 @@ __all__ = [
     "call_jaxpr",
     "compare_hlo",
     "convert_hlo",
+    "emit_python_callback",
+    "has_ordered_effects",
+    "pop_callback_error",
+    "token_type",
     "dtype_to_ir_type",
     "eval_dynamic_shape",
     "full_like_aval",
@@ -327,6 +332,12 @@ class ModuleContext:
         numbers them (logical ids); empty for a single-device module.
       shardy: whether shardings are emitted as Shardy (`sdy`) attributes
         rather than GSPMD `mhlo.sharding` strings.
+      token: the `!stablehlo.token` that orders the ordered effects of the
+        function (or region) being emitted; None where it has none. Every
+        ordered effect consumes it and leaves its successor here, so effects
+        happen in program order (see `emit_python_callback`). A region or
+        private function whose jaxpr has ordered effects takes the token in
+        and hands the final one back out (`while`, `case`, `call_jaxpr`).
     """
 
     context: ir.Context
@@ -342,6 +353,7 @@ class ModuleContext:
     dim_vars: tuple[str, ...] = ()
     device_assignment: tuple[Any, ...] = ()
     shardy: bool = True
+    token: ir.Value | None = None
     _locations: dict = dataclasses.field(default_factory=dict)
     _rules: dict = dataclasses.field(default_factory=dict)  # primitive -> rule found
     _meshes: dict = dataclasses.field(default_factory=dict)  # (axes, ids) -> symbol
@@ -465,12 +477,15 @@ class LoweringResult:
       keepalives: objects to keep alive as long as the compiled executable.
       host_callbacks: callbacks to pass to `compile_and_load`.
       dim_vars: the names of the leading dimension-variable arguments of main.
+      ordered_effects: whether main threads a token through ordered effects
+        (its executable must then run each call to completion, in order).
     """
 
     module: ir.Module
     keepalives: list
     host_callbacks: list
     dim_vars: tuple[str, ...] = ()
+    ordered_effects: bool = False
 
 
 # ---------------------------------------------------------------------------
@@ -914,25 +929,33 @@ def call_jaxpr(
         entry = mctx.cached_calls[key] = (fn, jaxpr, consts)
     fn = entry[0]
     dim_args = [ctx.dim_var_values[n] for n in mctx.dim_vars]
+    ordered = has_ordered_effects(jaxpr)
+    tokens = [_current_token(mctx)] if ordered else []
     # jaxlib's func.py redefines FuncOp and CallOp with friendlier constructors and
     # methods, which mypy does not see past the generated classes of the same names.
-    call = func.CallOp(fn, [*dim_args, *args])  # type: ignore[call-arg, arg-type]  # see above
-    return list(call.results)
+    call = func.CallOp(fn, [*dim_args, *tokens, *args])  # type: ignore[call-arg, arg-type]  # see above
+    results = list(call.results)
+    if ordered:
+        mctx.token = results.pop(0)
+    return results
 
 
 def _lower_private_function(
     mctx: ModuleContext, name: str, jaxpr: Jaxpr, consts: Sequence[Any]
 ) -> func.FuncOp:
     dim_type = _scalar_i32_type()
-    in_types = [dim_type] * len(mctx.dim_vars) + [aval_to_ir_type(v.aval) for v in jaxpr.invars]
-    out_types = [aval_to_ir_type(a) for a in jaxpr.out_avals]
+    # A body with ordered effects takes the caller's token first and returns its last one.
+    tok = [token_type()] if has_ordered_effects(jaxpr) else []
+    in_types = [dim_type] * len(mctx.dim_vars) + tok + [aval_to_ir_type(v.aval) for v in jaxpr.invars]
+    out_types = tok + [aval_to_ir_type(a) for a in jaxpr.out_avals]
     with ir.InsertionPoint(mctx.module.body):
         fn = func.FuncOp(name, ir.FunctionType.get(in_types, out_types), visibility="private")  # type: ignore[call-arg]  # see call_jaxpr
     mctx.symbol_table.insert(fn)  # renames on clash
     if mctx.dim_vars:
         n = len(mctx.dim_vars)
         fn.arg_attrs = ir.ArrayAttr.get(
-            _dim_var_arg_attrs(mctx.dim_vars) + [ir.DictAttr.get({})] * len(jaxpr.invars)
+            _dim_var_arg_attrs(mctx.dim_vars)
+            + [ir.DictAttr.get({})] * (len(tok) + len(jaxpr.invars))
         )
     else:
         n = 0
@@ -940,8 +963,11 @@ def _lower_private_function(
     with ir.InsertionPoint(entry):
         block_args = list(entry.arguments)
         dim_values = dict(zip(mctx.dim_vars, block_args[:n]))
-        outs = jaxpr_subcomp(mctx, jaxpr, consts, block_args[n:], dim_values)
-        func.ReturnOp(outs)
+        outer = mctx.token
+        mctx.token = block_args[n] if tok else None
+        outs = jaxpr_subcomp(mctx, jaxpr, consts, block_args[n + len(tok) :], dim_values)
+        func.ReturnOp([mctx.token, *outs] if tok else outs)
+        mctx.token = outer
     return fn
 
 
@@ -1192,6 +1218,105 @@ def hlo_custom_call(
     return op.result
 
 
+# ---------------------------------------------------------------------------
+# Ordered effects and host callbacks
+
+
+def token_type() -> ir.Type:
+    """`!stablehlo.token`: the type of the value that orders side effects."""
+    return hlo.TokenType.get()
+
+
+def has_ordered_effects(*jaxprs: Jaxpr | ClosedJaxpr) -> bool:
+    """Whether any of the jaxprs has an ordered effect (it then threads a token)."""
+    return any(core_effects.ordered_effects.filter_in(j.effects) for j in jaxprs)
+
+
+def _current_token(mctx: ModuleContext) -> ir.Value:
+    if mctx.token is None:
+        # Reached only by a rule that lowers an ordered effect outside any jaxpr
+        # announcing it (a hand-built module): order it after nothing.
+        mctx.token = hlo.create_token()
+    return mctx.token
+
+
+# The exception each failing host callback raised, newest last; the executable
+# that ran it takes it back to chain it to the runtime error (callbacks run on
+# XLA's threads, so this is shared, not thread-local).
+_callback_errors: list[BaseException] = []
+_callback_errors_lock = threading.Lock()
+
+
+def pop_callback_error() -> BaseException | None:
+    """The exception of the latest failed host callback not yet reported, if any."""
+    with _callback_errors_lock:
+        return _callback_errors.pop() if _callback_errors else None
+
+
+def _host_entry(callback: Callable[..., Sequence[Any]], ordered: bool) -> Callable[..., Any]:
+    """What XLA calls: strips/returns the token and records the callback's exception."""
+
+    def entry(*args: Any) -> tuple:
+        try:
+            outs = tuple(callback(*(args[1:] if ordered else args)))
+        except BaseException as e:
+            with _callback_errors_lock:
+                del _callback_errors[:-7]  # keep a few: unreported ones must not pile up
+                _callback_errors.append(e)
+            raise
+        return (None, *outs) if ordered else outs
+
+    return entry
+
+
+def emit_python_callback(
+    ctx: LoweringRuleContext,
+    callback: Callable[..., Sequence[Any]],
+    operands: Sequence[ir.Value],
+    result_avals: Sequence[AbstractValue],
+    *,
+    ordered: bool = False,
+    has_side_effect: bool = True,
+) -> list[ir.Value]:
+    """Emits a call from the compiled program back into Python on the host.
+
+    `callback(*numpy_arrays)` gets the operands' values as NumPy arrays and
+    returns a sequence of NumPy arrays matching `result_avals`. It becomes a
+    `stablehlo.custom_call @xla_ffi_python_cpu_callback` whose `index` picks it
+    from the executable's host callbacks. An `ordered` callback consumes the
+    module context's token and produces the next one.
+
+    Returns:
+      The results' `ir.Value`s.
+    """
+    mctx = ctx.module_context
+    if ctx.platform != "cpu":
+        raise NotImplementedError(
+            f"Host callbacks are only implemented on CPU in polyjax (lowering for {ctx.platform!r})."
+        )
+    index = len(mctx.host_callbacks)
+    mctx.host_callbacks.append(_host_entry(callback, ordered))
+    result_types = [aval_to_ir_type(a) for a in result_avals]
+    operands = list(operands)
+    if ordered:
+        operands = [_current_token(mctx), *operands]
+        result_types = [token_type(), *result_types]
+    op = hlo.CustomCallOp(
+        result_types,
+        operands,
+        call_target_name=ir.StringAttr.get("xla_ffi_python_cpu_callback"),
+        has_side_effect=ir.BoolAttr.get(has_side_effect or ordered),
+        api_version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
+        backend_config=ir.DictAttr.get(
+            {"index": ir.IntegerAttr.get(ir.IntegerType.get_unsigned(64), index)}
+        ),
+    )
+    results = list(op.results)
+    if ordered:
+        mctx.token = results.pop(0)
+    return results
+
+
 def _placement_attr(
     mctx: ModuleContext, sharding: Any, ndim: int
 ) -> tuple[str, ir.Attribute] | None:
@@ -1350,9 +1475,13 @@ def lower_jaxpr_to_module(
             main.result_attrs = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in res_attrs])  # type: ignore[attr-defined]  # see call_jaxpr
 
         entry = main.add_entry_block()  # type: ignore[attr-defined]  # see call_jaxpr
+        ordered = has_ordered_effects(jaxpr)
         with ir.InsertionPoint(entry):
             block_args = list(entry.arguments)
             dim_values = dict(zip(dim_vars, block_args[:n_dims]))
+            # One token per call orders the effects inside it; the executable
+            # runs calls one after another, which orders them across calls.
+            mctx.token = hlo.create_token() if ordered else None
             outs = jaxpr_subcomp(mctx, jaxpr, closed_jaxpr.consts, block_args[n_dims:], dim_values)
             func.ReturnOp(outs)
 
@@ -1363,7 +1492,7 @@ def lower_jaxpr_to_module(
                 f"Lowering produced an invalid module: {e}\n"
                 f"{module.operation.get_asm(enable_debug_info=True, large_elements_limit=20)}"
             ) from None
-    return LoweringResult(module, mctx.keepalives, mctx.host_callbacks, dim_vars)
+    return LoweringResult(module, mctx.keepalives, mctx.host_callbacks, dim_vars, ordered)
 
 
 # ---------------------------------------------------------------------------

@@ -202,16 +202,22 @@ def _cond_abstract_eval(index: Any, *avals: Any, branches: tuple[ClosedJaxpr, ..
 
 
 def _cond_lowering(ctx: Any, index: ir.Value, *args: ir.Value, branches: tuple) -> list:
+    mctx = ctx.module_context
     types = [mlir.aval_to_ir_type(a) for a in ctx.avals_out]
-    case = hlo.CaseOp(types, index, len(branches))
+    # With ordered effects, every branch starts from the token before the cond
+    # and returns its last one first.
+    ordered = mlir.has_ordered_effects(*branches)
+    token_in = mctx.token
+    case = hlo.CaseOp([mlir.token_type()] * ordered + types, index, len(branches))
     for i, br in enumerate(branches):
         block = case.regions[i].blocks.append()
         with ir.InsertionPoint(block):
-            outs = mlir.jaxpr_subcomp(
-                ctx.module_context, br.jaxpr, br.consts, args, ctx.dim_var_values
-            )
-            hlo.return_(outs)
-    return list(case.results)
+            mctx.token = token_in
+            outs = mlir.jaxpr_subcomp(mctx, br.jaxpr, br.consts, args, ctx.dim_var_values)
+            hlo.return_([mctx.token, *outs] if ordered else outs)
+    results = list(case.results)
+    mctx.token = results.pop(0) if ordered else token_in
+    return results
 
 
 def _cond_jvp(primals: list, tangents: list, *, branches: tuple) -> tuple[list, list]:

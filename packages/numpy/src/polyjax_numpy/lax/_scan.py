@@ -231,8 +231,10 @@ def _scan_lowering(
         n_main = n_static = (length // u) * u
         n_v, last = _i32(n_main), _i32(length - 1) if reverse else None
     carry = list(init)
+    # With ordered effects the token is carried last (see `_while_lowering`).
+    ordered = mlir.has_ordered_effects(jaxpr)
     if not isinstance(n_main, int) or n_main > 0:
-        vals = [_i32(0), *consts, *carry, *xs, *ys]
+        vals = [_i32(0), *consts, *carry, *xs, *ys, *([mctx.token] if ordered else [])]
         types = [v.type for v in vals]
         loop = hlo.WhileOp(types, vals)
         cblock = loop.regions[0].blocks.append(*types)
@@ -241,6 +243,8 @@ def _scan_lowering(
         bblock = loop.regions[1].blocks.append(*types)
         with ir.InsertionPoint(bblock):
             a = list(bblock.arguments)
+            if ordered:
+                mctx.token = a.pop()
             i = a[0]
             b_consts = a[1 : 1 + nc]
             b_carry = a[1 + nc : 1 + nc + ncar]
@@ -249,8 +253,11 @@ def _scan_lowering(
             for k in range(u):
                 ik = hlo.add(i, _i32(k)) if k else i
                 b_carry, b_ys = step(ik, b_consts, b_carry, b_xs, b_ys)
-            hlo.return_([hlo.add(i, _i32(u)), *b_consts, *b_carry, *b_xs, *b_ys])
+            tail = [mctx.token] if ordered else []
+            hlo.return_([hlo.add(i, _i32(u)), *b_consts, *b_carry, *b_xs, *b_ys, *tail])
         res = list(loop.results)
+        if ordered:
+            mctx.token = res.pop()
         carry = res[1 + nc : 1 + nc + ncar]
         ys = res[1 + nc + ncar + len(xs) :]
     for k in range(n_static, n_static if u == 1 else length):  # left over by unrolling

@@ -19,6 +19,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes
+from polyjax_core import effects as core_effects
 from polyjax_core.abstract_values import get_aval
 from polyjax_core.jaxpr import ClosedJaxpr, Var
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
@@ -134,12 +135,17 @@ def _while_lowering(
     body_jaxpr, body_consts = _lower_invariants(ctx, body_jaxpr, body_consts)
     ncc, nbc = len(cond_consts), len(body_consts)
     mctx, dims = ctx.module_context, ctx.dim_var_values
-    args = [*cond_consts, *body_consts, *carry]
+    if mlir.has_ordered_effects(cond_jaxpr):
+        raise NotImplementedError("Ordered effects are not supported in the cond_fun of a while_loop.")
+    # With ordered effects in the body, the token is carried last, so the
+    # effects of one iteration happen before those of the next and of what follows.
+    ordered = mlir.has_ordered_effects(body_jaxpr)
+    args = [*cond_consts, *body_consts, *carry, *([mctx.token] if ordered else [])]
     types = [v.type for v in args]
     loop = hlo.WhileOp(types, args)
     cblock = loop.regions[0].blocks.append(*types)
     with ir.InsertionPoint(cblock):
-        a = list(cblock.arguments)
+        a = list(cblock.arguments)[: len(args) - ordered]
         (pred,) = mlir.jaxpr_subcomp(
             mctx, cond_jaxpr.jaxpr, cond_jaxpr.consts, [*a[:ncc], *a[ncc + nbc :]], dims
         )
@@ -147,9 +153,14 @@ def _while_lowering(
     bblock = loop.regions[1].blocks.append(*types)
     with ir.InsertionPoint(bblock):
         a = list(bblock.arguments)
+        if ordered:
+            mctx.token = a.pop()
         outs = mlir.jaxpr_subcomp(mctx, body_jaxpr.jaxpr, body_jaxpr.consts, a[ncc:], dims)
-        hlo.return_([*a[: ncc + nbc], *outs])
-    return list(loop.results)[ncc + nbc :]
+        hlo.return_([*a[: ncc + nbc], *outs, *([mctx.token] if ordered else [])])
+    results = list(loop.results)
+    if ordered:
+        mctx.token = results.pop()
+    return results[ncc + nbc :]
 
 
 def _while_jvp(
@@ -347,6 +358,11 @@ def _while_batching(
     c_in = zero_or_none(cc_d) + [0 if b else None for b in carry_b]
     _, (pd,) = batching.batch_jaxpr(cond_jaxpr, axis_data, c_in, [False])
     pred_batched = pd is not None
+    if pred_batched and core_effects.batched_loop_disallowed_effects.filter_in(
+        cond_jaxpr.effects | body_jaxpr.effects
+    ):
+        # (JAX raises a bare Exception here; so do we, with its words.)
+        raise Exception("Ordered IO effects not supported in vmap.")  # noqa: TRY002
     if pred_batched:
         carry_b = [True] * n
         c_in = zero_or_none(cc_d) + [0] * n
