@@ -52,6 +52,7 @@ from polyjax_interpreters.sharding import GSPMDSharding, SingleDeviceSharding
 from polyjax_interpreters.sharding import Sharding as _Sharding
 
 __all__ = [
+    "effects_barrier",
     "Executable",
     "LoweredModule",
     "Placement",
@@ -520,6 +521,20 @@ def check_alive(x: Array, i: int | None = None) -> None:
             "it was deleted with .delete() or donated to an earlier computation "
             "(donate_argnums), so its buffer is gone."
         )
+
+
+def effects_barrier() -> None:
+    """Waits until the effects of every computation dispatched so far have happened.
+
+    A computation with host callbacks (prints, `io_callback`, ...) runs to
+    completion before its call returns (see `Executable._execute_effectful`),
+    so when this is called every effect already dispatched has happened and it
+    returns at once; programs written for JAX, where effects run
+    asynchronously, call it before reading what callbacks wrote.
+
+    Example:
+      >>> effects_barrier()
+    """
 
 
 def _set_effect_flags(exe: Executable, lowered: LoweredModule) -> None:

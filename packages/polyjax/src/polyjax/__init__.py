@@ -114,8 +114,10 @@ if TYPE_CHECKING:
     )
     from polyjax_interpreters.batching import vmap
     from polyjax_interpreters.custom_derivatives import custom_jvp, custom_vjp
+    from polyjax_interpreters.dispatch import effects_barrier
     from polyjax_interpreters.jit import eval_shape, jit
     from polyjax_interpreters.remat import checkpoint, checkpoint_policies, remat
+    from polyjax_numpy.lax._callback import pure_callback
     from polyjax_sharding import NamedSharding, make_mesh, pmap, set_mesh, shard_map
 
 # Public name -> (module, attribute). Each is imported on first lookup and then
@@ -123,6 +125,7 @@ if TYPE_CHECKING:
 _CORE = "polyjax_core"
 _RT = "polyjax_interpreters"
 _SH = "polyjax_sharding"
+_NP = "polyjax_numpy"
 _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     # Transformations and their stages.
     "jit": (f"{_RT}.jit", "jit"),
@@ -165,6 +168,9 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
         f"{_RT}.array",
         "make_array_from_single_device_arrays",
     ),
+    # Effects and host callbacks.
+    "pure_callback": (f"{_NP}.lax._callback", "pure_callback"),
+    "effects_barrier": (f"{_RT}.dispatch", "effects_barrier"),
     # Meshes and shardings (`P` needs no devices: it comes from core).
     "P": (f"{_CORE}.partition_spec", "PartitionSpec"),
     "NamedSharding": (_SH, "NamedSharding"),
@@ -231,7 +237,7 @@ __all__ = sorted([*_LAZY_ATTRS, *_SUBMODULES, "__version__", "clear_caches", "di
 # `polyjax._runtime` imports). `make_jaxpr` is among them because a traced
 # `x + y` needs the tracer operators.
 _NEEDS_RUNTIME = frozenset(
-    name for name, (module, _) in _LAZY_ATTRS.items() if module.startswith((_RT, _SH))
+    name for name, (module, _) in _LAZY_ATTRS.items() if module.startswith((_RT, _SH, _NP))
 ) | {"make_jaxpr", "typeof"}
 
 

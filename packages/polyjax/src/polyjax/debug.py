@@ -1,7 +1,8 @@
 """polyjax.debug: looking inside programs, as in ``jax.debug``.
 
-For now: drawing how an array is laid out over devices
-(`visualize_array_sharding`, `visualize_sharding`).
+Printing and inspecting the values a traced program computes (`print`,
+`callback`, `breakpoint`), and drawing how an array is laid out over devices
+(`visualize_array_sharding`, `visualize_sharding`). See docs/debugging.md.
 
 Example:
   >>> import numpy as np
@@ -10,9 +11,14 @@ Example:
   ┌───────────────────────┐
   │         CPU 0         │
   └───────────────────────┘
+  >>> polyjax.jit(lambda x: polyjax.debug.print("x is {}", x))(np.float32(2.0))
+  x is 2.0
 """
 
 from polyjax import _runtime  # noqa: F401  (operators on the arrays drawn)
+from polyjax_numpy.lax._callback import debug_callback as callback
+from polyjax_numpy.lax._debugging import breakpoint  # noqa: A004  (JAX's name)
+from polyjax_numpy.lax._debugging import debug_print as print  # noqa: A004  (JAX's name)
 from polyjax_sharding import visualize_array_sharding, visualize_sharding
 
-__all__ = ["visualize_array_sharding", "visualize_sharding"]
+__all__ = ["breakpoint", "callback", "print", "visualize_array_sharding", "visualize_sharding"]

@@ -333,6 +333,12 @@ def _while_batching(
 ):
     ncc, nbc = cond_nconsts, body_nconsts
     size = axis_data.size
+    if any(d is not None for d in dims) and core_effects.batched_loop_disallowed_effects.filter_in(
+        cond_jaxpr.effects | body_jaxpr.effects
+    ):
+        # A batched loop may run its body more often than each example asks
+        # (JAX raises a bare Exception here; so do we, with its words).
+        raise Exception("Ordered IO effects not supported in vmap.")  # noqa: TRY002
     cc_d, bc_d, car_d = split_list(list(dims), [ncc, nbc])
     carry_b = [d is not None for d in car_d]
     n = len(carry_b)
@@ -358,11 +364,6 @@ def _while_batching(
     c_in = zero_or_none(cc_d) + [0 if b else None for b in carry_b]
     _, (pd,) = batching.batch_jaxpr(cond_jaxpr, axis_data, c_in, [False])
     pred_batched = pd is not None
-    if pred_batched and core_effects.batched_loop_disallowed_effects.filter_in(
-        cond_jaxpr.effects | body_jaxpr.effects
-    ):
-        # (JAX raises a bare Exception here; so do we, with its words.)
-        raise Exception("Ordered IO effects not supported in vmap.")  # noqa: TRY002
     if pred_batched:
         carry_b = [True] * n
         c_in = zero_or_none(cc_d) + [0] * n

@@ -1,4 +1,18 @@
 """Experimental APIs (``polyjax.experimental``): `shard_map` with JAX's older
-argument names, `maps.xmap`, and `multihost_utils` (collectives between processes)."""
+argument names, `maps.xmap`, `multihost_utils` (collectives between processes)
+and `io_callback` (a host callback with side effects)."""
 
-__all__ = ["maps", "multihost_utils", "shard_map"]
+from typing import Any
+
+__all__ = ["io_callback", "maps", "multihost_utils", "shard_map"]
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use, like the names of `polyjax` itself.
+    if name == "io_callback":
+        import polyjax._runtime  # noqa: F401  (operators on the arrays it returns)
+        from polyjax_numpy.lax._callback import io_callback
+
+        globals()[name] = io_callback
+        return io_callback
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
