@@ -572,6 +572,8 @@ class Executable:
         "ordered_effects",
         "__weakref__",
     )
+    has_host_callbacks: bool
+    ordered_effects: bool
 
     def __init__(self, xla_exe: Any, lowered: LoweredModule):
         self.xla = xla_exe

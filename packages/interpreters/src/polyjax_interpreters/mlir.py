@@ -934,7 +934,7 @@ def call_jaxpr(
     # jaxlib's func.py redefines FuncOp and CallOp with friendlier constructors and
     # methods, which mypy does not see past the generated classes of the same names.
     call = func.CallOp(fn, [*dim_args, *tokens, *args])  # type: ignore[call-arg, arg-type]  # see above
-    results = list(call.results)
+    results: list[ir.Value] = list(call.results)
     if ordered:
         mctx.token = results.pop(0)
     return results
@@ -946,7 +946,9 @@ def _lower_private_function(
     dim_type = _scalar_i32_type()
     # A body with ordered effects takes the caller's token first and returns its last one.
     tok = [token_type()] if has_ordered_effects(jaxpr) else []
-    in_types = [dim_type] * len(mctx.dim_vars) + tok + [aval_to_ir_type(v.aval) for v in jaxpr.invars]
+    in_types = (
+        [dim_type] * len(mctx.dim_vars) + tok + [aval_to_ir_type(v.aval) for v in jaxpr.invars]
+    )
     out_types = tok + [aval_to_ir_type(a) for a in jaxpr.out_avals]
     with ir.InsertionPoint(mctx.module.body):
         fn = func.FuncOp(name, ir.FunctionType.get(in_types, out_types), visibility="private")  # type: ignore[call-arg]  # see call_jaxpr
@@ -966,7 +968,7 @@ def _lower_private_function(
         outer = mctx.token
         mctx.token = block_args[n] if tok else None
         outs = jaxpr_subcomp(mctx, jaxpr, consts, block_args[n + len(tok) :], dim_values)
-        func.ReturnOp([mctx.token, *outs] if tok else outs)
+        func.ReturnOp([_current_token(mctx), *outs] if tok else outs)
         mctx.token = outer
     return fn
 
@@ -1292,7 +1294,8 @@ def emit_python_callback(
     mctx = ctx.module_context
     if ctx.platform != "cpu":
         raise NotImplementedError(
-            f"Host callbacks are only implemented on CPU in polyjax (lowering for {ctx.platform!r})."
+            "Host callbacks are only implemented on CPU in polyjax "
+            f"(lowering for {ctx.platform!r})."
         )
     index = len(mctx.host_callbacks)
     mctx.host_callbacks.append(_host_entry(callback, ordered))
@@ -1311,7 +1314,7 @@ def emit_python_callback(
             {"index": ir.IntegerAttr.get(ir.IntegerType.get_unsigned(64), index)}
         ),
     )
-    results = list(op.results)
+    results: list[ir.Value] = list(op.results)
     if ordered:
         mctx.token = results.pop(0)
     return results

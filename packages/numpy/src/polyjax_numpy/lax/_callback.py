@@ -44,7 +44,13 @@ __all__ = [
     "pure_callback_p",
 ]
 
-VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all", "legacy_vectorized")
+VMAP_METHODS = (
+    "sequential",
+    "sequential_unrolled",
+    "expand_dims",
+    "broadcast_all",
+    "legacy_vectorized",
+)
 
 
 class _FlatCallback:
@@ -103,7 +109,8 @@ def _result_avals(result_shape_dtypes: Any, api: str) -> tuple[tuple[ShapedArray
         if shape is None or dtype is None:
             raise TypeError(
                 f"{api}: result_shape_dtypes must be a pytree of values with .shape and "
-                f".dtype (e.g. ShapeDtypeStruct), got a leaf {leaf!r} of type {type(leaf).__name__}."
+                f".dtype (e.g. ShapeDtypeStruct), got a leaf {leaf!r} "
+                f"of type {type(leaf).__name__}."
             )
         avals.append(ShapedArray(tuple(shape), dtypes.canonicalize_dtype(dtype)))
     return tuple(avals), tree

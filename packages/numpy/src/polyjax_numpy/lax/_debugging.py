@@ -15,7 +15,6 @@ import cmd
 import linecache
 import os
 import pprint
-import string
 import sys
 import warnings
 from collections.abc import Sequence

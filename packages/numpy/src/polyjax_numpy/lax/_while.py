@@ -136,7 +136,9 @@ def _while_lowering(
     ncc, nbc = len(cond_consts), len(body_consts)
     mctx, dims = ctx.module_context, ctx.dim_var_values
     if mlir.has_ordered_effects(cond_jaxpr):
-        raise NotImplementedError("Ordered effects are not supported in the cond_fun of a while_loop.")
+        raise NotImplementedError(
+            "Ordered effects are not supported in the cond_fun of a while_loop."
+        )
     # With ordered effects in the body, the token is carried last, so the
     # effects of one iteration happen before those of the next and of what follows.
     ordered = mlir.has_ordered_effects(body_jaxpr)
