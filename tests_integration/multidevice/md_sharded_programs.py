@@ -181,3 +181,25 @@ def test_elementwise_keeps_sharding_and_aot():
     # indexing and printing of a sharded array give the global value
     _close(xs[1], _x()[1])
     assert repr(xs) == repr(jax.device_put(_x()))
+
+
+def test_host_callbacks_inside_shard_map():
+    # Each device calls back with its own shard; the ordered io_callback and the
+    # pure_callback's result come back per shard (docs/debugging.md).
+    import polyjax
+    from polyjax.experimental import io_callback
+    from polyjax.sharding import PartitionSpec as P
+
+    jax = polyjax
+    mesh = jax.make_mesh((8,), ("x",))
+    seen = []
+
+    def per_shard(a):
+        io_callback(lambda v: seen.append(v.tolist()), None, a, ordered=True)
+        jax.debug.print("shard {}", a)
+        return jax.pure_callback(np.sin, jax.ShapeDtypeStruct(a.shape, a.dtype), a)
+
+    f = jax.jit(jax.shard_map(per_shard, mesh=mesh, in_specs=P("x"), out_specs=P("x")))
+    x = np.arange(16, dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(f(x)), np.sin(x), rtol=1e-6)
+    assert sorted(seen) == [[2.0 * i, 2.0 * i + 1] for i in range(8)]

@@ -32,11 +32,12 @@ functions; every op carries the user's `file:line` as its location.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import itertools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import ml_dtypes
@@ -68,6 +69,7 @@ __all__ = [
     "convert_hlo",
     "emit_python_callback",
     "has_ordered_effects",
+    "isolated_token",
     "pop_callback_error",
     "token_type",
     "dtype_to_ir_type",
@@ -1232,6 +1234,19 @@ def token_type() -> ir.Type:
 def has_ordered_effects(*jaxprs: Jaxpr | ClosedJaxpr) -> bool:
     """Whether any of the jaxprs has an ordered effect (it then threads a token)."""
     return any(core_effects.ordered_effects.filter_in(j.effects) for j in jaxprs)
+
+
+@contextlib.contextmanager
+def isolated_token(mctx: ModuleContext, jaxpr: Jaxpr | ClosedJaxpr) -> Iterator[None]:
+    """Lowers a region that cannot see the outer token (``sdy.manual_computation``
+    is isolated from above) with a token of its own: its ordered effects keep
+    their order among themselves, on each device."""
+    outer = mctx.token
+    mctx.token = hlo.create_token() if has_ordered_effects(jaxpr) else None
+    try:
+        yield
+    finally:
+        mctx.token = outer
 
 
 def _current_token(mctx: ModuleContext) -> ir.Value:

@@ -117,7 +117,7 @@ if TYPE_CHECKING:
     from polyjax_interpreters.dispatch import effects_barrier
     from polyjax_interpreters.jit import eval_shape, jit
     from polyjax_interpreters.remat import checkpoint, checkpoint_policies, remat
-    from polyjax_numpy.lax._callback import pure_callback
+    from polyjax_numpy.callback import pure_callback
     from polyjax_sharding import NamedSharding, make_mesh, pmap, set_mesh, shard_map
 
 # Public name -> (module, attribute). Each is imported on first lookup and then
@@ -169,7 +169,7 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
         "make_array_from_single_device_arrays",
     ),
     # Effects and host callbacks.
-    "pure_callback": (f"{_NP}.lax._callback", "pure_callback"),
+    "pure_callback": (f"{_NP}.callback", "pure_callback"),
     "effects_barrier": (f"{_RT}.dispatch", "effects_barrier"),
     # Meshes and shardings (`P` needs no devices: it comes from core).
     "P": (f"{_CORE}.partition_spec", "PartitionSpec"),

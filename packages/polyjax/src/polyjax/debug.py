@@ -16,9 +16,9 @@ Example:
 """
 
 from polyjax import _runtime  # noqa: F401  (operators on the arrays drawn)
-from polyjax_numpy.lax._callback import debug_callback as callback
-from polyjax_numpy.lax._debugging import breakpoint  # noqa: A004  (JAX's name)
-from polyjax_numpy.lax._debugging import debug_print as print  # noqa: A004  (JAX's name)
+from polyjax_numpy.callback import debug_callback as callback
+from polyjax_numpy.debugging import breakpoint  # noqa: A004  (JAX's name)
+from polyjax_numpy.debugging import debug_print as print  # noqa: A004  (JAX's name)
 from polyjax_sharding import visualize_array_sharding, visualize_sharding
 
 __all__ = ["breakpoint", "callback", "print", "visualize_array_sharding", "visualize_sharding"]

@@ -250,7 +250,8 @@ def _lower_body(ctx: Any, jaxpr: ClosedJaxpr, axis_ctx: SPMDAxisContext, args: l
     saved = mctx.axis_context
     mctx.axis_context = axis_ctx
     try:
-        return mlir.jaxpr_subcomp(mctx, jaxpr.jaxpr, jaxpr.consts, args, ctx.dim_var_values)
+        with mlir.isolated_token(mctx, jaxpr):
+            return mlir.jaxpr_subcomp(mctx, jaxpr.jaxpr, jaxpr.consts, args, ctx.dim_var_values)
     finally:
         mctx.axis_context = saved
 

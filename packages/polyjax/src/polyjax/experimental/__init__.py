@@ -11,7 +11,7 @@ def __getattr__(name: str) -> Any:
     # Loaded on first use, like the names of `polyjax` itself.
     if name == "io_callback":
         import polyjax._runtime  # noqa: F401  (operators on the arrays it returns)
-        from polyjax_numpy.lax._callback import io_callback
+        from polyjax_numpy.callback import io_callback
 
         globals()[name] = io_callback
         return io_callback

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from polyjax_core.tracing import Tracer
-from polyjax_numpy.lax._callback import debug_callback
+from polyjax_numpy.callback import debug_callback
 
 __all__ = ["breakpoint", "debug_print"]
 

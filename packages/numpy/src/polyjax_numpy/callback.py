@@ -32,8 +32,8 @@ from polyjax_core.abstract_values import ShapedArray
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import tree_flatten, tree_leaves, tree_unflatten
 from polyjax_interpreters import batching, mlir
+from polyjax_numpy.lax import scan
 from polyjax_numpy.lax._declare import define_rules
-from polyjax_numpy.lax._scan import scan
 
 __all__ = [
     "debug_callback",
