@@ -346,3 +346,38 @@ def test_debug_print_in_a_failing_callback_does_not_hang():
     with pytest.raises(JaxRuntimeError, match=re.escape("Replacement")):
         fmt = "{} {}"
         jax.jit(lambda x: jax.debug.callback(lambda v: fmt.format(v), x))(f32(1))
+
+
+# ---------------------------------------------------------------------------
+# debug.breakpoint
+
+
+def test_breakpoint_without_a_terminal_is_skipped_with_a_warning(monkeypatch):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("c\n"))  # not a TTY
+    with pytest.warns(UserWarning, match="breakpoint.*not a terminal"):
+        out = jax.jit(lambda x: (jax.debug.breakpoint(), x + 1)[1])(f32(1))
+    assert float(out) == 2.0
+
+
+def test_breakpoint_prompt_shows_host_values(monkeypatch, capsys):
+    import io
+
+    outer_local = "from the caller"  # noqa: F841  (read at the prompt through `u`)
+
+    def f(x):
+        y = x * 2
+        jax.debug.breakpoint(backend="cli", num_frames=2)
+        return y
+
+    commands = "p y\npp {'x': x}\nl\nnot_a_name\nu\np outer_local\nd\nq\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(commands))
+    assert float(jax.jit(f)(f32(3))) == 6.0
+    out = capsys.readouterr().out
+    assert "(pjdb) Array(6., dtype=float32)" in out
+    assert "{'x': Array(3., dtype=float32)}" in out
+    assert "->         jax.debug.breakpoint(backend=" in out  # the source listing
+    assert "*** NameError" in out
+    assert "'from the caller'" in out
+    assert "test_breakpoint_prompt_shows_host_values()" in out  # `u` names the frame
