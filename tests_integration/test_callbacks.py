@@ -381,3 +381,19 @@ def test_breakpoint_prompt_shows_host_values(monkeypatch, capsys):
     assert "*** NameError" in out
     assert "'from the caller'" in out
     assert "test_breakpoint_prompt_shows_host_values()" in out  # `u` names the frame
+
+
+def test_exporting_a_callback_raises():
+    from polyjax import export
+
+    f = jax.jit(lambda x: jax.pure_callback(np.sin, S((), np.float32), x))
+    with pytest.raises(NotImplementedError, match="serialization of host_callbacks"):
+        export.export(f)(f32(1))
+
+
+def test_eager_debug_callback_calls_directly_and_raises_as_is():
+    def fail(x):
+        raise KeyError("direct")
+
+    with pytest.raises(KeyError, match="direct"):
+        jax.debug.callback(fail, f32(1))

@@ -176,6 +176,9 @@ def _export(
         arg_names=[traced.debug.safe_arg_names(len(in_avals))[i] for i in kept],
         dim_vars=leading,
     )
+    if result.host_callbacks:
+        # (A Python function cannot travel with the serialized module.)
+        raise NotImplementedError("serialization of host_callbacks is not yet implemented")
     module = result.module
     with module.context, ir.Location.unknown():
         module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(bool(dim_vars))

@@ -10,9 +10,11 @@ on the host (`mlir.emit_python_callback`):
     debug_callback[callback effect partitioned]                 effect `DebugEffect`
         (or `OrderedDebugEffect`); no outputs.
 
-Their eager implementation is the compiled one-primitive executable, so a
-callback runs the same way eagerly and under `jit`, and a failing one raises the
-same error (`JaxRuntimeError`, chained to the callback's own exception).
+The eager implementation of `pure_callback` and `io_callback` is the compiled
+one-primitive executable, so they run the same way eagerly and under `jit`, and
+a failing one raises the same error (`JaxRuntimeError`, chained to the
+callback's own exception). `debug_callback` eagerly calls its callback directly
+(as JAX does), so its exception propagates as it is.
 
 The callback receives NumPy arrays (`pure_callback`, `io_callback`) or polyjax
 arrays (`debug_callback`) and its results are checked against the declared
@@ -32,6 +34,7 @@ from polyjax_core.abstract_values import ShapedArray
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import tree_flatten, tree_leaves, tree_unflatten
 from polyjax_interpreters import batching, mlir
+from polyjax_interpreters.array import device_put
 from polyjax_numpy.lax import scan
 from polyjax_numpy.lax._declare import define_rules
 
@@ -385,14 +388,19 @@ def _debug_abstract_eval(*avals: Any, effect: core_effects.Effect, **_: Any):
 
 
 def _debug_lowering(ctx: Any, *args: Any, callback: _FlatCallback, effect: Any, **_: Any) -> list:
-    from polyjax_interpreters.array import device_put  # (the arrays the callback sees)
-
     def host(*arrays: np.ndarray) -> list:
-        callback(*(device_put(a) for a in arrays))
+        callback(*map(device_put, arrays))  # a debug callback sees polyjax arrays
         return []
 
     ordered = core_effects.ordered_effects.contains(effect)
     return mlir.emit_python_callback(ctx, host, args, [], ordered=ordered)
+
+
+def _debug_impl(*args: Any, callback: _FlatCallback, **_: Any) -> list:
+    # Eagerly the values are already on the host side of the program: call
+    # directly (no executable to compile for each new callback).
+    callback(*map(device_put, args))
+    return []
 
 
 def _debug_jvp(primals: list, tangents: list, **params: Any) -> tuple[list, list]:
@@ -421,6 +429,7 @@ define_rules(
     _debug_abstract_eval,
     _debug_lowering,
     effectful=True,
+    impl=_debug_impl,
     jvp=_debug_jvp,
     transpose=_debug_transpose,
     axis_batching=_debug_batching,
