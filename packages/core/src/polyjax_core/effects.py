@@ -91,17 +91,29 @@ batched_loop_disallowed_effects = EffectTypeSet("batched_loop_disallowed")
 class IOEffect(Effect):
     """A callback that touches the outside world, in no particular order (`io_callback`)."""
 
+    def __repr__(self) -> str:
+        return "IO"  # (as JAX prints it in a jaxpr's params)
+
 
 class OrderedIOEffect(Effect):
     """An `io_callback(..., ordered=True)`: happens in program order."""
+
+    def __repr__(self) -> str:
+        return "OrderedIO"
 
 
 class DebugEffect(Effect):
     """A debugging callback (`debug.print`, `debug.callback`), in no particular order."""
 
+    def __repr__(self) -> str:
+        return "Debug"
+
 
 class OrderedDebugEffect(Effect):
     """A debugging callback asked to keep program order (``ordered=True``)."""
+
+    def __repr__(self) -> str:
+        return "OrderedDebug"
 
 
 io_effect = IOEffect()
