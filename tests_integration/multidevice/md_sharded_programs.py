@@ -203,3 +203,32 @@ def test_host_callbacks_inside_shard_map():
     x = np.arange(16, dtype=np.float32)
     np.testing.assert_allclose(np.asarray(f(x)), np.sin(x), rtol=1e-6)
     assert sorted(seen) == [[2.0 * i, 2.0 * i + 1] for i in range(8)]
+
+
+@pytest.mark.parametrize("shardy", [True, False], ids=["shardy", "gspmd"])
+def test_host_callbacks_in_a_partitioned_jit_run_once_on_whole_values(shardy):
+    # Outside shard_map a callback runs once, on the first device, with whole values.
+    import polyjax
+    from polyjax.experimental import io_callback
+    from polyjax.sharding import NamedSharding
+    from polyjax.sharding import PartitionSpec as P
+
+    jax = polyjax
+    mesh = jax.make_mesh((8,), ("x",))
+    x = jax.device_put(np.arange(16, dtype=np.float32), NamedSharding(mesh, P("x")))
+    seen = []
+
+    def f(x):
+        io_callback(lambda v: seen.append(v.shape), None, x, ordered=True)
+        s = jax.ShapeDtypeStruct(x.shape, x.dtype)
+        a, b = jax.pure_callback(lambda v: (np.sin(v), np.cos(v)), (s, s), x)
+        io_callback(lambda v: seen.append("last"), None, x, ordered=True)
+        return a + b
+
+    from polyjax_core.config import use_shardy_partitioner
+
+    with use_shardy_partitioner(shardy):
+        out = jax.jit(f)(x)
+    expected = np.sin(np.arange(16)) + np.cos(np.arange(16))
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-5)
+    assert seen == [(16,), "last"]

@@ -1329,10 +1329,31 @@ def emit_python_callback(
             {"index": ir.IntegerAttr.get(ir.IntegerType.get_unsigned(64), index)}
         ),
     )
+    if len(mctx.device_assignment) > 1 and mctx.axis_context is None:
+        # In a program partitioned over several devices, the callback runs once,
+        # on the first device, with whole values (as in JAX).
+        _on_first_device(mctx, op, len(result_types))
     results: list[ir.Value] = list(op.results)
     if ordered:
         mctx.token = results.pop(0)
     return results
+
+
+def _on_first_device(mctx: ModuleContext, op: Any, n_results: int) -> None:
+    """Gives `op` a maximal sharding on logical device 0 (Shardy or GSPMD)."""
+    if not mctx.shardy:
+        one = "{maximal device=0}"
+        text = one if n_results <= 1 else "{" + ", ".join([one] * n_results) + "}"
+        op.attributes["mhlo.sharding"] = ir.StringAttr.get(text)
+        return
+    name = mctx._meshes.get("maximal")
+    if name is None:
+        attr = ir.Attribute.parse("#sdy.mesh<[], device_ids=[0]>")
+        with ir.InsertionPoint.at_block_begin(mctx.module.body), ir.Location.unknown():
+            mesh = sdy.MeshOp("maximal_mesh_0", attr)
+        name = mctx._meshes["maximal"] = ir.StringAttr(mctx.symbol_table.insert(mesh)).value
+    per_value = ", ".join([f"<@{name}, []>"] * max(n_results, 1))
+    op.attributes["sdy.sharding"] = ir.Attribute.parse(f"#sdy.sharding_per_value<[{per_value}]>")
 
 
 def _placement_attr(
