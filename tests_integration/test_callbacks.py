@@ -397,3 +397,22 @@ def test_eager_debug_callback_calls_directly_and_raises_as_is():
 
     with pytest.raises(KeyError, match="direct"):
         jax.debug.callback(fail, f32(1))
+
+
+def test_eager_pure_callback_reuses_its_executable(monkeypatch):
+    from polyjax_interpreters import dispatch
+
+    compiles = []
+    compile_primitive = dispatch._compile_primitive
+
+    def counting(*args):
+        compiles.append(args[0])
+        return compile_primitive(*args)
+
+    s = S((2,), np.float32)
+    x = np.ones(2, f32)
+    jax.pure_callback(np.cos, s, x)
+    monkeypatch.setattr(dispatch, "_compile_primitive", counting)
+    for _ in range(3):
+        np.testing.assert_allclose(jax.pure_callback(np.cos, s, x), np.cos(x))
+    assert compiles == []

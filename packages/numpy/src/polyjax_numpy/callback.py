@@ -59,7 +59,8 @@ VMAP_METHODS = (
 class _FlatCallback:
     """The user's callback, called on flat leaves and returning flat leaves.
 
-    Compared by identity: each `pure_callback(...)` call site is its own callback.
+    Equal when the function and argument structure are: calling
+    `pure_callback(np.sin, ...)` eagerly again reuses the compiled executable.
     """
 
     __slots__ = ("callback_func", "in_tree")
@@ -71,6 +72,16 @@ class _FlatCallback:
     def __call__(self, *flat_args: Any) -> list[Any]:
         args, kwargs = tree_unflatten(self.in_tree, flat_args)
         return tree_leaves(self.callback_func(*args, **kwargs))
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is _FlatCallback
+            and self.callback_func == other.callback_func
+            and self.in_tree == other.in_tree
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.callback_func, self.in_tree))
 
     def __repr__(self) -> str:
         return f"_FlatCallback(callback_func={self.callback_func!r}, in_tree={self.in_tree!r})"
