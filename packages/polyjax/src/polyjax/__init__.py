@@ -200,6 +200,7 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
 _SUBMODULES = frozenset(
     {
         "ad_checkpoint",
+        "core",
         "custom_derivatives",
         "debug",
         "distributed",
