@@ -10,8 +10,8 @@ what it must reject, so a helper that accepted everything would fail here.
 import dataclasses
 
 import chex
-import jax
-import jax.numpy as jnp
+import jax  # noqa: TID251  (this module runs under polyjax.as_jax: jax is polyjax)
+import jax.numpy as jnp  # noqa: TID251  (as above)
 import numpy as np
 from absl.testing import absltest
 
