@@ -50,11 +50,12 @@ def test_summary_counts_rate_causes_and_failed_ids(tmp_path, capsys):
     assert "  a.T::test_print: AttributeError: no print\n" in out
 
 
-def test_ecosystem_group_pins_optax_and_chex_and_is_not_a_default_group():
+def test_dev_group_pins_optax_and_chex_and_never_installs_jax():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())
-    group = project["dependency-groups"]["ecosystem"]
+    group = project["dependency-groups"]["dev"]
     assert "optax==0.2.8" in group and "chex==0.1.92" in group
     assert any(dep.startswith("absl-py") for dep in group)
-    assert "ecosystem" not in project["tool"]["uv"].get("default-groups", ["dev"])
     # The jax package these libraries declare is never installed.
     assert any(o.startswith("jax;") for o in project["tool"]["uv"]["override-dependencies"])
+    assert importlib.util.find_spec("optax") is not None
+    assert importlib.util.find_spec("jax") is None

@@ -1,9 +1,8 @@
 """Runs optax's own test suite on polyjax, under ``polyjax.as_jax``.
 
 optax ships its tests inside its wheel; they import ``jax``, which the hook
-resolves to polyjax. Needs the ``ecosystem`` dependency group::
+resolves to polyjax. optax and absl-py are in the workspace's dev group::
 
-    uv sync --locked --group ecosystem
     uv run --locked python tools/optax_suite.py [-k EXPR] [-n 2] [--causes 20]
 
 Prints the passed/failed/skipped/error counts, the pass rate of the collected

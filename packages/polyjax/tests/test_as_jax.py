@@ -89,8 +89,14 @@ def aliased() -> dict:
             "array_type": isinstance(jnp.ones(2), jax.Array),
             "star": "zeros" in jnp.__all__ and "zeros" in dir(jnp),
             "missing_attribute": str(getattr(jnp, "no_such_name", None)),
-            "private": refused("jax._src"),
+            "private": refused("jax._src.dispatch"),
             "private_deep": refused("jax._src.sharding_impls"),
+            "private_underscore": refused("jax.numpy._private"),
+            "core_tracer": jax.jit(
+                lambda v: jnp.asarray(isinstance(v, jax.core.Tracer))
+            )(1.0).item(),
+            "core_concrete": isinstance(jnp.ones(2), jax.core.Tracer),
+            "core_shaped_array": repr(jax.core.ShapedArray((3,), jnp.float32)),
             "unknown": refused("jax.no_such_module"),
             "flatten_util": jax.flatten_util.ravel_pytree([jnp.ones(2)])[0].tolist(),
         }))
@@ -115,8 +121,12 @@ def aliased() -> dict:
         ("array_type", True),
         ("star", True),
         ("missing_attribute", "None"),
-        ("private", "jax._src"),
-        ("private_deep", "jax._src"),
+        ("private", "jax._src.dispatch"),
+        ("private_deep", "jax._src.sharding_impls"),
+        ("private_underscore", "jax.numpy._private"),
+        ("core_tracer", True),
+        ("core_concrete", False),
+        ("core_shaped_array", "ShapedArray(float32[3])"),
         ("unknown", "jax.no_such_module"),
         ("flatten_util", [1.0, 1.0]),
     ],
@@ -127,8 +137,9 @@ def test_alias_resolves_public_modules(aliased, key, expected):
 
 def test_host_copies_of_sharded_arrays_under_the_alias():
     # jaxlib's C++ imports `jax.core` and `jax._src.sharding_impls` when it makes
-    # per-device arrays; under the alias those are not importable, so it falls back
-    # to its own types and the host copies stay right.
+    # per-device arrays: under the alias `jax.core.ShapedArray` is polyjax's, which
+    # takes jaxlib's (shape, dtype, weak_type); `jax._src.sharding_impls` is refused,
+    # so jaxlib uses its own sharding type. The host copies stay right.
     found = _findings(
         """
         import polyjax.as_jax
@@ -151,9 +162,40 @@ def test_host_copies_of_sharded_arrays_under_the_alias():
     assert found["x"] == list(map(float, range(16)))
     assert found["y"] == [2.0 * i for i in range(16)]
     assert found["shards"] == [[4.0 * i, 4.0 * i + 2] for i in range(8)]
-    assert found["core"] is False
-    # jaxlib's fallback when `jax.core` is not importable: no aval of its own.
-    assert found["shard_aval"] == "None"
+    assert found["core"] is True
+    assert found["shard_aval"] == "ShapedArray(float32[2])"
+
+
+def test_a_library_wrapping_jax_src_compiler_sees_every_compile():
+    # chex.restrict_backends replaces `jax._src.compiler.backend_compile_and_load`
+    # to forbid compiling for a platform; polyjax's compiles must go through it.
+    found = _findings(
+        """
+        import polyjax.as_jax
+        import json
+        import jax
+        from jax._src import compiler
+
+        seen = []
+        inner = compiler.backend_compile_and_load
+        def forbid_cpu(backend, *args):
+            seen.append(backend.platform)
+            if backend.platform == "cpu":
+                raise RuntimeError("compiling for cpu is forbidden")
+            return inner(backend, *args)
+
+        compiler.backend_compile_and_load = forbid_cpu
+        try:
+            jax.jit(lambda v: v + 1)(1.0)
+            outcome = "compiled"
+        except RuntimeError as err:
+            outcome = str(err)
+        compiler.backend_compile_and_load = inner
+        after = float(jax.jit(lambda v: v + 2)(1.0))
+        print(json.dumps({"outcome": outcome, "seen": seen, "after": after}))
+        """
+    )
+    assert found == {"outcome": "compiling for cpu is forbidden", "seen": ["cpu"], "after": 3.0}
 
 
 def test_compile_logs_use_jax_logger_names_and_wording():

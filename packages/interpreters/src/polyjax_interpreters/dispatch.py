@@ -31,7 +31,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, cast
 
 import numpy as np
@@ -473,6 +473,32 @@ def _compile_options(lowered: LoweredModule) -> Any:
     return options
 
 
+def backend_compile_and_load(
+    client: Any, module: Any, devices: Any, options: Any, host_callbacks: Sequence[Any] = ()
+) -> Any:
+    """Compiles ``module`` with PJRT ``client`` for ``devices``: every compile ends here."""
+    if host_callbacks:
+        return client.compile_and_load(module, devices, options, list(host_callbacks))
+    return client.compile_and_load(module, devices, options)
+
+
+_compile_function: Callable[..., Any] = backend_compile_and_load
+
+
+def set_compile_function(function: Callable[..., Any] | None) -> Callable[..., Any]:
+    """Routes every compile through ``function`` (None: the default); returns the previous one.
+
+    ``function`` takes the arguments of `backend_compile_and_load` and must
+    compile (usually by calling it). polyjax.as_jax routes compiles through
+    ``jax._src.compiler`` with this, so that a library wrapping JAX's compile
+    function (chex's ``restrict_backends``) sees polyjax's compiles.
+    """
+    global _compile_function
+    previous = _compile_function
+    _compile_function = backend_compile_and_load if function is None else function
+    return previous
+
+
 def compile_lowered(lowered: LoweredModule) -> Executable:
     """Compiles a lowered module with its device's PJRT client."""
     device = lowered.device
@@ -482,15 +508,15 @@ def compile_lowered(lowered: LoweredModule) -> Executable:
     code = mlir.module_to_bytecode(lowered.module)
     host_callbacks = list(getattr(lowered.keepalive, "host_callbacks", None) or [])
     client = device.client
-    if host_callbacks:
-        xla_exe = client.compile_and_load(
-            lowered.module,
-            _jax.DeviceList(devices),
-            _compile_options(lowered),
-            host_callbacks,
-        )
-    else:
-        xla_exe = client.compile_and_load(code, _jax.DeviceList(devices), _compile_options(lowered))
+    # A module with host callbacks is passed as an MLIR module, which jaxlib
+    # needs to attach the callbacks; any other as bytecode, which is cheaper.
+    xla_exe = _compile_function(
+        client,
+        lowered.module if host_callbacks else code,
+        _jax.DeviceList(devices),
+        _compile_options(lowered),
+        host_callbacks,
+    )
     if config.log_compiles.value:
         seconds = time.perf_counter() - t0
         shapes = ", ".join(a.str_short(short_dtypes=False) for a in lowered.in_avals)

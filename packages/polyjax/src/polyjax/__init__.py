@@ -206,6 +206,7 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
 _SUBMODULES = frozenset(
     {
         "ad_checkpoint",
+        "core",
         "custom_derivatives",
         "debug",
         "distributed",

@@ -14,10 +14,12 @@ Use it as a program's first import, or run a script or module under it::
     python -m polyjax.as_jax train.py --steps 10
     python -m polyjax.as_jax -m pytest --pyargs optax
 
-Only JAX's public modules are mapped: a path with a private part
-(``jax._src``) is refused with ``ModuleNotFoundError``, as is a public
-module polyjax does not have. ``jax.__version__`` is the JAX version whose
-API polyjax follows (docs/ecosystem.md says why).
+Only JAX's public modules are mapped, plus the few private ones that
+libraries import (``jax._src.compiler``, see ``polyjax.as_jax._jax_src``):
+any other path with a private part (``jax._src.sharding_impls``) is refused
+with ``ModuleNotFoundError``, as is a public module polyjax does not have.
+``jax.__version__`` is the JAX version whose API polyjax follows
+(docs/ecosystem.md says why).
 
 Under the hook, compile logs (``jax.log_compiles()``) are written to JAX's
 logger names with JAX's wording, so code that counts compilations by
@@ -48,6 +50,9 @@ JAX_VERSION = "0.10.2"
 
 _ALIAS = "jax"
 _TARGET = "polyjax"
+# The private modules mapped after all (`jax._src.X` is `_SRC_PACKAGE.X`): see there why.
+_SRC_PACKAGE = "polyjax.as_jax._jax_src"
+_SRC_SHIMS = ("compiler",)
 
 
 def _is_polyjax_module(value: object) -> bool:
@@ -104,12 +109,15 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if fullname != _ALIAS and not fullname.startswith(_ALIAS + "."):
             return None
         parts = fullname.split(".")[1:]
-        if any(part.startswith("_") for part in parts):
+        if parts[:1] == ["_src"] and (len(parts) == 1 or parts[1:] in ([n] for n in _SRC_SHIMS)):
+            module = importlib.import_module(".".join([_SRC_PACKAGE, *parts[1:]]))
+        elif any(part.startswith("_") for part in parts):
             raise ModuleNotFoundError(
                 f"No module named {fullname!r}: polyjax.as_jax maps only JAX's public modules",
                 name=fullname,
             )
-        module = _target_module(".".join([_TARGET, *parts]))
+        else:
+            module = _target_module(".".join([_TARGET, *parts]))
         if module is None:
             raise ModuleNotFoundError(
                 f"No module named {fullname!r}: polyjax has no such public module",
