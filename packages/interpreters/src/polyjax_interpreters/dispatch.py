@@ -46,7 +46,7 @@ from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_core.wrapped_fun import DebugInfo
 from polyjax_interpreters import array as _array
-from polyjax_interpreters import backends, mlir
+from polyjax_interpreters import backends, compilation_cache, mlir
 from polyjax_interpreters.array import Array, put_value
 from polyjax_interpreters.sharding import GSPMDSharding, SingleDeviceSharding
 from polyjax_interpreters.sharding import Sharding as _Sharding
@@ -488,9 +488,14 @@ def compile_lowered(lowered: LoweredModule) -> Executable:
             _compile_options(lowered),
             host_callbacks,
         )
+        from_cache = False
     else:
-        xla_exe = client.compile_and_load(code, _jax.DeviceList(devices), _compile_options(lowered))
-    if config.log_compiles.value:
+        # The one place a module without host callbacks gets compiled: through
+        # the persistent cache when one is set (`compilation_cache`).
+        xla_exe, from_cache = compilation_cache.compile_or_get_cached(
+            client, code, devices, _compile_options(lowered), lowered.name
+        )
+    if config.log_compiles.value and not from_cache:
         seconds = time.perf_counter() - t0
         shapes = ", ".join(a.str_short(short_dtypes=False) for a in lowered.in_avals)
         # The structured fields let a handler (polyjax.as_jax) restate the
