@@ -2,7 +2,7 @@
 """Measure polyjax's dispatch, import and compile costs next to JAX's figures.
 
 Usage:
-    uv run --locked python tools/bench [--quick] [--json PATH] [--jax PYTHON] [--only sharded]
+    uv run --locked python tools/bench [--quick] [--json PATH] [--jax PYTHON] [--only NAME]
 
 What it measures, on the default backend (set JAX_PLATFORMS to choose another):
 
@@ -30,6 +30,20 @@ What it measures, on the default backend (set JAX_PLATFORMS to choose another):
   ``sharded_jit.dispatch`` (``x + 1`` on an 8x8 array sharded over 8 devices),
   per call; with ``--jax PYTHON`` the same code runs with JAX in that Python,
   alternating, and JAX's figures fill the JAX column.
+
+Only with ``--only NAME`` (each starts a dozen fresh processes), side by side
+with JAX when ``--jax PYTHON`` is given, alternating fresh children:
+
+- ``while_loop_eager``: an eager ``lax.fori_loop`` of 100 steps, called again
+  and again with the same body function, per call;
+- ``import_time``: ``python -c "import polyjax.numpy as jnp; print(jnp.ones(3)
+  + 1)"`` (``jax.numpy`` for JAX), wall-clock time of the whole process;
+- ``compile_cache``: the first call of the jitted 100-op function in a second
+  fresh process whose persistent compilation cache the first one filled.
+
+These children may write ``.pyc`` files (``PYTHONDONTWRITEBYTECODE`` is
+dropped), as installed packages have them: otherwise every fresh polyjax
+process would compile its sources, which JAX's wheel never does.
 
 Per-call figures follow ``timeit``: a loop of NUMBER calls is timed REPEAT
 times; the median per call is reported (and the minimum, for reference). The
@@ -1013,8 +1027,6 @@ def main(argv: list[str] | None = None) -> int:
     results += bench_training(args.quick)
     results += bench_sharded(args.quick, args.jax)
     results += bench_export(args.quick, args.jax)
-    for bench in BENCH_ISSUE16.values():
-        results += bench(args.quick, args.jax)
 
     print(header())
     if args.quick:
