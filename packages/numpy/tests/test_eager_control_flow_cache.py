@@ -105,7 +105,8 @@ class _Compiles(logging.Handler):
         self.count = 0
 
     def emit(self, record):
-        if "Finished compiling" in record.getMessage():
+        # (A load from a warm persistent compilation cache is logged so too.)
+        if record.getMessage().startswith("Finished compiling"):
             self.count += 1
 
 

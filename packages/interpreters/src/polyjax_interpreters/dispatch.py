@@ -488,14 +488,13 @@ def compile_lowered(lowered: LoweredModule) -> Executable:
             _compile_options(lowered),
             host_callbacks,
         )
-        from_cache = False
     else:
         # The one place a module without host callbacks gets compiled: through
         # the persistent cache when one is set (`compilation_cache`).
-        xla_exe, from_cache = compilation_cache.compile_or_get_cached(
+        xla_exe, _ = compilation_cache.compile_or_get_cached(
             client, code, devices, _compile_options(lowered), lowered.name
         )
-    if config.log_compiles.value and not from_cache:
+    if config.log_compiles.value:  # (also after a persistent-cache hit, as JAX logs it)
         seconds = time.perf_counter() - t0
         shapes = ", ".join(a.str_short(short_dtypes=False) for a in lowered.in_avals)
         # The structured fields let a handler (polyjax.as_jax) restate the
