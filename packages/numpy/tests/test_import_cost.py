@@ -1,4 +1,5 @@
-"""`import polyjax.numpy` loads only what a first `jnp` operation needs.
+"""`import polyjax.numpy` (that is, `polyjax_numpy.numpy`: the facade is not a
+dependency of this package) loads only what a first `jnp` operation needs.
 
 SciPy (which jaxlib's LAPACK kernels use, bound at the first lowering of a
 linear-algebra call) and NumPy's test and Fortran helpers cost a fresh process
@@ -14,7 +15,7 @@ DEFERRED = ("scipy", "numpy.testing", "numpy.f2py", "unittest")
 
 CHILD = f"""
 import sys
-import polyjax.numpy as jnp
+import polyjax_numpy.numpy as jnp  # what `import polyjax.numpy` loads
 print(jnp.ones(3) + 1)
 loaded = sorted(m for m in {DEFERRED!r} if m in sys.modules)
 print("loaded:", loaded)
