@@ -201,6 +201,29 @@ def test_check_isolated_end_to_end(tmp_path):
     assert not (root / ".venv").exists()
 
 
+def test_check_isolated_compilation_cache_env(tmp_path, monkeypatch):
+    # --compilation-cache DIR: the tests' processes get the persistent cache in DIR,
+    # every compilation written (no minimum time or size), and nothing else changes.
+    env = check_isolated.compilation_cache_env(str(tmp_path))
+    assert env == {
+        "JAX_COMPILATION_CACHE_DIR": str(tmp_path),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+    }
+    seen = {}
+
+    def fake_run(cmd, *args, **kwargs):
+        seen.update(kwargs.get("extra_env") or {})
+        return 0, "1 passed in 0.01s"
+
+    monkeypatch.setattr(check_isolated, "run", fake_run)
+    monkeypatch.setattr(check_isolated, "_test_env", env)
+    ws = check_isolated.load_workspace(REPO)
+    pkg = ws.resolve("core")
+    check_isolated.run_tests(ws, pkg, Path("/venv/bin/python"), tmp_path, False)
+    assert seen == env
+
+
 def test_check_isolated_rejects_unknown_package(capsys):
     assert check_isolated.main(["no-such-package"]) == 2
     assert "unknown package" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 
 Usage:
     uv run --locked python tools/check_isolated.py [PACKAGE ...] [--keep] [-v]
+        [--compilation-cache DIR]
 
 PACKAGE is a distribution name (polyjax-core), an import name (polyjax_core) or a
 directory name under packages/ (core); the default is every workspace package, bottom
@@ -223,7 +224,15 @@ def _env() -> dict[str, str]:
     return env
 
 
-def run(cmd, step: str, cwd: Path, verbose: bool, timeout: float = 1800, check: bool = True):
+def run(
+    cmd,
+    step: str,
+    cwd: Path,
+    verbose: bool,
+    timeout: float = 1800,
+    check: bool = True,
+    extra_env: dict[str, str] | None = None,
+):
     """Run `cmd`; return its output (with check=False: (exit status, output))."""
     if verbose:
         print("  $", " ".join(str(c) for c in cmd), flush=True)
@@ -231,7 +240,7 @@ def run(cmd, step: str, cwd: Path, verbose: bool, timeout: float = 1800, check: 
         proc = subprocess.run(
             [str(c) for c in cmd],
             cwd=cwd,
-            env=_env(),
+            env=_env() | (extra_env or {}),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -465,12 +474,33 @@ def pytest_command(ws: Workspace, pkg: Package, venv_python: Path) -> list:
     return cmd
 
 
+# Set by --compilation-cache: the tests' environment points polyjax's persistent
+# compilation cache at a directory (that an earlier run, e.g. CI's main one, filled).
+_test_env: dict[str, str] = {}
+
+
+def compilation_cache_env(directory: str) -> dict[str, str]:
+    """The environment that makes every compilation use the persistent cache in `directory`."""
+    return {
+        "JAX_COMPILATION_CACHE_DIR": os.path.abspath(directory),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+    }
+
+
 def run_tests(ws: Workspace, pkg: Package, venv_python: Path, workdir: Path, verbose: bool) -> str:
     step = "tests"
     tests = pkg.dir / "tests"
     if not tests.is_dir():
         raise StepFailed(step, f"{tests} does not exist")
-    rc, out = run(pytest_command(ws, pkg, venv_python), step, workdir, verbose, check=False)
+    rc, out = run(
+        pytest_command(ws, pkg, venv_python),
+        step,
+        workdir,
+        verbose,
+        check=False,
+        extra_env=_test_env,
+    )
     counts = parse_pytest_summary(out)
     if counts.get("failed") or counts.get("errors"):
         raise StepFailed(step, _fmt_counts(counts), out)
@@ -551,7 +581,18 @@ def main(argv=None) -> int:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="show every command and its output"
     )
+    parser.add_argument(
+        "--compilation-cache",
+        metavar="DIR",
+        help="run the tests with polyjax's persistent compilation cache in DIR (every "
+        "compilation read from and written to it): a DIR that an earlier run filled "
+        "(JAX_COMPILATION_CACHE_DIR=DIR with JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0) "
+        "saves most compile time",
+    )
     args = parser.parse_args(argv)
+    _test_env.clear()
+    if args.compilation_cache:
+        _test_env.update(compilation_cache_env(args.compilation_cache))
 
     if shutil.which("uv") is None:
         print("error: uv is not on PATH", file=sys.stderr)

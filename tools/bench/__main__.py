@@ -2,7 +2,7 @@
 """Measure polyjax's dispatch, import and compile costs next to JAX's figures.
 
 Usage:
-    uv run --locked python tools/bench [--quick] [--json PATH] [--jax PYTHON] [--only sharded]
+    uv run --locked python tools/bench [--quick] [--json PATH] [--jax PYTHON] [--only NAME]
 
 What it measures, on the default backend (set JAX_PLATFORMS to choose another):
 
@@ -30,6 +30,20 @@ What it measures, on the default backend (set JAX_PLATFORMS to choose another):
   ``sharded_jit.dispatch`` (``x + 1`` on an 8x8 array sharded over 8 devices),
   per call; with ``--jax PYTHON`` the same code runs with JAX in that Python,
   alternating, and JAX's figures fill the JAX column.
+
+Only with ``--only NAME`` (each starts a dozen fresh processes), side by side
+with JAX when ``--jax PYTHON`` is given, alternating fresh children:
+
+- ``while_loop_eager``: an eager ``lax.fori_loop`` of 100 steps, called again
+  and again with the same body function, per call;
+- ``import_time``: ``python -c "import polyjax.numpy as jnp; print(jnp.ones(3)
+  + 1)"`` (``jax.numpy`` for JAX), wall-clock time of the whole process;
+- ``compile_cache``: the first call of the jitted 100-op function in a second
+  fresh process whose persistent compilation cache the first one filled.
+
+These children may write ``.pyc`` files (``PYTHONDONTWRITEBYTECODE`` is
+dropped), as installed packages have them: otherwise every fresh polyjax
+process would compile its sources, which JAX's wheel never does.
 
 Per-call figures follow ``timeit``: a loop of NUMBER calls is timed REPEAT
 times; the median per call is reported (and the minimum, for reference). The
@@ -759,6 +773,170 @@ def bench_export(quick: bool, jax_python: str | None) -> list[Result]:
 
 
 # ---------------------------------------------------------------------------
+# Issue 16, points 3 to 5, side by side with JAX (`--jax PYTHON`), alternating
+# fresh children: eager control flow, time to first result, the persistent cache.
+
+_CHILD_WHILE_EAGER = r"""
+import json, statistics, sys, time
+LIB, QUICK = sys.argv[1], sys.argv[2] == "quick"
+if LIB == "jax":
+    import jax, jax.numpy as jnp
+    from jax import lax
+else:
+    import polyjax as jax, polyjax.numpy as jnp
+    from polyjax import lax
+
+def body(i, x):  # the same function object on every call
+    return x * 1.0001 + 0.5
+
+x = jnp.ones(16)
+jax.block_until_ready(lax.fori_loop(0, 100, body, x))
+number, repeat = (5, 3) if QUICK else (200, 7)
+times = []
+for _ in range(repeat):
+    t0 = time.perf_counter()
+    for _ in range(number):
+        out = lax.fori_loop(0, 100, body, x)
+    jax.block_until_ready(out)
+    times.append((time.perf_counter() - t0) / number)
+print(json.dumps({"while_loop_eager": [statistics.median(times), min(times)]}))
+"""
+
+# The line of issue 16, point 4, in a fresh interpreter, timed from outside
+# (interpreter start-up included, as `time python -c ...` does).
+_FIRST_OP = "import {lib}.numpy as jnp; print(jnp.ones(3) + 1)"
+
+# The 100-op program of `bench_compile`, jitted and called once: its first call
+# (trace, lower, then compile or load from the persistent cache), timed inside.
+_CHILD_CACHED_PROGRAM = r"""
+import json, sys, time
+LIB = sys.argv[1]
+if LIB == "jax":
+    import jax
+    from jax import lax
+else:
+    import polyjax as jax
+    from polyjax import lax
+import numpy as np
+
+def f(x):
+    for _ in range(N_OPS // 4):
+        x = lax.add(lax.mul(lax.sin(x), lax.cos(x)), x)
+    return x
+
+x = np.ones((8,), np.float32)
+t0 = time.perf_counter()
+jax.block_until_ready(jax.jit(f)(x))
+print(json.dumps({"first_call": time.perf_counter() - t0}))
+"""
+
+
+def _bytecode_env(**extra: str) -> dict[str, str]:
+    """The environment of a child that may write and use ``.pyc`` files, as an
+    installed package has them (a ``PYTHONDONTWRITEBYTECODE`` shell would have every
+    fresh polyjax process compile its sources, which JAX's wheel never does)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return env | extra
+
+
+def _while_eager_child(python: str, lib: str, quick: bool) -> dict:
+    args = [_CHILD_WHILE_EAGER, lib, "quick" if quick else "full"]
+    return {k: tuple(v) for k, v in _run_child(python, lib, args, _bytecode_env()).items()}
+
+
+def _first_op_child(python: str, lib: str, quick: bool) -> dict:
+    code = _FIRST_OP.format(lib="jax" if lib == "jax" else "polyjax")
+    env = _bytecode_env()
+    times = []
+    for _ in range(1 if quick else 3):
+        t0 = time.perf_counter()
+        subprocess.run([python, "-c", code], capture_output=True, check=True, env=env)
+        times.append(time.perf_counter() - t0)
+    return {"first_op": (statistics.median(times), min(times))}
+
+
+def _cached_program_child(python: str, lib: str, quick: bool) -> dict:
+    """A first process fills a new cache directory, a second one (timed) uses it."""
+    import shutil
+    import tempfile
+
+    code = _CHILD_CACHED_PROGRAM.replace("N_OPS", str(N_COMPILE_OPS))
+    directory = tempfile.mkdtemp(prefix="bench_compile_cache_")
+    env = _bytecode_env(
+        JAX_COMPILATION_CACHE_DIR=directory, JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0"
+    )
+    try:
+        cold = _run_child(python, lib, [code, lib], env)["first_call"]
+        warm = _run_child(python, lib, [code, lib], env)["first_call"]
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    return {"warm": (warm, warm), "cold": (cold, cold)}
+
+
+def _side_by_side(
+    child: Callable[[str, str, bool], dict],
+    rows: Sequence[tuple[str, str, float]],
+    quick: bool,
+    jax_python: str | None,
+) -> list[Result]:
+    """One Result per (key, name, target ratio): polyjax's best round against JAX's."""
+    keys = [k for k, _, _ in rows]
+    try:
+        # A first round of each warms the children's bytecode and disk caches.
+        child(sys.executable, "polyjax", True)
+        if jax_python:
+            child(jax_python, "jax", True)
+        ours, theirs = _alternating_rounds(child, keys, quick, jax_python)
+    except Exception as e:  # report it, keep going
+        error = f"{type(e).__name__}: {e}"
+        return [Result(name, None, error=error) for _, name, _ in rows]
+    results = []
+    for key, name, ratio in rows:
+        jax_median = min(m for m, _ in theirs[key]) if theirs[key] else None
+        results.append(
+            Result(
+                name,
+                min(m for m, _ in ours[key]),
+                min(m for _, m in ours[key]),
+                jax=jax_median,
+                target=None if jax_median is None else jax_median * ratio,
+            )
+        )
+    return results
+
+
+def bench_while_loop_eager(quick: bool, jax_python: str | None) -> list[Result]:
+    """while_loop_eager: fori_loop of 100 steps called eagerly with the same body."""
+    name = "while_loop_eager: eager fori_loop(0, 100, body, f32[16]), same body, per call"
+    return _side_by_side(_while_eager_child, [("while_loop_eager", name, 1.0)], quick, jax_python)
+
+
+def bench_first_op(quick: bool, jax_python: str | None) -> list[Result]:
+    """import_time.first_op: a fresh interpreter's import and first jnp result."""
+    name = "import_time.first_op: python -c 'import ...numpy as jnp; print(jnp.ones(3) + 1)'"
+    return _side_by_side(_first_op_child, [("first_op", name, 1.0)], quick, jax_python)
+
+
+def bench_compile_cache(quick: bool, jax_python: str | None) -> list[Result]:
+    """compile_cache.warm: the 100-op program's first call in a second process, cache warm."""
+    n = N_COMPILE_OPS
+    rows = [
+        ("warm", f"compile_cache.warm: {n}-op jit, first call in a 2nd process, cache warm", 1.0),
+        ("cold", "  compile_cache.cold: the same in the 1st process (for information)", 1e9),
+    ]
+    results = _side_by_side(_cached_program_child, rows, quick, jax_python)
+    results[1].target = None
+    return results
+
+
+BENCH_ISSUE16 = {
+    "while_loop_eager": bench_while_loop_eager,
+    "import_time": bench_first_op,
+    "compile_cache": bench_compile_cache,
+}
+
+
+# ---------------------------------------------------------------------------
 # Report
 
 
@@ -819,7 +997,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        choices=["sharded", "export"],
+        choices=["sharded", "export", *BENCH_ISSUE16],
         help="run only these benchmarks",
     )
     args = parser.parse_args(argv)
@@ -830,6 +1008,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.only == "export":
         results = bench_export(args.quick, args.jax)
+        print(header())
+        print(render(results))
+        return 0
+    if args.only in BENCH_ISSUE16:
+        results = BENCH_ISSUE16[args.only](args.quick, args.jax)
         print(header())
         print(render(results))
         return 0

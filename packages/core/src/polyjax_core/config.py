@@ -35,6 +35,7 @@ __all__ = [
     "config",
     "define_bool_state",
     "define_enum_state",
+    "define_float_state",
     "define_int_state",
     "define_optional_enum_state",
     "define_optional_int_state",
@@ -45,6 +46,9 @@ __all__ = [
     # The options, by their short names.
     "check_tracer_leaks",
     "compilation_cache_dir",
+    "enable_compilation_cache",
+    "persistent_cache_min_compile_time_secs",
+    "persistent_cache_min_entry_size_bytes",
     "debug_infs",
     "debug_nans",
     "default_device",
@@ -417,6 +421,22 @@ def _int_validator(optional: bool) -> Callable[[State, Any], int | None]:
     return validate
 
 
+def _parse_float(text: str, env_var: str) -> float:
+    try:
+        return float(text.strip())
+    except ValueError:
+        raise ValueError(
+            f"Invalid value {text!r} for environment variable {env_var}: expected a number."
+        ) from None
+
+
+def _validate_float(state: State, value: Any) -> float:
+    # As JAX: an int is accepted as it is (JAX stores `0` as given).
+    if isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool):
+        return value.item() if isinstance(value, np.generic) else value
+    raise _type_error(state, "a float", value)
+
+
 def _string_validator(optional: bool) -> Callable[[State, Any], str | None]:
     def validate(state: State, value: Any) -> str | None:
         if value is None and optional:
@@ -585,6 +605,33 @@ def define_int_state(
         help,
         _parse_int,
         _int_validator(optional=False),
+        include_in_trace_context,
+        update_hook,
+        update_thread_local_hook,
+    )
+
+
+def define_float_state(
+    name: str,
+    default: float,
+    help: str,
+    *,
+    include_in_trace_context: bool = False,
+    update_hook: Callable[[float], None] | None = None,
+    update_thread_local_hook: Callable[[float | None], None] | None = None,
+) -> State[float]:
+    """Defines a floating-point option; see :func:`define_bool_state` for the arguments.
+
+    Raises:
+      ValueError: if the option exists already or its environment variable is not a
+        number.
+    """
+    return _define(
+        name,
+        default,
+        help,
+        _parse_float,
+        _validate_float,
         include_in_trace_context,
         update_hook,
         update_thread_local_hook,
@@ -934,6 +981,26 @@ compilation_cache_dir = define_optional_string_state(
     "jax_compilation_cache_dir",
     None,
     "Directory for the persistent compilation cache; None disables it.",
+)
+
+enable_compilation_cache = define_bool_state(
+    "jax_enable_compilation_cache",
+    True,
+    "If False, the persistent compilation cache is off even when a directory is set.",
+)
+
+persistent_cache_min_compile_time_secs = define_float_state(
+    "jax_persistent_cache_min_compile_time_secs",
+    1.0,
+    "The minimum compile time (in seconds) of a computation for it to be written to the "
+    "persistent compilation cache; 0 caches every computation.",
+)
+
+persistent_cache_min_entry_size_bytes = define_int_state(
+    "jax_persistent_cache_min_entry_size_bytes",
+    0,
+    "The minimum size (in bytes) of an entry written to the persistent compilation cache; "
+    "0 or -1: no minimum.",
 )
 
 softmax_custom_jvp = define_bool_state(

@@ -46,7 +46,7 @@ from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_core.wrapped_fun import DebugInfo
 from polyjax_interpreters import array as _array
-from polyjax_interpreters import backends, mlir
+from polyjax_interpreters import backends, compilation_cache, mlir
 from polyjax_interpreters.array import Array, put_value
 from polyjax_interpreters.sharding import GSPMDSharding, SingleDeviceSharding
 from polyjax_interpreters.sharding import Sharding as _Sharding
@@ -508,16 +508,20 @@ def compile_lowered(lowered: LoweredModule) -> Executable:
     code = mlir.module_to_bytecode(lowered.module)
     host_callbacks = list(getattr(lowered.keepalive, "host_callbacks", None) or [])
     client = device.client
-    # A module with host callbacks is passed as an MLIR module, which jaxlib
-    # needs to attach the callbacks; any other as bytecode, which is cheaper.
-    xla_exe = _compile_function(
-        client,
-        lowered.module if host_callbacks else code,
-        _jax.DeviceList(devices),
-        _compile_options(lowered),
-        host_callbacks,
-    )
-    if config.log_compiles.value:
+    options = _compile_options(lowered)
+    if host_callbacks:
+        # Passed as an MLIR module, which jaxlib needs to attach the callbacks;
+        # never cached (the callbacks live in this process).
+        xla_exe = _compile_function(
+            client, lowered.module, _jax.DeviceList(devices), options, host_callbacks
+        )
+    else:
+        # The one place a module without host callbacks gets compiled: through
+        # the persistent cache when one is set (`compilation_cache`).
+        xla_exe, _ = compilation_cache.compile_or_get_cached(
+            client, code, devices, options, lowered.name, compile_fn=_compile_function
+        )
+    if config.log_compiles.value:  # (also after a persistent-cache hit, as JAX logs it)
         seconds = time.perf_counter() - t0
         shapes = ", ".join(a.str_short(short_dtypes=False) for a in lowered.in_avals)
         # The structured fields let a handler (polyjax.as_jax) restate the

@@ -17,8 +17,9 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from polyjax_core import dtypes
+from polyjax_core import dtypes, tracing
 from polyjax_core.abstract_values import get_aval
+from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.jaxpr import ClosedJaxpr, Var
 from polyjax_core.lists import partition_list
 from polyjax_core.primitive import Primitive
@@ -174,18 +175,37 @@ def _cond(
         traced = [_trace_fun(f, in_tree, avals, outs0) for f in branches]
     # Every branch takes every branch's closed-over values, then the operands.
     all_consts = [c for _, cs, _ in traced for c in cs]
-    const_avals = [[_aval_of(c) for c in cs] for _, cs, _ in traced]
+    branch_jaxprs = tuple(jx for jx, _, _ in traced)
+    n_consts = tuple(len(cs) for _, cs, _ in traced)
+    if tracing.current_trace() is tracing.eval_trace:
+        # Eager: the traces came from the cache, so the same branches get the
+        # same padded jaxprs, and the eager executable cache hits.
+        jaxprs = _padded_branches_cached(branch_jaxprs, n_consts)
+    else:
+        jaxprs = _padded_branches(branch_jaxprs, n_consts)
+    outs = cond_p.bind(index, *all_consts, *ops, branches=jaxprs)
+    return tree_unflatten(out_trees[0], outs)
+
+
+def _padded_branches(
+    branch_jaxprs: tuple[ClosedJaxpr, ...], n_consts: tuple[int, ...]
+) -> tuple[ClosedJaxpr, ...]:
+    """Each branch's jaxpr taking every branch's closed-over values (``n_consts``
+    of each, in branch order), then the operands."""
+    const_avals = [[v.aval for v in jx.jaxpr.invars[:n]] for jx, n in zip(branch_jaxprs, n_consts)]
     jaxprs = []
-    for i, (jx, _, _) in enumerate(traced):
+    for i, jx in enumerate(branch_jaxprs):
         before = [a for avs in const_avals[:i] for a in avs]
         after = [a for avs in const_avals[i + 1 :] for a in avs]
-        n_c = len(const_avals[i])
+        n_c = n_consts[i]
         j = jx.jaxpr
         mine, rest = j.invars[:n_c], j.invars[n_c:]
         invars = [*(Var(a) for a in before), *mine, *(Var(a) for a in after), *rest]
         jaxprs.append(ClosedJaxpr(j.replace(invars=invars), []))
-    outs = cond_p.bind(index, *all_consts, *ops, branches=tuple(jaxprs))
-    return tree_unflatten(out_trees[0], outs)
+    return tuple(jaxprs)
+
+
+_padded_branches_cached = weakref_lru_cache(_padded_branches, maxsize=4096)
 
 
 def _cond_abstract_eval(index: Any, *avals: Any, branches: tuple[ClosedJaxpr, ...]):

@@ -42,12 +42,13 @@ and its transpose), so its reverse mode never transposes ``tangent_solve``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import get_aval
+from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.jaxpr import ClosedJaxpr
 from polyjax_core.lists import partition_list
 from polyjax_core.primitive import Primitive
@@ -146,6 +147,44 @@ def _one_arg(tree: Any) -> Any:
     return tree_structure((tree.unflatten([0] * tree.num_leaves),))
 
 
+class _Like(NamedTuple):
+    """Wraps a function of ``x`` so that its output must be like ``ref`` (`_like`).
+
+    A hashable value, so that the eager trace cache keyed on the user's function
+    hits when a solve is called again with the same functions and types."""
+
+    what: str
+    ref: str
+    tree: Any
+    avals: tuple[Any, ...]
+
+    def __call__(self, fun: Callable[[Any], Any], x: Any) -> list[Any]:
+        return _like(self.what, self.ref, fun(x), self.tree, self.avals)
+
+
+class _Solver(NamedTuple):
+    """Wraps ``solver`` as ``x -> (solution leaves, aux)`` (see `_trace_solver`); hashable."""
+
+    name: str
+    ref: str
+    linear_fun: Callable[[Any], Any]
+    tree: Any
+    avals: tuple[Any, ...]
+    has_aux: bool
+
+    def __call__(self, solver: Callable[..., Any], x: Any) -> tuple[list[Any], Any]:
+        out = solver(self.linear_fun, x)
+        aux = None
+        if self.has_aux:
+            if not (isinstance(out, tuple | list) and len(out) == 2):
+                raise TypeError(
+                    f"{self.name} with has_aux=True must return a pair (solution, aux), got "
+                    f"{type(out).__name__}."
+                )
+            out, aux = out
+        return _like(f"{self.name}() output", self.ref, out, self.tree, self.avals), aux
+
+
 def _trace_map(
     what: str, ref: str, fun: Callable[[Any], Any], tree: Any, avals: Sequence[Any]
 ) -> tuple[ClosedJaxpr, list[Any]]:
@@ -155,9 +194,8 @@ def _trace_map(
       ``(jaxpr, consts)``: the jaxpr takes the closed-over values ``consts``,
       then the leaves of ``x``, and returns the leaves of ``y``.
     """
-    jaxpr, consts, _ = _trace_fun(
-        lambda x: _like(what, ref, fun(x), tree, avals), _one_arg(tree), avals
-    )
+    adapt = _Like(what, ref, tree, tuple(avals))
+    jaxpr, consts, _ = _trace_fun(fun, _one_arg(tree), avals, adapt=adapt)
     return jaxpr, consts
 
 
@@ -176,25 +214,36 @@ def _trace_solver(
       ``(jaxpr, consts, aux_tree)``: the jaxpr takes ``consts`` then the leaves
       of ``x`` and returns the leaves of the solution then those of ``aux``.
     """
-    aux_trees: list[Any] = []
+    adapt = _Solver(name, ref, linear_fun, tree, tuple(avals), has_aux)
+    jaxpr, consts, out_tree = _trace_fun(solver, _one_arg(tree), avals, adapt=adapt)
+    return jaxpr, consts, out_tree.children()[1]
 
-    def fun(x: Any) -> list[Any]:
-        out = solver(linear_fun, x)
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple | list) and len(out) == 2):
-                raise TypeError(
-                    f"{name} with has_aux=True must return a pair (solution, aux), got "
-                    f"{type(out).__name__}."
-                )
-            out, aux = out
-        leaves = _like(f"{name}() output", ref, out, tree, avals)
-        aux_leaves, aux_tree = tree_flatten(aux)
-        aux_trees.append(aux_tree)
-        return [*leaves, *aux_leaves]
 
-    jaxpr, consts, _ = _trace_fun(fun, _one_arg(tree), avals)
-    return jaxpr, consts, aux_trees[-1]
+class _Vecmat:
+    """``y -> vecmat(y)``, the transposed ``matvec`` run from its jaxpr.
+
+    Equal to another when built from the same jaxpr and the same constants (the
+    eager trace cache gives both back unchanged on a repeated solve), so that
+    tracing ``transpose_solve(vecmat, y)`` hits the cache too.
+    """
+
+    __slots__ = ("vm", "consts", "tree", "avals")
+
+    def __init__(self, vm: ClosedJaxpr, consts: Sequence[Any], tree: Any, avals: Sequence[Any]):
+        self.vm, self.consts, self.tree, self.avals = vm, tuple(consts), tree, tuple(avals)
+
+    def __call__(self, y: Any) -> Any:
+        leaves = _like("vecmat() argument", "b", y, self.tree, self.avals)
+        return tree_unflatten(self.tree, _closed_call(self.vm, *self.consts, *leaves))
+
+    def _key(self) -> tuple:
+        return (self.vm, tuple(map(id, self.consts)), self.tree, self.avals)
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Vecmat and self._key() == other._key()
 
 
 # ---------------------------------------------------------------------------
@@ -272,11 +321,8 @@ def custom_linear_solve(
         if symmetric:
             vm, vm_consts, vecmat = mv, mv_consts, matvec
         else:
-            vm, vm_consts = _transpose_matvec(mv, len(mv_consts), avals), mv_consts
-
-            def vecmat(y: Any) -> Any:
-                leaves = _like("vecmat() argument", "b", y, tree, avals)
-                return tree_unflatten(tree, _closed_call(vm, *mv_consts, *leaves))
+            vm, vm_consts = _transpose_matvec(mv, len(mv_consts), tuple(avals)), mv_consts
+            vecmat = _Vecmat(vm, mv_consts, tree, avals)
 
         if symmetric and transpose_solve is solve:
             ts, ts_consts = sv, sv_consts
@@ -299,7 +345,8 @@ def custom_linear_solve(
     return x
 
 
-def _transpose_matvec(mv: ClosedJaxpr, n_consts: int, avals: Sequence[Any]) -> ClosedJaxpr:
+@weakref_lru_cache(maxsize=4096)
+def _transpose_matvec(mv: ClosedJaxpr, n_consts: int, avals: tuple[Any, ...]) -> ClosedJaxpr:
     """The jaxpr of ``vecmat``, the transpose of ``matvec`` (same leading constants)."""
     n = len(avals)
     vm, nonzero = ad.transpose_jaxpr(mv, [False] * n_consts + [True] * n, [True] * n)

@@ -3,8 +3,10 @@
 `jaxlib.lapack.registrations()` maps ``"cpu"`` to ``(name, capsule, api_version)``
 triples (``lapack_<s|d|c|z><routine>_ffi``); importing this module registers them
 with XLA (`xla_client.register_custom_call_target`; registrations queue until the
-CPU client installs its handler, so the order does not matter) and runs
-`lapack._lapack.initialize()`, which binds the kernels to the LAPACK routines.
+CPU client installs its handler, so the order does not matter). The first lowering
+of a LAPACK call runs `lapack._lapack.initialize()`, which binds the kernels to
+the LAPACK routines: not at import (as in JAX), because it imports SciPy's LAPACK
+(about 0.4 s), which a program without linear algebra never needs.
 
 `custom_call` emits ``stablehlo.custom_call`` in the typed-FFI form
 (``api_version = 4``): the kernel's attributes go in ``backend_config`` as a
@@ -48,14 +50,23 @@ def _register() -> None:
     for platform, targets in _lapack_mod.registrations().items():
         for name, capsule, api_version in targets:
             xla_client.register_custom_call_target(name, capsule, platform, api_version=api_version)
-    _lapack_mod._lapack.initialize()
 
 
 _register()
+_initialized = False
+
+
+def initialize() -> None:
+    """Binds the kernels to the LAPACK routines, once, before the first module using them."""
+    global _initialized
+    if not _initialized and _lapack_mod is not None:
+        _lapack_mod._lapack.initialize()
+        _initialized = True
 
 
 def target_name(fn_base: str, dtype: Any) -> str:
     """``lapack_<s|d|c|z><fn_base>_ffi`` for the element type `dtype`."""
+    initialize()
     return f"lapack_{_PREFIX[np.dtype(dtype)]}{fn_base}_ffi"
 
 
@@ -107,6 +118,7 @@ def custom_call(
         vectors (eigenvalues, pivots, ...), laid out row-major; every other array of
         rank 2 or more is a batch of column-major matrices.
     """
+    initialize()
     result_types = [mlir.aval_to_ir_type(a) for a in result_avals]
     alias_attrs = [
         hlo.OutputOperandAlias.get(

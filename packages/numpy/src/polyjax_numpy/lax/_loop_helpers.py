@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 from jaxlib.mlir import ir
 
-from polyjax_core import dtypes
+from polyjax_core import dtypes, tracing
 from polyjax_core.abstract_values import ShapedArray, get_aval, ordered_axes
+from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.dce import dce_jaxpr
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from polyjax_core.jaxpr_eval import jaxpr_as_fun
@@ -40,18 +41,60 @@ from polyjax_numpy.lax import _elementwise as _ew
 
 
 def _trace_fun(
-    fun: Callable[..., Any], in_tree: Any, in_avals: Sequence[Any], convert_out: Any = None
+    fun: Callable[..., Any],
+    in_tree: Any,
+    in_avals: Sequence[Any],
+    convert_out: Any = None,
+    adapt: Callable[..., Any] | None = None,
 ) -> tuple[ClosedJaxpr, list[Any], Any]:
     """Traces ``fun`` (pytree arguments) on ``in_avals``.
+
+    Outside any transformation (an eager `while_loop`, `scan`, `cond`...), the
+    result is cached on ``fun``, held weakly, and the other arguments, as `jit`'s
+    trace cache does: calling the construct again with the same function and
+    argument types neither traces nor (the jaxpr being the same object, so the
+    eager executable cache hits) compiles again. As in JAX, values the function
+    closes over are captured at its first trace. Under a transformation the
+    closed-over values may be tracers of that transformation: no caching there.
+
+    Args:
+      fun: the user's function.
+      in_tree: the structure of its arguments.
+      in_avals: the types of their leaves.
+      convert_out: per output leaf, an aval to convert it to (or None).
+      adapt: a module-level function ``adapt(fun, *args)`` traced instead of
+        ``fun(*args)`` (the fixed wrapping a construct puts around the user's
+        function); part of the cache key, so it must be the same object each call.
 
     Returns:
       `(jaxpr, consts, out_tree)`: the jaxpr takes the closed-over values
       (`consts`) as leading inputs and has no constvars of its own.
     """
+    convert = None if convert_out is None else tuple(convert_out)
+    if tracing.current_trace() is tracing.eval_trace:
+        try:
+            return _trace_fun_cached(fun, in_tree, tuple(in_avals), convert, adapt)
+        except _Unhashable:
+            pass
+    return _trace_fun_uncached(fun, in_tree, in_avals, convert, adapt)
+
+
+class _Unhashable(Exception):
+    """A cache key part cannot be hashed: trace without the cache."""
+
+
+def _trace_fun_uncached(
+    fun: Callable[..., Any],
+    in_tree: Any,
+    in_avals: Sequence[Any],
+    convert_out: Any,
+    adapt: Callable[..., Any] | None,
+) -> tuple[ClosedJaxpr, list[Any], Any]:
     box: list[Any] = []
 
     def flat(*xs: Any) -> list[Any]:
-        out = fun(*tree_unflatten(in_tree, list(xs)))
+        args = tree_unflatten(in_tree, list(xs))
+        out = fun(*args) if adapt is None else adapt(fun, *args)
         leaves, tree = tree_flatten(out)
         box.append(tree)
         if convert_out is not None:
@@ -65,6 +108,25 @@ def _trace_fun(
     jaxpr = closed.jaxpr
     body = jaxpr.replace(constvars=[], invars=[*jaxpr.constvars, *jaxpr.invars])
     return ClosedJaxpr(body, []), list(closed.consts), box[0]
+
+
+@weakref_lru_cache(maxsize=4096)
+def _trace_fun_cached_impl(
+    fun: Callable[..., Any], in_tree: Any, in_avals: tuple, convert_out: Any, adapt: Any
+) -> tuple[ClosedJaxpr, tuple[Any, ...], Any]:
+    jaxpr, consts, out_tree = _trace_fun_uncached(fun, in_tree, in_avals, convert_out, adapt)
+    return jaxpr, tuple(consts), out_tree
+
+
+def _trace_fun_cached(
+    fun: Callable[..., Any], in_tree: Any, in_avals: tuple, convert_out: Any, adapt: Any
+) -> tuple[ClosedJaxpr, list[Any], Any]:
+    try:
+        hash((in_tree, in_avals, convert_out, adapt))
+    except TypeError:
+        raise _Unhashable from None
+    jaxpr, consts, out_tree = _trace_fun_cached_impl(fun, in_tree, in_avals, convert_out, adapt)
+    return jaxpr, list(consts), out_tree
 
 
 def _aval_of(x: Any) -> ShapedArray:

@@ -12,6 +12,7 @@ of `lax` operations and binds no loop primitive. See `_loop_helpers`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -90,6 +91,32 @@ def scan(
       >>> scan(lambda c, x: (c + x, c), 0.0, np.arange(3.0))
       (Array(3., dtype=float32), Array([0., 0., 1.], dtype=float32))
     """
+    return _scan(f, init, xs, length, reverse, unroll, _split_transpose)
+
+
+def _scan_pair(f: Callable[[Any, Any], Any], c: Any, x: Any) -> tuple[Any, Any]:
+    """The user's scan body, its output checked to be a pair ``(carry, y)``."""
+    out = f(c, x)
+    if not isinstance(out, tuple | list) or len(out) != 2:
+        raise TypeError(
+            f"scan body output must be a pair, got {type(out).__name__} of length "
+            f"{len(out) if isinstance(out, tuple | list) else 1}."
+        )
+    return tuple(out)
+
+
+def _scan(
+    f: Callable[..., Any],
+    init: Any,
+    xs: Any = None,
+    length: int | None = None,
+    reverse: bool = False,
+    unroll: int | bool = 1,
+    _split_transpose: bool = False,
+    adapt: Callable[..., Any] = _scan_pair,
+) -> tuple[Any, Any]:
+    """`scan`, the body traced as ``adapt(f, carry, x)`` (a module-level wrapping
+    returning a pair, so that eager calls hit the trace cache on ``f``)."""
     xs_flat, xs_tree = tree_flatten(xs)
     lengths = set()
     for x in xs_flat:
@@ -120,24 +147,13 @@ def scan(
     init_flat, init_tree = tree_flatten(init)
     x_avals = [_slice_aval(_aval_of(x)) for x in xs_flat]
     in_tree = tree_flatten((init, xs))[1]
-    carry_trees: list[Any] = []
-
-    def body(c: Any, x: Any) -> Any:
-        out = f(c, x)
-        if not isinstance(out, tuple | list) or len(out) != 2:
-            raise TypeError(
-                f"scan body output must be a pair, got {type(out).__name__} of length "
-                f"{len(out) if isinstance(out, tuple | list) else 1}."
-            )
-        carry_trees.append(tree_flatten(out[0])[1])
-        return tuple(out)
-
     carry_avals = [_aval_of(x) for x in init_flat]
-    name = _first_param_name(f)
+    # Errors call the carry by the first parameter of the function traced.
+    name = _first_param_name(f if adapt is _scan_pair else functools.partial(adapt, f))
 
     def trace(carry_avals: list[Any]) -> tuple[ClosedJaxpr, list[Any], Any]:
-        traced = _trace_fun(body, in_tree, [*carry_avals, *x_avals])
-        _check_carry_structure("scan", name, init_tree, carry_trees[-1])
+        traced = _trace_fun(f, in_tree, [*carry_avals, *x_avals], adapt=adapt)
+        _check_carry_structure("scan", name, init_tree, traced[2].children()[0])
         return traced
 
     jaxpr, consts, out_tree = trace(carry_avals)
@@ -681,7 +697,7 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
       Array([0., 2., 4.], dtype=float32)
     """
     if batch_size is None:
-        _, ys = scan(lambda _, x: ((), f(x)), (), xs)
+        _, ys = _scan(f, (), xs, adapt=_map_step)
         return ys
     leaves, tree = tree_flatten(xs)
     if not leaves:
@@ -708,6 +724,10 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
     if len(outs) == 1:
         return tree_unflatten(ys_tree, outs[0])
     return tree_unflatten(ys_tree, [concatenate([a, b], 0) for a, b in zip(*outs)])
+
+
+def _map_step(f: Callable[[Any], Any], _: Any, x: Any) -> tuple[Any, Any]:
+    return (), f(x)
 
 
 def associative_scan(

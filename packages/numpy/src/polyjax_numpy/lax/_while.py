@@ -11,6 +11,7 @@ reverse mode) and a `while` otherwise. See `_loop_helpers`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -46,7 +47,7 @@ from polyjax_numpy.lax._loop_helpers import (
     _type_str,
 )
 from polyjax_numpy.lax._reductions import reduce_max
-from polyjax_numpy.lax._scan import scan
+from polyjax_numpy.lax._scan import _scan
 from polyjax_numpy.lax._shape_ops import (
     broadcast_in_dim,
 )
@@ -76,16 +77,22 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
       >>> while_loop(lambda x: x < 10, lambda x: x * 2, 1)
       Array(16, dtype=int32, weak_type=True)
     """
+    return _while_loop(cond_fun, body_fun, init_val)
+
+
+def _while_loop(
+    cond_fun: Callable[[Any], Any],
+    body_fun: Callable[[Any], Any],
+    init_val: Any,
+    body_adapt: Callable[..., Any] | None = None,
+) -> Any:
+    """`while_loop`, the body traced as ``body_adapt(body_fun, val)`` when given
+    (a fixed wrapping, so that eager calls hit the trace cache on ``body_fun``)."""
     init_flat, tree = tree_flatten(init_val)
     in_tree = tree_flatten((init_val,))[1]
     avals = [_aval_of(x) for x in init_flat]
-    name = _first_param_name(body_fun)
-    box: list[Any] = []
-
-    def body(v: Any) -> Any:
-        o = body_fun(v)
-        box.append(tree_flatten(o)[1])
-        return o
+    traced_body = body_fun if body_adapt is None else functools.partial(body_adapt, body_fun)
+    name = _first_param_name(traced_body)
 
     def trace(avals: list[Any]) -> tuple[ClosedJaxpr, list[Any], ClosedJaxpr, list[Any]]:
         cj, cconsts, _ = _trace_fun(cond_fun, in_tree, avals)
@@ -94,8 +101,8 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
             raise TypeError(
                 f"cond_fun must return a boolean scalar, but got output type(s) {_type_str(out)}."
             )
-        bj, bconsts, _ = _trace_fun(body, in_tree, avals)
-        _check_carry_structure("while_loop", name, tree, box[-1])
+        bj, bconsts, out_tree = _trace_fun(body_fun, in_tree, avals, adapt=body_adapt)
+        _check_carry_structure("while_loop", name, tree, out_tree)
         return cj, cconsts, bj, bconsts
 
     cj, cconsts, bj, bconsts = trace(avals)
@@ -500,30 +507,40 @@ def fori_loop(
     dtype, weak = _fori_index_type(lower, upper)
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     if lo is not None and hi is not None:
-        # Concrete bounds count like Python ints: the index is a weak int32, as in JAX.
-        one = _ew._convert_element_type(1, np.int32, weak_type=True)
-
-        def step(loop_carry: Any, _: Any) -> Any:
-            i, x = loop_carry
-            return (_ew.add(i, one), body_fun(i, x)), None
-
-        (_, out), _ = scan(
-            step,
+        (_, out), _ = _scan(
+            body_fun,
             (_ew._convert_element_type(lo, np.int32, weak_type=True), init_val),
             None,
             length=max(hi - lo, 0),
             unroll=1 if unroll is None else unroll,
+            adapt=_fori_scan_step,
         )
         return out
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are static.")
     lower = _ew._convert_element_type(lower, dtype, weak_type=weak)
     upper = _ew._convert_element_type(upper, dtype, weak_type=weak)
-    one = _ew._convert_element_type(1, dtype, weak_type=weak)
-
-    def body(loop_carry: Any) -> Any:
-        i, u, x = loop_carry
-        return _ew.add(i, one), u, body_fun(i, x)
-
-    _, _, out = while_loop(lambda c: _ew.lt(c[0], c[1]), body, (lower, upper, init_val))
+    _, _, out = _while_loop(_fori_cond, body_fun, (lower, upper, init_val), _fori_while_step)
     return out
+
+
+# The fixed wrappings of fori_loop's body (module-level, so that the trace cache
+# keyed on the user's `body_fun` hits on every eager call).
+
+
+def _fori_scan_step(body_fun: Callable[[Any, Any], Any], loop_carry: Any, _: Any) -> Any:
+    # Concrete bounds count like Python ints: the index is a weak int32, as in JAX.
+    i, x = loop_carry
+    one = _ew._convert_element_type(1, np.int32, weak_type=True)
+    return (_ew.add(i, one), body_fun(i, x)), None
+
+
+def _fori_cond(loop_carry: Any) -> Any:
+    return _ew.lt(loop_carry[0], loop_carry[1])
+
+
+def _fori_while_step(body_fun: Callable[[Any, Any], Any], loop_carry: Any) -> Any:
+    i, u, x = loop_carry
+    aval = _aval_of(i)
+    one = _ew._convert_element_type(1, aval.dtype, weak_type=aval.weak_type)
+    return _ew.add(i, one), u, body_fun(i, x)
