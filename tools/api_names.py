@@ -133,7 +133,7 @@ def render(jax_names: dict[str, list[str]], missing: dict[str, list[str]]) -> st
         for name, why in reasons.items():
             lines.append(f"- `{module}.{name}`: {why}.")
     lines += ["", "## Not there yet", ""]
-    for module, names in jax_names.items():
+    for module in jax_names:
         miss = [n for n in missing.get(module, []) if n not in ON_PURPOSE.get(module, {})]
         if miss:
             lines += [f"### `{module}`: {owner(module)}", "", " ".join(f"`{n}`" for n in miss), ""]
