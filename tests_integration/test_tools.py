@@ -111,11 +111,19 @@ _FAKE = {
     # imports a higher layer that it (wrongly) declares, so it is installed
     "fk-mid": (["fk-top"], "import fk_top\n", {"test_ok.py": "def test_ok():\n    pass\n"}),
     # imports a third-party module it does not declare (present only through pytest)
-    "fk-top": (["fk-base"], "import iniconfig\n", {"test_ok.py": "def test_ok():\n    pass\n"}),
+    "fk-top": (
+        ["fk-base"],
+        "import fk_base\nimport iniconfig\n",
+        {"test_ok.py": "def test_ok():\n    pass\n"},
+    ),
     # has a tests directory without tests
-    "fk-empty": (["fk-base"], "", {"helpers.py": "X = 1\n"}),
+    "fk-empty": (["fk-base"], "import fk_base\n", {"helpers.py": "X = 1\n"}),
     # has a failing test
-    "fk-failing": (["fk-base"], "", {"test_bad.py": "def test_bad():\n    assert False\n"}),
+    "fk-failing": (
+        ["fk-base"],
+        "import fk_base\n",
+        {"test_bad.py": "def test_bad():\n    assert False\n"},
+    ),
 }
 
 
@@ -146,6 +154,7 @@ def _make_fake_workspace(root: Path) -> None:
         (d / "src" / imp).mkdir(parents=True)
         (d / "tests").mkdir()
         (d / "src" / imp / "__init__.py").write_text(init)
+        (d / "README.md").write_text(f"# {dist}\n\nA fake package.\n")
         for name, body in tests.items():
             (d / "tests" / name).write_text(body)
         deps = ", ".join(f'"{s}>=0.1,<0.2"' for s in siblings)
@@ -159,6 +168,8 @@ def _make_fake_workspace(root: Path) -> None:
                 [project]
                 name = "{dist}"
                 version = "0.1.0"
+                description = "A fake package."
+                readme = "README.md"
                 requires-python = ">=3.11"
                 dependencies = [{deps}]
                 [dependency-groups]

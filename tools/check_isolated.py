@@ -8,8 +8,11 @@ PACKAGE is a distribution name (polyjax-core), an import name (polyjax_core) or 
 directory name under packages/ (core); the default is every workspace package, bottom
 layer first. For the requested packages this tool
 
-1. builds the wheels of those packages and of every sibling they depend on, with
-   `uv build --package DIST --no-sources --wheel` (as published: no workspace sources);
+1. builds the sdists and wheels of those packages and of every sibling they depend on,
+   with `uv build --package DIST --no-sources` (as published: no workspace sources; the
+   wheel is built from the sdist), and checks each wheel's metadata: its Requires-Dist
+   names exactly what its modules import (tools/check_metadata.py) and `twine check
+   --strict` passes on the wheel and the sdist (after step 4);
 2. per package, makes a fresh virtualenv (`uv venv`, same Python as this one) in a
    temporary directory and installs only that package from the new wheels, plus the
    test tools its own `[dependency-groups] dev` lists; siblings are pinned to the
@@ -25,16 +28,19 @@ layer first. For the requested packages this tool
 
 It never touches the workspace's .venv and leaves nothing in the repository; the
 temporary directory is removed at the end unless --keep is given. Exit status: 0 when
-every package passed, 1 when any step failed, 2 on bad usage. Standard library only.
+every package passed, 1 when any step failed, 2 on bad usage. Standard library only,
+but for twine (the workspace's dev group), which it imports.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import dataclasses
 import glob
 import hashlib
+import io
 import json
 import os
 import re
@@ -258,23 +264,52 @@ def _indent(text: str, prefix: str = "    | ") -> str:
 
 
 def build_wheels(ws: Workspace, dists, wheeldir: Path, verbose: bool) -> dict[str, Path]:
-    """Build each dist's wheel without workspace sources; return dist -> wheel path."""
+    """Build each dist's sdist, and its wheel from that sdist, without workspace sources.
+
+    Returns dist -> wheel path (the sdist lies next to it).
+    """
     wheels: dict[str, Path] = {}
     for dist in dists:
         pkg = ws.packages[dist]
-        before = set(wheeldir.glob("*.whl"))
+        before = set(wheeldir.iterdir())
         run(
-            ["uv", "build", "--package", dist, "--no-sources", "--wheel", "-o", wheeldir],
+            ["uv", "build", "--package", dist, "--no-sources", "-o", wheeldir],
             f"build {dist}",
             ws.root,
             verbose,
         )
-        prefix = dist.replace("-", "_") + "-" + pkg.version + "-"
-        new = [w for w in set(wheeldir.glob("*.whl")) - before if w.name.startswith(prefix)]
-        if len(new) != 1:
-            raise StepFailed(f"build {dist}", f"expected one new wheel {prefix}*.whl in {wheeldir}")
-        wheels[dist] = new[0]
+        prefix = dist.replace("-", "_") + "-" + pkg.version
+        new = sorted(p for p in set(wheeldir.iterdir()) - before if p.name.startswith(prefix))
+        wheel = [p for p in new if p.name.endswith(".whl")]
+        sdist = [p for p in new if p.name.endswith(".tar.gz")]
+        if len(wheel) != 1 or len(sdist) != 1:
+            raise StepFailed(
+                f"build {dist}", f"expected one new {prefix}*.whl and *.tar.gz in {wheeldir}"
+            )
+        wheels[dist] = wheel[0]
     return wheels
+
+
+def check_metadata(ws: Workspace, pkg: Package, wheel: Path, verbose: bool) -> str:
+    """The wheel's Requires-Dist names exactly what its modules import, and twine accepts
+    the metadata of the wheel and the sdist (`twine check --strict`)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import check_metadata as cm
+
+    problems = cm.check_wheel(wheel, ws.root)
+    if problems:
+        raise StepFailed("metadata", "; ".join(problems))
+    sdist = wheel.parent / f"{pkg.dist.replace('-', '_')}-{pkg.version}.tar.gz"
+    # In this process (twine's start-up costs more than its check): the metadata must
+    # parse and the long description must render on PyPI, warnings counting as errors.
+    from twine.commands import check as twine
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        failed = twine.check([str(wheel), str(sdist)], strict=True)
+    if failed:
+        raise StepFailed("twine check", "`twine check --strict` failed", out.getvalue())
+    return "metadata ok"
 
 
 def _record_hashes(lines, import_names) -> dict[str, str]:
@@ -517,6 +552,7 @@ def check_package(ws, pkg, wheels, wheeldir, tmp, python, verbose) -> Result:
         )  # fmt: skip
         verify_provenance(ws, py, wheels)
         details.append(check_import(ws, pkg, py, work))
+        details.append(check_metadata(ws, pkg, wheels[pkg.dist], verbose))
         details.append("tests: " + run_tests(ws, pkg, py, work, verbose))
         return Result(pkg.dist, True, "; ".join(details), time.monotonic() - start)
     except StepFailed as e:
