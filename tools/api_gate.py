@@ -268,10 +268,14 @@ def changelog_sections(text: str, version: str) -> str:
     return "\n".join(out)
 
 
-def unannounced(pkg: release.Package, found: list[griffe.Breakage]) -> list[str]:
-    """Broken paths the changelog does not name."""
-    log = pkg.changelog_path.read_text() if pkg.changelog_path.is_file() else ""
-    named = changelog_sections(log, pkg.version)
+def unannounced(
+    pkg: release.Package, found: list[griffe.Breakage], version: str = "", log: str = ""
+) -> list[str]:
+    """Broken paths that the changelog (`log`, else the package's) does not name for
+    `version` (else the package's)."""
+    if not log and pkg.changelog_path.is_file():
+        log = pkg.changelog_path.read_text()
+    named = changelog_sections(log, version or pkg.version)
     paths = sorted({broken_path(b) for b in found})
     return [p for p in paths if not re.search(rf"(?<![\w.]){re.escape(p)}(?![\w])", named)]
 

@@ -284,6 +284,82 @@ def dependants_outside(packages, target: Package, new_version: str):
     return out
 
 
+# ---------------------------------------------------------------------------
+# The changelog's commit list and the API snapshot.
+
+
+def last_tag(root: Path, pkg: Package) -> str | None:
+    """The package's newest release tag (`polyjax-core==0.1.0`), or None."""
+    proc = subprocess.run(
+        ["git", "tag", "--list", f"{pkg.dist}==*"], cwd=root, capture_output=True, text=True
+    )
+    tags = [t for t in proc.stdout.split() if _VERSION_RE.match(t.split("==", 1)[1])]
+    return max(tags, key=lambda t: parse_version(t.split("==", 1)[1])) if tags else None
+
+
+def commits_since_release(root: Path, pkg: Package) -> tuple[str | None, list[str]]:
+    """(base, ["<hash> <subject>", ...]): the commits touching the package since its last
+    tag or, with no tag (a clean checkout has none), since the commit that recorded its
+    API snapshot. (None, []) outside a git repository."""
+    git = lambda *a: subprocess.run(["git", *a], cwd=root, capture_output=True, text=True)
+    if git("rev-parse", "--git-dir").returncode != 0:
+        return None, []
+    base = last_tag(root, pkg)
+    if base is None:
+        snap = git("log", "-1", "--format=%h", "--", str(pkg.dir / "api")).stdout.strip()
+        base = snap or None
+    if base is None:
+        return "the first commit", _lines(git("log", "--format=%h %s", "--", str(pkg.dir)))
+    return base, _lines(git("log", "--format=%h %s", f"{base}..HEAD", "--", str(pkg.dir)))
+
+
+def _lines(proc) -> list[str]:
+    return [line for line in proc.stdout.splitlines() if line.strip()]
+
+
+def add_commits(text: str, version: str, base: str | None, commits: list[str]) -> str:
+    """Appends the commit list to the section of `version`."""
+    if not commits:
+        return text
+    m = re.search(rf"(?m)^##[ \t]+{re.escape(version)}\b.*$", text)
+    if not m:
+        raise ReleaseError(f"no section for {version}")
+    nxt = re.search(r"(?m)^##[ \t]", text[m.end() :])
+    end = m.end() + nxt.start() if nxt else len(text)
+    body = text[m.end() : end].rstrip("\n")
+    listing = "\n".join(f"- {c}" for c in commits)
+    body += f"\n\n### Commits since {base}\n\n{listing}\n"
+    tail = text[end:]
+    return text[: m.end()] + body + ("\n" + tail if tail else "")
+
+
+def check_api(pkg: Package, new: str, changelog: str):
+    """(api_gate module, the current API, the snapshot it replaces): refuses a release
+    whose API breaks the last snapshot unless the bump is breaking and the changelog
+    names each break."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import api_gate
+
+    api = api_gate.current_api(pkg.import_names[0])
+    latest = api_gate.latest_snapshot(pkg)
+    if latest is None:
+        return api_gate, api, None
+    old_version, path = latest
+    found = api_gate.breaks(api_gate.from_json(path.read_text()), api)
+    if found:
+        lines = "\n".join(f"  {api_gate.explain(b)}" for b in found)
+        if not api_gate.is_breaking_bump(old_version, new):
+            raise ReleaseError(
+                f"{pkg.dist}'s API breaks its {old_version} snapshot; a {new} release "
+                f"needs a breaking bump (major, or minor below 1.0):\n{lines}"
+            )
+        named = api_gate.changelog_sections(changelog, new)
+        missing = [p for p in sorted({api_gate.broken_path(b) for b in found}) if p not in named]
+        if missing:
+            raise ReleaseError(f"the changelog of {new} does not name: {', '.join(missing)}")
+    return api_gate, api, path
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         description="Bump one package's version and date its changelog (no tags, no commits)."
@@ -342,14 +418,23 @@ def release(root: Path, name: str, bump: str, date: str, args) -> int:
     if not pkg.changelog_path.is_file():
         raise ReleaseError(f"{rel(pkg.changelog_path)} does not exist")
     changelog = pkg.changelog_path.read_text()
+    base, commits = commits_since_release(root, pkg)
     try:
-        writes[pkg.changelog_path] = date_changelog(changelog, new, date)
+        dated = date_changelog(changelog, new, date)
     except ReleaseError as e:
         raise ReleaseError(f"{rel(pkg.changelog_path)}: {e}") from None
+    writes[pkg.changelog_path] = add_commits(dated, new, base, commits)
+    api_gate, api, snap_old = check_api(pkg, new, dated)
 
     print(f"{pkg.dist}: {pkg.version} -> {new}")
     print(f'  {rel(pkg.pyproject_path)}: [project] version = "{new}"')
     print(f'  {rel(pkg.changelog_path)}: "## Unreleased" -> "## {new} ({date})"')
+    if base is None:
+        print("  (no git history here: no commit list added to the changelog)")
+    else:
+        print(f"  with the {len(commits)} commit(s) touching {rel(pkg.dir)} since {base}")
+    snap_new = api_gate.snapshot_dir(pkg) / f"{new}.json"
+    print(f"  API snapshot: {rel(snap_new)}" + (f" (replaces {rel(snap_old)})" if snap_old else ""))
     if not unreleased_body(changelog):
         print(f"  warning: the Unreleased section of {rel(pkg.changelog_path)} is empty")
 
@@ -382,10 +467,16 @@ def release(root: Path, name: str, bump: str, date: str, args) -> int:
     if args.dry_run:
         print("dry run: nothing written")
         print(f"tag to create after committing: {pkg.dist}=={new}")
+        print(f"publish: uv build --package {pkg.dist} --no-sources -o dist/{pkg.dist} "
+              f"&& uv publish dist/{pkg.dist}/*")  # fmt: skip
         return 0
 
     for path, text in writes.items():
         path.write_text(text)
+    snap_new.parent.mkdir(exist_ok=True)
+    snap_new.write_text(api_gate.to_json(api))
+    if snap_old is not None and snap_old != snap_new:
+        snap_old.unlink()
 
     if args.no_lock:
         print("skipped `uv lock` (--no-lock): run it before committing")
@@ -399,11 +490,13 @@ def release(root: Path, name: str, bump: str, date: str, args) -> int:
             raise ReleaseError("`uv lock` failed; the edits above are in place, fix and rerun it")
         print("  uv.lock updated")
 
-    changed = " ".join(str(rel(p)) for p in writes) + ("" if args.no_lock else " uv.lock")
+    changed = " ".join(str(rel(p)) for p in [*writes, snap_new.parent])
+    changed += "" if args.no_lock else " uv.lock"
     print("next steps (not done by this tool):")
-    print(f"  git commit -m 'Release {pkg.dist} {new}' -- {changed}")
+    print(f"  git add -A {changed} && git commit -m 'Release {pkg.dist} {new}'")
     print(f"  git tag {pkg.dist}=={new}")
-    print(f"  uv build --package {pkg.dist} --no-sources")
+    print(f"  uv build --package {pkg.dist} --no-sources -o dist/{pkg.dist}")
+    print(f"  uv publish dist/{pkg.dist}/*")
     print(f"tag to create: {pkg.dist}=={new}")
     return 0
 
