@@ -312,6 +312,31 @@ def check_metadata(ws: Workspace, pkg: Package, wheel: Path, verbose: bool) -> s
     return "metadata ok"
 
 
+def build_releases(ws: Workspace, wanted: dict, tmp: Path, verbose: bool) -> dict:
+    """{sibling: (version, wheel)}: each older release in `wanted` ({sibling: (version, git
+    ref)}) built from its ref, without workspace sources, into a directory of its own."""
+    out = {}
+    for dist, (version, ref) in wanted.items():
+        src = tmp / f"src-{dist}-{version}"
+        if not src.exists():
+            src.mkdir()
+            archive = subprocess.run(
+                ["git", "archive", "--format=tar", ref], cwd=ws.root, capture_output=True
+            )
+            if archive.returncode != 0:
+                raise StepFailed(f"checkout {dist}=={version}", archive.stderr.decode())
+            subprocess.run(["tar", "-x", "-C", src], input=archive.stdout, check=True)
+        out_dir = tmp / f"wheels-{dist}-{version}"
+        run(["uv", "build", "--package", dist, "--no-sources", "--wheel", "-o", out_dir],
+            f"build {dist}=={version}", src, verbose)  # fmt: skip
+        wheel = next(out_dir.glob(f"{dist.replace('-', '_')}-{version}-*.whl"), None)
+        if wheel is None:
+            raise StepFailed(f"build {dist}=={version}", f"no wheel of {version} from {ref}")
+        shutil.copy2(wheel, tmp / "wheels")
+        out[dist] = (version, tmp / "wheels" / wheel.name)
+    return out
+
+
 def _record_hashes(lines, import_names) -> dict[str, str]:
     out = {}
     for line in lines:
@@ -321,7 +346,9 @@ def _record_hashes(lines, import_names) -> dict[str, str]:
     return out
 
 
-def verify_provenance(ws: Workspace, venv_python: Path, wheels: dict[str, Path]) -> None:
+def verify_provenance(
+    ws: Workspace, venv_python: Path, wheels: dict[str, Path], versions: dict[str, str]
+) -> None:
     """Every workspace package in the venv must hold exactly the files of the new wheel."""
     probe = (
         "import json, sys\n"
@@ -340,10 +367,9 @@ def verify_provenance(ws: Workspace, venv_python: Path, wheels: dict[str, Path])
             continue
         version, base, record = installed[dist]
         pkg = ws.packages[dist]
-        if version != pkg.version:
-            raise StepFailed(
-                step, f"{dist} {version} is installed, not the {pkg.version} just built"
-            )
+        expected = versions[dist]
+        if version != expected:
+            raise StepFailed(step, f"{dist} {version} is installed, not the {expected} just built")
         with zipfile.ZipFile(wheel) as zf:
             rec_name = next(n for n in zf.namelist() if n.endswith(".dist-info/RECORD"))
             expected = _record_hashes(zf.read(rec_name).decode().splitlines(), pkg.import_names)
@@ -532,25 +558,31 @@ class Result:
     seconds: float
 
 
-def check_package(ws, pkg, wheels, wheeldir, tmp, python, verbose) -> Result:
+def check_package(ws, pkg, wheels, wheeldir, tmp, python, verbose, lowest=None) -> Result:
+    """Install, import and test one package; `lowest`: {sibling: (version, wheel)} to
+    install instead of the workspace's versions (--lowest)."""
+    lowest = lowest or {}
+    versions = {d: ws.packages[d].version for d in wheels} | {d: v for d, (v, _) in lowest.items()}
+    wheels = wheels | {d: w for d, (_, w) in lowest.items()}
     start = time.monotonic()
-    work = tmp / f"work-{pkg.dist}"
+    tag = "-lowest" if lowest else ""
+    work = tmp / f"work-{pkg.dist}{tag}"
     work.mkdir()
-    venv = tmp / f"venv-{pkg.dist}"
+    venv = tmp / f"venv-{pkg.dist}{tag}"
     py = venv / "bin" / "python"
     details = []
     try:
         run(["uv", "venv", "--quiet", "--python", python, venv], "venv", work, verbose)
         # Siblings exactly as just built; the rest from the package index.
         constraints = tmp / "constraints.txt"
-        constraints.write_text("".join(f"{d}=={ws.packages[d].version}\n" for d in wheels))
+        constraints.write_text("".join(f"{d}=={v}\n" for d, v in versions.items()))
         dev = pkg.dev_group or ["pytest"]
         run(
             ["uv", "pip", "install", "--python", py, "--find-links", wheeldir,
              "--constraints", constraints, f"{pkg.dist}=={pkg.version}", *dev],
             "install", work, verbose,
         )  # fmt: skip
-        verify_provenance(ws, py, wheels)
+        verify_provenance(ws, py, wheels, versions)
         details.append(check_import(ws, pkg, py, work))
         details.append(check_metadata(ws, pkg, wheels[pkg.dist], verbose))
         details.append("tests: " + run_tests(ws, pkg, py, work, verbose))
@@ -585,6 +617,12 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument(
+        "--lowest",
+        action="store_true",
+        help="run only the packages whose sibling ranges allow an older release than the "
+        "workspace's, against those releases (tools/min_versions.py)",
+    )
+    parser.add_argument(
         "-v", "--verbose", action="store_true", help="show every command and its output"
     )
     args = parser.parse_args(argv)
@@ -598,6 +636,18 @@ def main(argv=None) -> int:
     except (KeyError, ValueError) as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
         return 2
+
+    lowest_plan: dict = {}
+    if args.lowest:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import min_versions
+
+        lowest_plan = min_versions.plan(ws.root, targets)
+        if not lowest_plan:
+            print("--lowest: every sibling range's lowest allowed release is the workspace's "
+                  "version; nothing more to run")  # fmt: skip
+            return 0
+        targets = [t for t in targets if t in lowest_plan]
 
     total_start = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="polyjax-isolated-"))
@@ -621,8 +671,14 @@ def main(argv=None) -> int:
         results = []
         for dist in targets:
             print(f"== {dist}", flush=True)
+            try:
+                lowest = build_releases(ws, lowest_plan.get(dist, {}), tmp, args.verbose)
+            except StepFailed as e:
+                results.append(Result(dist, False, f"{e.step}: {e.message}", 0.0))
+                print(_indent(e.output))
+                continue
             res = check_package(
-                ws, ws.packages[dist], wheels, wheeldir, tmp, args.python, args.verbose
+                ws, ws.packages[dist], wheels, wheeldir, tmp, args.python, args.verbose, lowest
             )
             print(
                 f"   {'ok' if res.ok else 'FAILED'}: {res.detail} ({res.seconds:.1f} s)", flush=True
