@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prepare the release of ONE polyjax package: bump its version, date its changelog.
+"""Prepare the release of ONE polyjax package: bump, changelog, API snapshot, tag.
 
 Usage:
     uv run python tools/release.py PACKAGE {major,minor,patch,X.Y.Z}
@@ -11,18 +11,26 @@ directory name under packages/ (core). The tool
 1. sets the static `[project] version` in packages/<dir>/pyproject.toml to the new
    version, which must be greater than the current one;
 2. renames the "## Unreleased" section of packages/<dir>/CHANGELOG.md to
-   "## X.Y.Z (YYYY-MM-DD)" and opens a fresh, empty "## Unreleased" above it;
+   "## X.Y.Z (YYYY-MM-DD)", opens a fresh, empty "## Unreleased" above it, and lists
+   under the new section the commits touching packages/<dir> since the package's last
+   tag (`DIST==X.Y.Z`), or, with no tag, since the commit that recorded its API snapshot;
+2b. compares the package's public API with its last API snapshot (tools/api_gate.py)
+   and refuses a release that breaks it unless the bump is breaking (major, or minor
+   below 1.0) and the changelog names each break; then writes packages/<dir>/api/X.Y.Z.json
+   (older snapshots stay: each marks a release, for tools/min_versions.py);
 3. looks for workspace packages whose declared range on this one excludes the new
    version, and prints each with the range it would need. With --update-dependants it
    rewrites those ranges (and notes the change in their Unreleased changelog sections);
    without it, it refuses to write anything, since the workspace could not be locked,
    unless --no-lock is given;
 4. runs `uv lock` so uv.lock records the new version (skip with --no-lock);
-5. prints the tag to create, e.g. `polyjax-core==0.2.0`. It creates no tag and makes
-   no commit.
+5. prints the commit, the tag to create (e.g. `polyjax-core==0.2.0`), and the build and
+   publish commands (`uv build --package DIST --no-sources`, `uv publish`). It creates
+   no tag, makes no commit and publishes nothing.
 
 No other package is touched. --dry-run prints what would change and writes nothing.
-Exit status: 0 done, 1 refused or failed, 2 bad usage. Standard library only.
+Exit status: 0 done, 1 refused or failed, 2 bad usage. Standard library only, but for
+the API snapshot (griffe, from the workspace's dev group, through tools/api_gate.py).
 """
 
 from __future__ import annotations
@@ -434,7 +442,8 @@ def release(root: Path, name: str, bump: str, date: str, args) -> int:
     else:
         print(f"  with the {len(commits)} commit(s) touching {rel(pkg.dir)} since {base}")
     snap_new = api_gate.snapshot_dir(pkg) / f"{new}.json"
-    print(f"  API snapshot: {rel(snap_new)}" + (f" (replaces {rel(snap_old)})" if snap_old else ""))
+    since = f" (the gate compared with {rel(snap_old)})" if snap_old else ""
+    print(f"  API snapshot: {rel(snap_new)}{since}")
     if not unreleased_body(changelog):
         print(f"  warning: the Unreleased section of {rel(pkg.changelog_path)} is empty")
 
@@ -474,9 +483,8 @@ def release(root: Path, name: str, bump: str, date: str, args) -> int:
     for path, text in writes.items():
         path.write_text(text)
     snap_new.parent.mkdir(exist_ok=True)
+    # Older snapshots stay: each marks a release that tools/min_versions.py can rebuild.
     snap_new.write_text(api_gate.to_json(api))
-    if snap_old is not None and snap_old != snap_new:
-        snap_old.unlink()
 
     if args.no_lock:
         print("skipped `uv lock` (--no-lock): run it before committing")
