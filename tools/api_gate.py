@@ -4,7 +4,7 @@
 Usage:
     uv run --no-sync python tools/api_gate.py check [PACKAGE ...]     # pre-commit and CI
     uv run --no-sync python tools/api_gate.py snapshot [PACKAGE ...]  # write api/<version>.json
-    uv run --no-sync python tools/api_gate.py refresh                 # snapshots + names table
+    uv run --no-sync python tools/api_gate.py refresh [--force]       # snapshots + names table
 
 A package's public API is what its `__init__` exports (`__all__`): functions and
 classes with their signatures (parameter names, kinds, defaults, annotations), the
@@ -23,9 +23,10 @@ the new version's) names each broken object by its dotted path inside the packag
 1 a break or a missing snapshot, 2 bad usage.
 
 `snapshot` records the current API as the package's current version (tools/release.py
-calls it at release). `refresh` rewrites every package's snapshot of its current
-version and regenerates the JAX-names table (tools/api_names.py): the one command to
-run after merging branches that add names.
+writes one at release). `refresh` rewrites every package's snapshot of its current
+version and regenerates the JAX-names list and table (tools/api_names.py): the one
+command to run after merging branches that add names. It writes nothing when `check`
+fails (a break would vanish into the new snapshot) unless --force is given.
 """
 
 from __future__ import annotations
@@ -323,6 +324,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["check", "snapshot", "refresh"])
     parser.add_argument("packages", nargs="*", help="dist, import or directory names")
+    parser.add_argument(
+        "--force", action="store_true", help="refresh: overwrite snapshots despite breaks"
+    )
     parser.add_argument("--root", default=str(REPO_ROOT), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     root = Path(args.root).resolve()
@@ -334,6 +338,13 @@ def main(argv: list[str] | None = None) -> int:
     except release.ReleaseError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if args.command == "refresh" and not args.force:
+        # Overwriting a snapshot would hide a break: report it instead.
+        problems = [line for pkg in chosen for line in check_package(pkg)]
+        if problems:
+            print("\n".join(problems))
+            print("refresh: not written (a break above; fix it, or --force to accept it)")
+            return 1
     if args.command in ("snapshot", "refresh"):
         for pkg in chosen:
             print(f"wrote {write_snapshot(pkg).relative_to(root)}")
