@@ -124,3 +124,10 @@ def test_breaking_bumps():
 
 def test_missing_snapshot_fails(fake):
     assert "no API snapshot" in api_gate.check_package(fake(V1))[0]
+
+
+def test_defaults_are_recorded_stably():
+    # Literals by value; sets sorted (their order follows string hashing); others by type.
+    assert api_gate._default(frozenset({"b", "a"})) == "frozenset(['a', 'b'])"
+    assert api_gate._default((1, "x")) == "(1, 'x')"
+    assert api_gate._default(object()) == "<object>"

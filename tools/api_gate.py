@@ -75,8 +75,11 @@ def _default(value) -> str | None:
         return repr(value)
     if isinstance(value, enum.Enum):
         return f"{type(value).__name__}.{value.name}"
-    if isinstance(value, tuple | frozenset) and all(isinstance(v, _SIMPLE) for v in value):
+    if isinstance(value, tuple) and all(isinstance(v, _SIMPLE) for v in value):
         return repr(value)
+    if isinstance(value, frozenset) and all(isinstance(v, _SIMPLE) for v in value):
+        # Sorted: a set's order follows string hashing, which changes between runs.
+        return f"frozenset({sorted(value, key=repr)!r})" if value else "frozenset()"
     return f"<{type(value).__name__}>"
 
 
