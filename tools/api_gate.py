@@ -197,10 +197,19 @@ def _module(name: str, module: types.ModuleType, depth: int = 0) -> griffe.Modul
     return out
 
 
+_READ: dict[str, tuple[types.ModuleType, griffe.Module]] = {}
+
+
 def current_api(import_name: str) -> griffe.Module:
-    """The public API of an installed package, as griffe objects."""
+    """The public API of an installed package, as griffe objects (read once per import
+    of the package: the result is shared, so callers must not change it)."""
     _OWN.add(import_name)
-    return _module(import_name, importlib.import_module(import_name))
+    module = importlib.import_module(import_name)
+    if import_name in _READ and _READ[import_name][0] is module:
+        return _READ[import_name][1]
+    api = _module(import_name, module)
+    _READ[import_name] = (module, api)
+    return api
 
 
 def to_json(module: griffe.Module) -> str:
