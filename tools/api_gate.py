@@ -290,7 +290,7 @@ def unannounced(
         log = pkg.changelog_path.read_text()
     named = changelog_sections(log, version or pkg.version)
     paths = sorted({broken_path(b) for b in found})
-    return [p for p in paths if not re.search(rf"(?<![\w.]){re.escape(p)}(?![\w])", named)]
+    return [p for p in paths if not re.search(rf"(?<!\w){re.escape(p)}(?![\w])", named)]
 
 
 def check_package(pkg: release.Package, new: griffe.Module | None = None) -> list[str]:
