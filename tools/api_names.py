@@ -36,8 +36,8 @@ ON_PURPOSE: dict[str, dict[str, str]] = {
     "jax": {
         "jax2tf_associative_scan_reductions": "a flag of jax2tf (TensorFlow conversion), "
         "which polyjax does not have",
-        "lib": "JAX's own bridge to jaxlib's internals; polyjax's packages call jaxlib "
-        "directly and JAX deprecates importing it",
+        "lib": "an empty module in JAX 0.10.2 (its former bridge to jaxlib's internals is "
+        "gone); polyjax's packages call jaxlib directly",
     },
 }
 
