@@ -395,6 +395,30 @@ def test_release_refuses_an_api_break_until_breaking_and_announced(repo_copy, ca
     assert "uv publish dist/polyjax-core/*" in out and f"git tag polyjax-core=={new}" in out
 
 
+def test_release_of_a_version_bumped_with_its_break(repo_copy, capsys):
+    # A break made during development comes with its bump (the gate asks for it); the
+    # release then ships that version as it stands.
+    core = repo_copy / "packages" / "core"
+    _plant_removed_function(repo_copy, "gone_fn")
+    old = _version(core)
+    major, minor, _ = (int(x) for x in old.split("."))
+    new = f"{major}.{minor + 1}.0"
+    pyproject = core / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(f'version = "{old}"', f'version = "{new}"'))
+    log = core / "CHANGELOG.md"
+    log.write_text(
+        log.read_text().replace("## Unreleased\n", "## Unreleased\n\n- `gone_fn` goes.\n", 1)
+    )
+    args = ["--root", str(repo_copy), "--no-lock", "--update-dependants"]
+    assert release.main(["core", new, *args]) == 0, capsys.readouterr()
+    assert f"releasing {new}" in capsys.readouterr().out
+    assert _version(core) == new and (core / "api" / f"{new}.json").exists()
+    assert f"## {new} (" in log.read_text()
+    # Once released (its snapshot written), the same version cannot be released again.
+    assert release.main(["core", new, *args]) == 1
+    assert "not greater" in capsys.readouterr().err
+
+
 def test_release_dry_run_writes_nothing(repo_copy, capsys):
     before = _snapshot(repo_copy)
     assert release.main(["core", "major", "--root", str(repo_copy), "--dry-run"]) == 0

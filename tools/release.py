@@ -9,7 +9,9 @@ PACKAGE is a distribution name (polyjax-core), an import name (polyjax_core) or 
 directory name under packages/ (core). The tool
 
 1. sets the static `[project] version` in packages/<dir>/pyproject.toml to the new
-   version, which must be greater than the current one;
+   version, which must be greater than the current one (or, given as X.Y.Z, may equal a
+   current version newer than the last API snapshot: bumped during development along
+   with an API break, as tools/api_gate.py requires);
 2. renames the "## Unreleased" section of packages/<dir>/CHANGELOG.md to
    "## X.Y.Z (YYYY-MM-DD)", opens a fresh, empty "## Unreleased" above it, and lists
    under the new section the commits touching packages/<dir> since the package's last
@@ -296,6 +298,15 @@ def dependants_outside(packages, target: Package, new_version: str):
 # The changelog's commit list and the API snapshot.
 
 
+def unreleased_bump(pkg: Package) -> bool:
+    """Whether the package's version is newer than its last API snapshot's (it was bumped
+    during development, as a break needs: docs/releasing.md)."""
+    snaps = [
+        parse_version(p.stem) for p in (pkg.dir / "api").glob("*.json") if _VERSION_RE.match(p.stem)
+    ]
+    return bool(snaps) and parse_version(pkg.version) > max(snaps)
+
+
 def last_tag(root: Path, pkg: Package) -> str | None:
     """The package's newest release tag (`polyjax-core==0.1.0`), or None."""
     proc = subprocess.run(
@@ -415,14 +426,17 @@ def release(root: Path, name: str, bump: str, date: str, args) -> int:
             raise ReleaseError(
                 f"version must be major, minor, patch or X.Y.Z, not {bump!r}"
             ) from None
-    new = bumped(pkg.version, bump)
     rel = lambda p: p.relative_to(root)
-
-    # Compute every edit first; write only when all of them are possible.
-    writes: dict[Path, str] = {}
-    writes[pkg.pyproject_path] = set_project_version(
-        pkg.pyproject_path.read_text(), pkg.version, new
-    )
+    writes: dict[Path, str] = {}  # every edit first; written only when all are possible
+    if bump == pkg.version and unreleased_bump(pkg):
+        # Bumped already, with the change that broke the API (docs/releasing.md): release
+        # that version as it stands.
+        new = pkg.version
+    else:
+        new = bumped(pkg.version, bump)
+        writes[pkg.pyproject_path] = set_project_version(
+            pkg.pyproject_path.read_text(), pkg.version, new
+        )
     if not pkg.changelog_path.is_file():
         raise ReleaseError(f"{rel(pkg.changelog_path)} does not exist")
     changelog = pkg.changelog_path.read_text()
@@ -434,8 +448,11 @@ def release(root: Path, name: str, bump: str, date: str, args) -> int:
     writes[pkg.changelog_path] = add_commits(dated, new, base, commits)
     api_gate, api, snap_old = check_api(pkg, new, dated)
 
-    print(f"{pkg.dist}: {pkg.version} -> {new}")
-    print(f'  {rel(pkg.pyproject_path)}: [project] version = "{new}"')
+    if new == pkg.version:
+        print(f"{pkg.dist}: releasing {new}, the version it was bumped to with its break")
+    else:
+        print(f"{pkg.dist}: {pkg.version} -> {new}")
+        print(f'  {rel(pkg.pyproject_path)}: [project] version = "{new}"')
     print(f'  {rel(pkg.changelog_path)}: "## Unreleased" -> "## {new} ({date})"')
     if base is None:
         print("  (no git history here: no commit list added to the changelog)")
