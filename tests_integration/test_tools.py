@@ -111,11 +111,19 @@ _FAKE = {
     # imports a higher layer that it (wrongly) declares, so it is installed
     "fk-mid": (["fk-top"], "import fk_top\n", {"test_ok.py": "def test_ok():\n    pass\n"}),
     # imports a third-party module it does not declare (present only through pytest)
-    "fk-top": (["fk-base"], "import iniconfig\n", {"test_ok.py": "def test_ok():\n    pass\n"}),
+    "fk-top": (
+        ["fk-base"],
+        "import fk_base\nimport iniconfig\n",
+        {"test_ok.py": "def test_ok():\n    pass\n"},
+    ),
     # has a tests directory without tests
-    "fk-empty": (["fk-base"], "", {"helpers.py": "X = 1\n"}),
+    "fk-empty": (["fk-base"], "import fk_base\n", {"helpers.py": "X = 1\n"}),
     # has a failing test
-    "fk-failing": (["fk-base"], "", {"test_bad.py": "def test_bad():\n    assert False\n"}),
+    "fk-failing": (
+        ["fk-base"],
+        "import fk_base\n",
+        {"test_bad.py": "def test_bad():\n    assert False\n"},
+    ),
 }
 
 
@@ -146,6 +154,7 @@ def _make_fake_workspace(root: Path) -> None:
         (d / "src" / imp).mkdir(parents=True)
         (d / "tests").mkdir()
         (d / "src" / imp / "__init__.py").write_text(init)
+        (d / "README.md").write_text(f"# {dist}\n\nA fake package.\n")
         for name, body in tests.items():
             (d / "tests" / name).write_text(body)
         deps = ", ".join(f'"{s}>=0.1,<0.2"' for s in siblings)
@@ -159,6 +168,8 @@ def _make_fake_workspace(root: Path) -> None:
                 [project]
                 name = "{dist}"
                 version = "0.1.0"
+                description = "A fake package."
+                readme = "README.md"
                 requires-python = ">=3.11"
                 dependencies = [{deps}]
                 [dependency-groups]
@@ -269,6 +280,25 @@ def test_changelog_edit():
     assert "## Unreleased\n\n- Requires `x>=1`.\n\n## 0.2.0 (2026-01-02)" in noted
 
 
+def test_changelog_gets_the_commit_list():
+    text = "# Changelog\n\n## Unreleased\n\n## 0.2.0 (2026-01-02)\n\n- A thing.\n\n## 0.1.0\n"
+    out = release.add_commits(
+        text, "0.2.0", "polyjax-core==0.1.0", ["abc1234 Fix x", "def5678 Add y"]
+    )
+    assert out == (
+        "# Changelog\n\n## Unreleased\n\n## 0.2.0 (2026-01-02)\n\n- A thing.\n\n"
+        "### Commits since polyjax-core==0.1.0\n\n- abc1234 Fix x\n- def5678 Add y\n\n## 0.1.0\n"
+    )
+    assert release.add_commits(text, "0.2.0", "x", []) == text
+
+
+def test_commits_since_release_reads_this_repository():
+    pkg = release.load_packages(REPO)["polyjax-core"]
+    base, commits = release.commits_since_release(REPO, pkg)
+    assert base is not None  # the commit that recorded core's API snapshot
+    assert all(re.match(r"^[0-9a-f]{7,} ", c) for c in commits)
+
+
 # ---------------------------------------------------------------------------
 # release: on a copy of the workspace.
 
@@ -353,6 +383,63 @@ def test_release_refuses_versions_not_greater(repo_copy, capsys):
     assert release.main(["polyjax-core", "0.0.1", "--root", str(repo_copy), "--no-lock"]) == 1
     assert release.main(["polyjax-core", "banana", "--root", str(repo_copy), "--no-lock"]) == 1
     assert _snapshot(repo_copy) == before
+
+
+def _plant_removed_function(root: Path, name: str) -> None:
+    """Makes core's API snapshot list a function the package does not have (a removal)."""
+    import griffe
+
+    path = root / "packages" / "core" / "api" / f"{_version(root / 'packages' / 'core')}.json"
+    snap = json.loads(path.read_text(), object_hook=griffe.json_decoder)
+    snap.set_member(name, griffe.Function(name, lineno=1, endlineno=1))
+    snap.exports = [*snap.exports, name]
+    path.write_text(snap.as_json(full=False, indent=0))
+
+
+def test_release_refuses_an_api_break_until_breaking_and_announced(repo_copy, capsys):
+    _plant_removed_function(repo_copy, "gone_fn")
+    args = ["--root", str(repo_copy), "--no-lock", "--update-dependants"]
+    before = _snapshot(repo_copy)
+    assert release.main(["core", "patch", *args]) == 1
+    assert "needs a breaking bump" in capsys.readouterr().err
+    assert release.main(["core", "minor", *args]) == 1
+    assert "does not name: gone_fn" in capsys.readouterr().err
+    assert _snapshot(repo_copy) == before
+    log = repo_copy / "packages" / "core" / "CHANGELOG.md"
+    log.write_text(
+        log.read_text().replace("## Unreleased\n", "## Unreleased\n\n- `gone_fn` is removed.\n", 1)
+    )
+    assert release.main(["core", "minor", *args]) == 0, capsys.readouterr()
+    out = capsys.readouterr().out
+    new = _version(repo_copy / "packages" / "core")
+    snaps = sorted(p.name for p in (repo_copy / "packages" / "core" / "api").iterdir())
+    assert f"{new}.json" in snaps and len(snaps) == 2, snaps  # the old one marks a release
+    assert "gone_fn" not in (repo_copy / "packages" / "core" / "api" / f"{new}.json").read_text()
+    assert "uv publish dist/polyjax-core/*" in out and f"git tag polyjax-core=={new}" in out
+
+
+def test_release_of_a_version_bumped_with_its_break(repo_copy, capsys):
+    # A break made during development comes with its bump (the gate asks for it); the
+    # release then ships that version as it stands.
+    core = repo_copy / "packages" / "core"
+    _plant_removed_function(repo_copy, "gone_fn")
+    old = _version(core)
+    major, minor, _ = (int(x) for x in old.split("."))
+    new = f"{major}.{minor + 1}.0"
+    pyproject = core / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(f'version = "{old}"', f'version = "{new}"'))
+    log = core / "CHANGELOG.md"
+    log.write_text(
+        log.read_text().replace("## Unreleased\n", "## Unreleased\n\n- `gone_fn` goes.\n", 1)
+    )
+    args = ["--root", str(repo_copy), "--no-lock", "--update-dependants"]
+    assert release.main(["core", new, *args]) == 0, capsys.readouterr()
+    assert f"releasing {new}" in capsys.readouterr().out
+    assert _version(core) == new and (core / "api" / f"{new}.json").exists()
+    assert f"## {new} (" in log.read_text()
+    # Once released (its snapshot written), the same version cannot be released again.
+    assert release.main(["core", new, *args]) == 1
+    assert "not greater" in capsys.readouterr().err
 
 
 def test_release_dry_run_writes_nothing(repo_copy, capsys):

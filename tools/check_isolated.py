@@ -9,8 +9,11 @@ PACKAGE is a distribution name (polyjax-core), an import name (polyjax_core) or 
 directory name under packages/ (core); the default is every workspace package, bottom
 layer first. For the requested packages this tool
 
-1. builds the wheels of those packages and of every sibling they depend on, with
-   `uv build --package DIST --no-sources --wheel` (as published: no workspace sources);
+1. builds the sdists and wheels of those packages and of every sibling they depend on,
+   with `uv build --package DIST --no-sources` (as published: no workspace sources; the
+   wheel is built from the sdist), and checks each wheel's metadata: its Requires-Dist
+   names exactly what its modules import (tools/check_metadata.py) and `twine check
+   --strict` passes on the wheel and the sdist (after step 4);
 2. per package, makes a fresh virtualenv (`uv venv`, same Python as this one) in a
    temporary directory and installs only that package from the new wheels, plus the
    test tools its own `[dependency-groups] dev` lists; siblings are pinned to the
@@ -26,16 +29,19 @@ layer first. For the requested packages this tool
 
 It never touches the workspace's .venv and leaves nothing in the repository; the
 temporary directory is removed at the end unless --keep is given. Exit status: 0 when
-every package passed, 1 when any step failed, 2 on bad usage. Standard library only.
+every package passed, 1 when any step failed, 2 on bad usage. Standard library only,
+but for twine (the workspace's dev group), which it imports.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import dataclasses
 import glob
 import hashlib
+import io
 import json
 import os
 import re
@@ -267,23 +273,77 @@ def _indent(text: str, prefix: str = "    | ") -> str:
 
 
 def build_wheels(ws: Workspace, dists, wheeldir: Path, verbose: bool) -> dict[str, Path]:
-    """Build each dist's wheel without workspace sources; return dist -> wheel path."""
+    """Build each dist's sdist, and its wheel from that sdist, without workspace sources.
+
+    Returns dist -> wheel path (the sdist lies next to it).
+    """
     wheels: dict[str, Path] = {}
     for dist in dists:
         pkg = ws.packages[dist]
-        before = set(wheeldir.glob("*.whl"))
+        before = set(wheeldir.iterdir())
         run(
-            ["uv", "build", "--package", dist, "--no-sources", "--wheel", "-o", wheeldir],
+            ["uv", "build", "--package", dist, "--no-sources", "-o", wheeldir],
             f"build {dist}",
             ws.root,
             verbose,
         )
-        prefix = dist.replace("-", "_") + "-" + pkg.version + "-"
-        new = [w for w in set(wheeldir.glob("*.whl")) - before if w.name.startswith(prefix)]
-        if len(new) != 1:
-            raise StepFailed(f"build {dist}", f"expected one new wheel {prefix}*.whl in {wheeldir}")
-        wheels[dist] = new[0]
+        prefix = dist.replace("-", "_") + "-" + pkg.version
+        new = sorted(p for p in set(wheeldir.iterdir()) - before if p.name.startswith(prefix))
+        wheel = [p for p in new if p.name.endswith(".whl")]
+        sdist = [p for p in new if p.name.endswith(".tar.gz")]
+        if len(wheel) != 1 or len(sdist) != 1:
+            raise StepFailed(
+                f"build {dist}", f"expected one new {prefix}*.whl and *.tar.gz in {wheeldir}"
+            )
+        wheels[dist] = wheel[0]
     return wheels
+
+
+def check_metadata(ws: Workspace, pkg: Package, wheel: Path, verbose: bool) -> str:
+    """The wheel's Requires-Dist names exactly what its modules import, and twine accepts
+    the metadata of the wheel and the sdist (`twine check --strict`)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import check_metadata as cm
+
+    problems = cm.check_wheel(wheel, ws.root)
+    if problems:
+        raise StepFailed("metadata", "; ".join(problems))
+    sdist = wheel.parent / f"{pkg.dist.replace('-', '_')}-{pkg.version}.tar.gz"
+    # In this process (twine's start-up costs more than its check): the metadata must
+    # parse and the long description must render on PyPI, warnings counting as errors.
+    from twine.commands import check as twine
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        failed = twine.check([str(wheel), str(sdist)], strict=True)
+    if failed:
+        raise StepFailed("twine check", "`twine check --strict` failed", out.getvalue())
+    return "metadata ok"
+
+
+def build_releases(ws: Workspace, wanted: dict, tmp: Path, verbose: bool) -> dict:
+    """{sibling: (version, wheel)}: each older release in `wanted` ({sibling: (version, git
+    ref)}) built from its ref, without workspace sources, into a directory of its own."""
+    out = {}
+    for dist, (version, ref) in wanted.items():
+        src = tmp / f"src-{dist}-{version}"
+        if not src.exists():
+            src.mkdir()
+            archive = subprocess.run(
+                ["git", "archive", "--format=tar", ref], cwd=ws.root, capture_output=True
+            )
+            if archive.returncode != 0:
+                raise StepFailed(f"checkout {dist}=={version}", archive.stderr.decode())
+            subprocess.run(["tar", "-x", "-C", src], input=archive.stdout, check=True)
+        out_dir = tmp / f"wheels-{dist}-{version}"
+        run(["uv", "build", "--package", dist, "--no-sources", "--wheel", "-o", out_dir],
+            f"build {dist}=={version}", src, verbose)  # fmt: skip
+        wheel = next(out_dir.glob(f"{dist.replace('-', '_')}-{version}-*.whl"), None)
+        if wheel is None:
+            raise StepFailed(f"build {dist}=={version}", f"no wheel of {version} from {ref}")
+        shutil.copy2(wheel, tmp / "wheels")
+        out[dist] = (version, tmp / "wheels" / wheel.name)
+    return out
 
 
 def _record_hashes(lines, import_names) -> dict[str, str]:
@@ -295,7 +355,9 @@ def _record_hashes(lines, import_names) -> dict[str, str]:
     return out
 
 
-def verify_provenance(ws: Workspace, venv_python: Path, wheels: dict[str, Path]) -> None:
+def verify_provenance(
+    ws: Workspace, venv_python: Path, wheels: dict[str, Path], versions: dict[str, str]
+) -> None:
     """Every workspace package in the venv must hold exactly the files of the new wheel."""
     probe = (
         "import json, sys\n"
@@ -314,10 +376,9 @@ def verify_provenance(ws: Workspace, venv_python: Path, wheels: dict[str, Path])
             continue
         version, base, record = installed[dist]
         pkg = ws.packages[dist]
-        if version != pkg.version:
-            raise StepFailed(
-                step, f"{dist} {version} is installed, not the {pkg.version} just built"
-            )
+        expected = versions[dist]
+        if version != expected:
+            raise StepFailed(step, f"{dist} {version} is installed, not the {expected} just built")
         with zipfile.ZipFile(wheel) as zf:
             rec_name = next(n for n in zf.namelist() if n.endswith(".dist-info/RECORD"))
             expected = _record_hashes(zf.read(rec_name).decode().splitlines(), pkg.import_names)
@@ -527,26 +588,33 @@ class Result:
     seconds: float
 
 
-def check_package(ws, pkg, wheels, wheeldir, tmp, python, verbose) -> Result:
+def check_package(ws, pkg, wheels, wheeldir, tmp, python, verbose, lowest=None) -> Result:
+    """Install, import and test one package; `lowest`: {sibling: (version, wheel)} to
+    install instead of the workspace's versions (--lowest)."""
+    lowest = lowest or {}
+    versions = {d: ws.packages[d].version for d in wheels} | {d: v for d, (v, _) in lowest.items()}
+    wheels = wheels | {d: w for d, (_, w) in lowest.items()}
     start = time.monotonic()
-    work = tmp / f"work-{pkg.dist}"
+    tag = "-lowest" if lowest else ""
+    work = tmp / f"work-{pkg.dist}{tag}"
     work.mkdir()
-    venv = tmp / f"venv-{pkg.dist}"
+    venv = tmp / f"venv-{pkg.dist}{tag}"
     py = venv / "bin" / "python"
     details = []
     try:
         run(["uv", "venv", "--quiet", "--python", python, venv], "venv", work, verbose)
         # Siblings exactly as just built; the rest from the package index.
         constraints = tmp / "constraints.txt"
-        constraints.write_text("".join(f"{d}=={ws.packages[d].version}\n" for d in wheels))
+        constraints.write_text("".join(f"{d}=={v}\n" for d, v in versions.items()))
         dev = pkg.dev_group or ["pytest"]
         run(
             ["uv", "pip", "install", "--python", py, "--find-links", wheeldir,
              "--constraints", constraints, f"{pkg.dist}=={pkg.version}", *dev],
             "install", work, verbose,
         )  # fmt: skip
-        verify_provenance(ws, py, wheels)
+        verify_provenance(ws, py, wheels, versions)
         details.append(check_import(ws, pkg, py, work))
+        details.append(check_metadata(ws, pkg, wheels[pkg.dist], verbose))
         details.append("tests: " + run_tests(ws, pkg, py, work, verbose))
         return Result(pkg.dist, True, "; ".join(details), time.monotonic() - start)
     except StepFailed as e:
@@ -579,6 +647,12 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument(
+        "--lowest",
+        action="store_true",
+        help="run only the packages whose sibling ranges allow an older release than the "
+        "workspace's, against those releases (tools/min_versions.py)",
+    )
+    parser.add_argument(
         "-v", "--verbose", action="store_true", help="show every command and its output"
     )
     parser.add_argument(
@@ -604,6 +678,18 @@ def main(argv=None) -> int:
         print(f"error: {e.args[0]}", file=sys.stderr)
         return 2
 
+    lowest_plan: dict = {}
+    if args.lowest:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import min_versions
+
+        lowest_plan = min_versions.plan(ws.root, targets)
+        if not lowest_plan:
+            print("--lowest: every sibling range's lowest allowed release is the workspace's "
+                  "version; nothing more to run")  # fmt: skip
+            return 0
+        targets = [t for t in targets if t in lowest_plan]
+
     total_start = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="polyjax-isolated-"))
     try:
@@ -626,8 +712,14 @@ def main(argv=None) -> int:
         results = []
         for dist in targets:
             print(f"== {dist}", flush=True)
+            try:
+                lowest = build_releases(ws, lowest_plan.get(dist, {}), tmp, args.verbose)
+            except StepFailed as e:
+                results.append(Result(dist, False, f"{e.step}: {e.message}", 0.0))
+                print(_indent(e.output))
+                continue
             res = check_package(
-                ws, ws.packages[dist], wheels, wheeldir, tmp, args.python, args.verbose
+                ws, ws.packages[dist], wheels, wheeldir, tmp, args.python, args.verbose, lowest
             )
             print(
                 f"   {'ok' if res.ok else 'FAILED'}: {res.detail} ({res.seconds:.1f} s)", flush=True

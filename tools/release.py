@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prepare the release of ONE polyjax package: bump its version, date its changelog.
+"""Prepare the release of ONE polyjax package: bump, changelog, API snapshot, tag.
 
 Usage:
     uv run python tools/release.py PACKAGE {major,minor,patch,X.Y.Z}
@@ -9,20 +9,30 @@ PACKAGE is a distribution name (polyjax-core), an import name (polyjax_core) or 
 directory name under packages/ (core). The tool
 
 1. sets the static `[project] version` in packages/<dir>/pyproject.toml to the new
-   version, which must be greater than the current one;
+   version, which must be greater than the current one (or, given as X.Y.Z, may equal a
+   current version newer than the last API snapshot: bumped during development along
+   with an API break, as tools/api_gate.py requires);
 2. renames the "## Unreleased" section of packages/<dir>/CHANGELOG.md to
-   "## X.Y.Z (YYYY-MM-DD)" and opens a fresh, empty "## Unreleased" above it;
+   "## X.Y.Z (YYYY-MM-DD)", opens a fresh, empty "## Unreleased" above it, and lists
+   under the new section the commits touching packages/<dir> since the package's last
+   tag (`DIST==X.Y.Z`), or, with no tag, since the commit that recorded its API snapshot;
+2b. compares the package's public API with its last API snapshot (tools/api_gate.py)
+   and refuses a release that breaks it unless the bump is breaking (major, or minor
+   below 1.0) and the changelog names each break; then writes packages/<dir>/api/X.Y.Z.json
+   (older snapshots stay: each marks a release, for tools/min_versions.py);
 3. looks for workspace packages whose declared range on this one excludes the new
    version, and prints each with the range it would need. With --update-dependants it
    rewrites those ranges (and notes the change in their Unreleased changelog sections);
    without it, it refuses to write anything, since the workspace could not be locked,
    unless --no-lock is given;
 4. runs `uv lock` so uv.lock records the new version (skip with --no-lock);
-5. prints the tag to create, e.g. `polyjax-core==0.2.0`. It creates no tag and makes
-   no commit.
+5. prints the commit, the tag to create (e.g. `polyjax-core==0.2.0`), and the build and
+   publish commands (`uv build --package DIST --no-sources`, `uv publish`). It creates
+   no tag, makes no commit and publishes nothing.
 
 No other package is touched. --dry-run prints what would change and writes nothing.
-Exit status: 0 done, 1 refused or failed, 2 bad usage. Standard library only.
+Exit status: 0 done, 1 refused or failed, 2 bad usage. Standard library only, but for
+the API snapshot (griffe, from the workspace's dev group, through tools/api_gate.py).
 """
 
 from __future__ import annotations
@@ -284,6 +294,91 @@ def dependants_outside(packages, target: Package, new_version: str):
     return out
 
 
+# ---------------------------------------------------------------------------
+# The changelog's commit list and the API snapshot.
+
+
+def unreleased_bump(pkg: Package) -> bool:
+    """Whether the package's version is newer than its last API snapshot's (it was bumped
+    during development, as a break needs: docs/releasing.md)."""
+    snaps = [
+        parse_version(p.stem) for p in (pkg.dir / "api").glob("*.json") if _VERSION_RE.match(p.stem)
+    ]
+    return bool(snaps) and parse_version(pkg.version) > max(snaps)
+
+
+def last_tag(root: Path, pkg: Package) -> str | None:
+    """The package's newest release tag (`polyjax-core==0.1.0`), or None."""
+    proc = subprocess.run(
+        ["git", "tag", "--list", f"{pkg.dist}==*"], cwd=root, capture_output=True, text=True
+    )
+    tags = [t for t in proc.stdout.split() if _VERSION_RE.match(t.split("==", 1)[1])]
+    return max(tags, key=lambda t: parse_version(t.split("==", 1)[1])) if tags else None
+
+
+def commits_since_release(root: Path, pkg: Package) -> tuple[str | None, list[str]]:
+    """(base, ["<hash> <subject>", ...]): the commits touching the package since its last
+    tag or, with no tag (a clean checkout has none), since the commit that recorded its
+    API snapshot. (None, []) outside a git repository."""
+    git = lambda *a: subprocess.run(["git", *a], cwd=root, capture_output=True, text=True)
+    if git("rev-parse", "--git-dir").returncode != 0:
+        return None, []
+    base = last_tag(root, pkg)
+    if base is None:
+        snap = git("log", "-1", "--format=%h", "--", str(pkg.dir / "api")).stdout.strip()
+        base = snap or None
+    if base is None:
+        return "the first commit", _lines(git("log", "--format=%h %s", "--", str(pkg.dir)))
+    return base, _lines(git("log", "--format=%h %s", f"{base}..HEAD", "--", str(pkg.dir)))
+
+
+def _lines(proc) -> list[str]:
+    return [line for line in proc.stdout.splitlines() if line.strip()]
+
+
+def add_commits(text: str, version: str, base: str | None, commits: list[str]) -> str:
+    """Appends the commit list to the section of `version`."""
+    if not commits:
+        return text
+    m = re.search(rf"(?m)^##[ \t]+{re.escape(version)}\b.*$", text)
+    if not m:
+        raise ReleaseError(f"no section for {version}")
+    nxt = re.search(r"(?m)^##[ \t]", text[m.end() :])
+    end = m.end() + nxt.start() if nxt else len(text)
+    body = text[m.end() : end].rstrip("\n")
+    listing = "\n".join(f"- {c}" for c in commits)
+    body += f"\n\n### Commits since {base}\n\n{listing}\n"
+    tail = text[end:]
+    return text[: m.end()] + body + ("\n" + tail if tail else "")
+
+
+def check_api(pkg: Package, new: str, changelog: str):
+    """(api_gate module, the current API, the snapshot it replaces): refuses a release
+    whose API breaks the last snapshot unless the bump is breaking and the changelog
+    names each break."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import api_gate
+
+    api = api_gate.current_api(pkg.import_names[0])
+    latest = api_gate.latest_snapshot(pkg)
+    if latest is None:
+        return api_gate, api, None
+    old_version, path = latest
+    found = api_gate.breaks(api_gate.from_json(path.read_text()), api)
+    if found:
+        lines = "\n".join(f"  {api_gate.explain(b)}" for b in found)
+        if not api_gate.is_breaking_bump(old_version, new):
+            raise ReleaseError(
+                f"{pkg.dist}'s API breaks its {old_version} snapshot; a {new} release "
+                f"needs a breaking bump (major, or minor below 1.0):\n{lines}"
+            )
+        named = api_gate.changelog_sections(changelog, new)
+        missing = [p for p in sorted({api_gate.broken_path(b) for b in found}) if p not in named]
+        if missing:
+            raise ReleaseError(f"the changelog of {new} does not name: {', '.join(missing)}")
+    return api_gate, api, path
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         description="Bump one package's version and date its changelog (no tags, no commits)."
@@ -331,25 +426,41 @@ def release(root: Path, name: str, bump: str, date: str, args) -> int:
             raise ReleaseError(
                 f"version must be major, minor, patch or X.Y.Z, not {bump!r}"
             ) from None
-    new = bumped(pkg.version, bump)
     rel = lambda p: p.relative_to(root)
-
-    # Compute every edit first; write only when all of them are possible.
-    writes: dict[Path, str] = {}
-    writes[pkg.pyproject_path] = set_project_version(
-        pkg.pyproject_path.read_text(), pkg.version, new
-    )
+    writes: dict[Path, str] = {}  # every edit first; written only when all are possible
+    if bump == pkg.version and unreleased_bump(pkg):
+        # Bumped already, with the change that broke the API (docs/releasing.md): release
+        # that version as it stands.
+        new = pkg.version
+    else:
+        new = bumped(pkg.version, bump)
+        writes[pkg.pyproject_path] = set_project_version(
+            pkg.pyproject_path.read_text(), pkg.version, new
+        )
     if not pkg.changelog_path.is_file():
         raise ReleaseError(f"{rel(pkg.changelog_path)} does not exist")
     changelog = pkg.changelog_path.read_text()
+    base, commits = commits_since_release(root, pkg)
     try:
-        writes[pkg.changelog_path] = date_changelog(changelog, new, date)
+        dated = date_changelog(changelog, new, date)
     except ReleaseError as e:
         raise ReleaseError(f"{rel(pkg.changelog_path)}: {e}") from None
+    writes[pkg.changelog_path] = add_commits(dated, new, base, commits)
+    api_gate, api, snap_old = check_api(pkg, new, dated)
 
-    print(f"{pkg.dist}: {pkg.version} -> {new}")
-    print(f'  {rel(pkg.pyproject_path)}: [project] version = "{new}"')
+    if new == pkg.version:
+        print(f"{pkg.dist}: releasing {new}, the version it was bumped to with its break")
+    else:
+        print(f"{pkg.dist}: {pkg.version} -> {new}")
+        print(f'  {rel(pkg.pyproject_path)}: [project] version = "{new}"')
     print(f'  {rel(pkg.changelog_path)}: "## Unreleased" -> "## {new} ({date})"')
+    if base is None:
+        print("  (no git history here: no commit list added to the changelog)")
+    else:
+        print(f"  with the {len(commits)} commit(s) touching {rel(pkg.dir)} since {base}")
+    snap_new = api_gate.snapshot_dir(pkg) / f"{new}.json"
+    since = f" (the gate compared with {rel(snap_old)})" if snap_old else ""
+    print(f"  API snapshot: {rel(snap_new)}{since}")
     if not unreleased_body(changelog):
         print(f"  warning: the Unreleased section of {rel(pkg.changelog_path)} is empty")
 
@@ -382,10 +493,15 @@ def release(root: Path, name: str, bump: str, date: str, args) -> int:
     if args.dry_run:
         print("dry run: nothing written")
         print(f"tag to create after committing: {pkg.dist}=={new}")
+        print(f"publish: uv build --package {pkg.dist} --no-sources -o dist/{pkg.dist} "
+              f"&& uv publish dist/{pkg.dist}/*")  # fmt: skip
         return 0
 
     for path, text in writes.items():
         path.write_text(text)
+    snap_new.parent.mkdir(exist_ok=True)
+    # Older snapshots stay: each marks a release that tools/min_versions.py can rebuild.
+    snap_new.write_text(api_gate.to_json(api))
 
     if args.no_lock:
         print("skipped `uv lock` (--no-lock): run it before committing")
@@ -399,11 +515,13 @@ def release(root: Path, name: str, bump: str, date: str, args) -> int:
             raise ReleaseError("`uv lock` failed; the edits above are in place, fix and rerun it")
         print("  uv.lock updated")
 
-    changed = " ".join(str(rel(p)) for p in writes) + ("" if args.no_lock else " uv.lock")
+    changed = " ".join(str(rel(p)) for p in [*writes, snap_new.parent])
+    changed += "" if args.no_lock else " uv.lock"
     print("next steps (not done by this tool):")
-    print(f"  git commit -m 'Release {pkg.dist} {new}' -- {changed}")
+    print(f"  git add -A {changed} && git commit -m 'Release {pkg.dist} {new}'")
     print(f"  git tag {pkg.dist}=={new}")
-    print(f"  uv build --package {pkg.dist} --no-sources")
+    print(f"  uv build --package {pkg.dist} --no-sources -o dist/{pkg.dist}")
+    print(f"  uv publish dist/{pkg.dist}/*")
     print(f"tag to create: {pkg.dist}=={new}")
     return 0
 
