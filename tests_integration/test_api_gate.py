@@ -115,6 +115,16 @@ def test_planted_break_fails_until_bumped_and_announced(fake, edit, path):
     assert api_gate.check_package(fake(init, sub, version="0.2.0", entry=entry)) == []
 
 
+def test_private_parameters_may_move(fake):
+    # A dataclass's internal fields show up in its __init__; reordering them breaks no caller.
+    api_gate.write_snapshot(fake(V1.replace("def grow(self, by", "def grow(self, _a=0, _b=1, by")))
+    moved = V1.replace("def grow(self, by", "def grow(self, _b=1, _a=0, by")
+    assert api_gate.check_package(fake(moved)) == []
+    # A public parameter moved past them still is a break.
+    swapped = V1.replace("def grow(self, by", "def grow(self, _b=1, _a=0, *, by")
+    assert api_gate.check_package(fake(swapped))
+
+
 def test_breaking_bumps():
     assert api_gate.is_breaking_bump("0.1.0", "0.2.0")
     assert api_gate.is_breaking_bump("1.4.2", "2.0.0")

@@ -249,7 +249,13 @@ def is_breaking_bump(old: str, new: str) -> bool:
 
 
 def breaks(old: griffe.Module, new: griffe.Module) -> list[griffe.Breakage]:
-    return list(griffe.find_breaking_changes(old, new))
+    # A parameter named with a leading underscore is private (a dataclass's
+    # internal fields show up in its __init__): moving it breaks no caller.
+    return [
+        b
+        for b in griffe.find_breaking_changes(old, new)
+        if not (isinstance(b.old_value, griffe.Parameter) and b.old_value.name.startswith("_"))
+    ]
 
 
 def broken_path(breakage: griffe.Breakage) -> str:
