@@ -5,7 +5,7 @@ Usage:
     uv run --no-sync python tools/api_names.py           # rewrite the missing list and the table
     uv run --no-sync python tools/api_names.py --check   # exit 1 if either is stale
 
-JAX's names are data (tests_integration/data/jax_api_names.txt, one line per module:
+JAX's names are data (../shared/jax_api_names.txt beside the repository, one line per module:
 `module: name name ...`; JAX is never imported). For each module `jax.X` this tool
 imports `polyjax.X` and looks each name up, then writes
 
@@ -27,7 +27,7 @@ import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-JAX_NAMES = ROOT / "tests_integration" / "data" / "jax_api_names.txt"
+JAX_NAMES = ROOT.parent / "shared" / "jax_api_names.txt"
 MISSING = ROOT / "tests_integration" / "data" / "api_names_missing.txt"
 DOC = ROOT / "docs" / "api-coverage.md"
 
