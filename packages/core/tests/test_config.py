@@ -1,6 +1,10 @@
 """Tests for polyjax_core.config: options, overrides, environment defaults, trace context."""
 
 import itertools
+import json
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -42,6 +46,25 @@ def test_update_and_read(restore_global):
     assert cfg.enable_x64.value is False
 
 
+@pytest.fixture(scope="module")
+def clean_defaults() -> dict[str, str]:
+    """Every option's value (repr) in a fresh process without JAX_* environment variables.
+
+    The test run itself may set some (CI points JAX_COMPILATION_CACHE_DIR at a
+    shared cache), and those change the defaults read at import.
+    """
+    code = (
+        "import json; from polyjax_core.config import config; "
+        "print(json.dumps({n: repr(config.read(n)) for n in config.values}))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
 @pytest.mark.parametrize(
     "name, default",
     [
@@ -70,10 +93,8 @@ def test_update_and_read(restore_global):
         ("jax_transfer_guard", None),
     ],
 )
-def test_jax_option_defaults(name, default):
-    # Assumes the test process does not set the options' JAX_* environment variables.
-    assert config.read(name) == default
-    assert type(config.read(name)) is type(default)
+def test_jax_option_defaults(clean_defaults, name, default):
+    assert clean_defaults[name] == repr(default)
 
 
 def test_module_level_states_match_config():
