@@ -101,6 +101,8 @@ IMPLEMENTED: frozenset[str] = frozenset(
     with_sharding_constraint
     broadcast_shapes index_take empty optimization_barrier DotDimensionNumbers PrecisionLike
     ConvGeneralDilatedDimensionNumbers
+    approx_max_k approx_min_k conv_general_dilated_local conv_general_dilated_patches
+    platform_dependent ragged_dot ragged_dot_general RaggedDotDimensionNumbers
     """.split()
 )
 

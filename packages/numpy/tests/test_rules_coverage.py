@@ -305,6 +305,12 @@ def _np_popcount(x):
     return sum((u >> np.uint64(b)) & np.uint64(1) for b in range(bits)).astype(x.dtype)
 
 
+def _np_mulhi(x, y):
+    """The high half of the exact product (int32 and narrower fit int64 products)."""
+    bits = x.dtype.itemsize * 8
+    return ((x.astype(np.int64) * y.astype(np.int64)) >> bits).astype(x.dtype)
+
+
 def _np_shift(kind):
     def f(x, s):
         bits = x.dtype.itemsize * 8
@@ -497,6 +503,7 @@ CASES: list[Case] = [
     binary(lax.or_p, lax.bitwise_or, np.bitwise_or, (*INTS, BOOL), dx=(-50, 50), dy=(-50, 50)),
     binary(lax.xor_p, lax.bitwise_xor, np.bitwise_xor, (*INTS, BOOL), dx=(-50, 50), dy=(-50, 50)),
     binary(lax.shift_left_p, lax.shift_left, _np_shift("left"), INTS, dx=(-50, 50), dy=(-1, 40)),
+    binary(lax.mulhi_p, lax.mulhi, _np_mulhi, INTS, dx=(-(2**31), 2**31), dy=(-(2**31), 2**31)),
     binary(
         lax.shift_right_arithmetic_p,
         lax.shift_right_arithmetic,
@@ -2492,6 +2499,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
             "xor",
             "not",
             "shift_left",
+            "mulhi",
             "shift_right_arithmetic",
             "shift_right_logical",
             "population_count",
