@@ -251,3 +251,48 @@ def test_copy_to_host_async_returns_its_argument():
         warnings.simplefilter("error")
         assert jax.copy_to_host_async(tree) is tree
     np.testing.assert_array_equal(jax.device_get(tree)["a"], np.ones(2))
+
+
+# --- ad_checkpoint: saved residuals and policy answers --------------------------------------
+
+
+def test_print_saved_residuals(capsys):
+    from polyjax import ad_checkpoint as ac
+
+    def f(x, y):
+        return jnp.cos(jnp.sin(x) * y).sum()
+
+    x, y = np.ones(3, np.float32), np.float32(2.0)
+    ac.print_saved_residuals(jax.checkpoint(f), x, y)
+    assert capsys.readouterr().out.splitlines() == [
+        "f32[3] from the argument x",
+        "f32[] from the argument y",
+    ]
+    whats = [what for _, what in ac.saved_residuals(f, x, y)]
+    assert any(w.startswith("output of sin from") for w in whats)
+
+
+def test_offload_policy_answers():
+    from polyjax import ad_checkpoint as ac
+
+    policy = jax.checkpoint_policies.save_and_offload_only_these_names(
+        names_which_can_be_saved=["a"],
+        names_which_can_be_offloaded=["b"],
+        offload_src="device",
+        offload_dst="pinned_host",
+    )
+
+    def g(x):
+        a = ac.checkpoint_name(jnp.sin(x), "a")
+        b = ac.checkpoint_name(jnp.sin(a), "b")
+        return jnp.sin(jnp.sin(b)).sum()
+
+    x = np.linspace(0.1, 0.9, 3, dtype=np.float32)
+    saved = ac.saved_residuals(jax.checkpoint(g, policy=policy), x)
+    # a and b are kept (b "offloaded": on CPU, saved in place), c is recomputed.
+    assert len(saved) == 3
+    np.testing.assert_allclose(jax.grad(jax.checkpoint(g, policy=policy))(x), jax.grad(g)(x))
+    assert (
+        repr(ac.Recompute) == "Recompute"
+        and ac.Offloadable("device", "pinned_host").dst == "pinned_host"
+    )
