@@ -296,3 +296,37 @@ def test_offload_policy_answers():
         repr(ac.Recompute) == "Recompute"
         and ac.Offloadable("device", "pinned_host").dst == "pinned_host"
     )
+
+
+# --- extend + interpreters: a library declares a primitive with its rules ----------------------
+
+
+def test_a_primitive_declared_through_extend_works_under_every_transformation():
+    from jaxlib.mlir.dialects import stablehlo as hlo
+
+    from polyjax.extend.core import Primitive
+    from polyjax.interpreters import ad, batching, mlir
+
+    cube_p = Primitive("test_cube")
+    cube_p.def_impl(lambda x: np.asarray(x) ** 3)
+    cube_p.def_abstract_eval(lambda x: x)
+    mlir.register_lowering(cube_p, lambda ctx, x: [hlo.multiply(x, hlo.multiply(x, x))])
+    ad.defjvp(cube_p, lambda g, x: g * 3.0 * x * x)
+    batching.defvectorized(cube_p)
+
+    x = np.linspace(0.5, 1.5, 3, dtype=np.float32)
+    np.testing.assert_allclose(jax.jit(cube_p.bind)(x), x**3, rtol=1e-6)
+    np.testing.assert_allclose(jax.vmap(cube_p.bind)(x), x**3, rtol=1e-6)
+    check_grads(cube_p.bind, (x,), order=1)
+    assert "test_cube" in str(jax.make_jaxpr(cube_p.bind)(x))
+
+
+def test_extend_random_threefry_matches_the_lax_primitive():
+    from polyjax.extend import random
+
+    count = np.arange(5, dtype=np.uint32)
+    out = random.threefry_2x32((np.uint32(3), np.uint32(7)), count)
+    first = jax.lax.threefry2x32(
+        np.uint32(3), np.uint32(7), count[:3], np.array([3, 4, 0], np.uint32)
+    )
+    np.testing.assert_array_equal(out, np.concatenate(first)[[0, 1, 2, 3, 4]])
