@@ -47,7 +47,6 @@ from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import Tracer
 from polyjax_core.tree_util import tree_flatten, tree_map, tree_unflatten
 from polyjax_interpreters import ad, batching, mlir
-from polyjax_numpy.lax._declare import define_rules
 
 __all__ = ["custom_vmap", "sequential_vmap"]
 
@@ -114,14 +113,12 @@ def _jvp(primals, tangents, *, call_jaxpr, num_consts, hoisted, **params):
     return outs, list(tangents_out)
 
 
-define_rules(
-    custom_vmap_call_p,
-    _abstract_eval,
-    mlir.lower_fun(_run),
-    impl=_run,
-    jvp=_jvp,
-    batching=_batch,
-)
+# Registered as any library registers a primitive's rules (polyjax.interpreters).
+custom_vmap_call_p.def_impl(_run)
+custom_vmap_call_p.def_abstract_eval(_abstract_eval)
+mlir.register_lowering(custom_vmap_call_p, mlir.lower_fun(_run))
+ad.primitive_jvps[custom_vmap_call_p] = _jvp
+batching.primitive_batchers[custom_vmap_call_p] = _batch
 
 
 class custom_vmap:  # noqa: N801  (JAX's name)

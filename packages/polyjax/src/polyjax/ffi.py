@@ -40,8 +40,7 @@ from polyjax import numpy as jnp
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
-from polyjax_interpreters import batching, mlir
-from polyjax_numpy.lax._declare import define_rules
+from polyjax_interpreters import batching, dispatch, mlir
 
 __all__ = [
     "ffi_call",
@@ -190,7 +189,11 @@ def _batch(args, dims, *, vmap_method, result_avals, **params):
     return list(outs), [0] * len(result_avals)
 
 
-define_rules(ffi_call_p, _abstract_eval, _lowering, batching=_batch)
+# Registered as any library registers a primitive's rules (polyjax.interpreters).
+ffi_call_p.def_impl(functools.partial(dispatch.apply_primitive, ffi_call_p))
+ffi_call_p.def_abstract_eval(_abstract_eval)
+mlir.register_lowering(ffi_call_p, _lowering)
+batching.primitive_batchers[ffi_call_p] = _batch
 
 
 def ffi_call(

@@ -7,7 +7,8 @@
 - `backend`: `get_backend`, `backends`, `get_default_device`, `clear_backends`;
 - `linear_util`: `WrappedFun`, `wrap_init`;
 - `lowering`: `LoweringRuleContext` (what a lowering rule receives);
-- `random`: the threefry primitive, `threefry_2x32`, `threefry_prng_impl`;
+- `random`: the threefry primitive and `threefry_2x32` (PRNG implementations
+  are chosen by name with `jax_default_prng_impl`);
 - `source_info_util`: source locations and name stacks.
 
 Left out, with reasons: `mlir` (JAX's portable-artifact serialization;

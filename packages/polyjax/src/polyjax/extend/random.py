@@ -14,10 +14,9 @@ from typing import Any
 import numpy as np
 
 from polyjax import numpy as jnp
-from polyjax_numpy.lax._random_bits import threefry2x32, threefry2x32_p
-from polyjax_numpy.random._prng import threefry_prng_impl
+from polyjax_numpy.lax import threefry2x32, threefry2x32_p
 
-__all__ = ["threefry2x32_p", "threefry_2x32", "threefry_prng_impl"]
+__all__ = ["threefry2x32_p", "threefry_2x32"]
 
 
 def threefry_2x32(keypair: tuple[Any, Any], count: Any) -> Any:
