@@ -102,7 +102,8 @@ IMPLEMENTED: frozenset[str] = frozenset(
     broadcast_shapes index_take empty optimization_barrier DotDimensionNumbers PrecisionLike
     ConvGeneralDilatedDimensionNumbers
     approx_max_k approx_min_k conv_general_dilated_local conv_general_dilated_patches
-    platform_dependent ragged_dot ragged_dot_general RaggedDotDimensionNumbers
+    platform_dependent ragged_dot ragged_dot_general RaggedDotDimensionNumbers DotAlgorithm
+    DotAlgorithmPreset
     """.split()
 )
 

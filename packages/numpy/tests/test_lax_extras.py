@@ -213,3 +213,25 @@ def test_patches_and_local_conv_against_numpy():
     small = (_f32(1, 1, 3, 2), _f32(1, 2 * 2, 2, 1))
     local = jit(lambda a, b: lax.conv_general_dilated_local(a, b, (1, 1), "VALID", (2, 2)))
     check_grads(local, small, order=1, modes=("rev",))
+
+
+# --- dot algorithms -----------------------------------------------------------------------
+
+
+def test_dot_algorithm_presets_on_cpu():
+    x, y = _f32(3, 4), _f32(4, 2)
+    exact = x.astype(np.float64) @ y.astype(np.float64)
+    for preset in ("F32_F32_F32", lax.DotAlgorithmPreset.BF16_BF16_F32_X6, "DEFAULT"):
+        np.testing.assert_allclose(lax.dot(x, y, precision=preset), exact, rtol=1e-5, atol=1e-5)
+    # F16_F16_F16 rounds the inputs (and the result) to float16, then converts back.
+    got = jit(lambda a, b: lax.dot(a, b, precision="F16_F16_F16"))(x, y)
+    assert got.dtype == np.float32
+    want = x.astype(np.float16).astype(np.float64) @ y.astype(np.float16).astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
+    text = jit(lambda a, b: lax.dot(a, b, precision="BF16_BF16_F32")).lower(x, y).as_text()
+    assert "algorithm = <lhs_precision_type = bf16" in text
+    check_grads(jit(lambda a: lax.dot(a, y, precision="F32_F32_F32")), (x,), 1, modes=("rev",))
+    for unsupported in ("TF32_TF32_F32", lax.DotAlgorithm(np.float32, np.float32, np.float32)):
+        with pytest.raises(ValueError, match="not supported by dot_general on CPU"):
+            lax.dot(x, y, precision=unsupported)
+    assert lax.DotAlgorithmPreset.BF16_BF16_F32.accumulation_type == np.float32

@@ -136,6 +136,7 @@ from polyjax_numpy.lax._dot import (
     dot_general,
     dot_general_p,
 )
+from polyjax_numpy.lax._dot_algorithm import DotAlgorithm, DotAlgorithmPreset
 from polyjax_numpy.lax._elementwise import (
     AccuracyMode,
     RoundingMethod,
@@ -437,6 +438,8 @@ __all__ = [
     "AccuracyMode",
     "ConvDimensionNumbers",
     "ConvGeneralDilatedDimensionNumbers",
+    "DotAlgorithm",
+    "DotAlgorithmPreset",
     "DotDimensionNumbers",
     "FftType",
     "GatherDimensionNumbers",
