@@ -103,7 +103,7 @@ IMPLEMENTED: frozenset[str] = frozenset(
     ConvGeneralDilatedDimensionNumbers
     approx_max_k approx_min_k conv_general_dilated_local conv_general_dilated_patches
     platform_dependent ragged_dot ragged_dot_general RaggedDotDimensionNumbers DotAlgorithm
-    DotAlgorithmPreset
+    DotAlgorithmPreset pswapaxes rng_uniform
     """.split()
 )
 

@@ -235,3 +235,17 @@ def test_dot_algorithm_presets_on_cpu():
         with pytest.raises(ValueError, match="not supported by dot_general on CPU"):
             lax.dot(x, y, precision=unsupported)
     assert lax.DotAlgorithmPreset.BF16_BF16_F32.accumulation_type == np.float32
+
+
+# --- pbroadcast / pswapaxes (under vmap with an axis name) ---------------------------------
+
+
+def test_pbroadcast_and_pswapaxes_under_named_vmap():
+    from polyjax_interpreters.batching import vmap
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    got = vmap(lambda v: lax.pbroadcast(v, "i", 1), axis_name="i")(x)
+    np.testing.assert_array_equal(got, np.broadcast_to(x[1], (3, 4)))
+    y = np.arange(18, dtype=np.float32).reshape(3, 3, 2)
+    swapped = vmap(lambda v: lax.pswapaxes(v, "i", 0), axis_name="i")(y)
+    np.testing.assert_array_equal(swapped, y.transpose(1, 0, 2))

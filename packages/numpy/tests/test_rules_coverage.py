@@ -807,6 +807,19 @@ def _empty_check(args, out):
     assert (buf.shape, buf.dtype) == (x.shape, x.dtype), (buf.shape, buf.dtype)
 
 
+def _rng_uniform_masked(x):
+    """Binds rng_uniform with a deterministic result: its draws times zero, plus `x`."""
+    draws = lax.rng_uniform(x.dtype.type(0), x.dtype.type(1), x.shape)
+    return x + draws * x.dtype.type(0)
+
+
+def _rng_uniform_check(args, out):
+    (x,) = args
+    draws = np.asarray(lax.rng_uniform(np.float32(2), np.float32(3), (64,)))
+    assert draws.dtype == np.float32 and ((2 <= draws) & (draws < 3)).all()
+    assert len(np.unique(draws)) > 1
+
+
 CASES += [
     Case(
         "broadcast_in_dim",
@@ -926,6 +939,15 @@ CASES += [
         ALL,
         shapes=VECTOR_SHAPES,
         grad_dtypes=LINEAR_GRADS,
+    ),
+    Case(
+        "rng_uniform",
+        (lax.rng_uniform_p,),
+        _rng_uniform_masked,
+        operands((-2, 2)),
+        lambda x: x,
+        (F32, I32),
+        check=_rng_uniform_check,
     ),
     Case(
         "empty",
@@ -2510,6 +2532,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
             "iota",
             "threefry2x32",
             "rng_bit_generator",
+            "rng_uniform",
             "bitcast_convert_type",
         ],
         "integer or bit-level operations",

@@ -292,6 +292,7 @@ from polyjax_numpy.lax._parallel import (
     pvary_p,
     reduce_scatter_p,
 )
+from polyjax_numpy.lax._parallel_extras import pbroadcast, pswapaxes
 from polyjax_numpy.lax._patches import conv_general_dilated_local, conv_general_dilated_patches
 from polyjax_numpy.lax._platform_dependent import platform_dependent, platform_index_p
 from polyjax_numpy.lax._ragged_dot import (
@@ -320,6 +321,7 @@ from polyjax_numpy.lax._reductions import (
     reduce_sum,
     reduce_sum_p,
 )
+from polyjax_numpy.lax._rng_uniform import rng_uniform, rng_uniform_p
 from polyjax_numpy.lax._scan import associative_scan, map, scan, scan_p
 from polyjax_numpy.lax._shape_ops import (
     broadcast,
@@ -644,12 +646,16 @@ __all__ = [
     "not_p",
     "optimization_barrier",
     "optimization_barrier_p",
+    "pbroadcast",
     "platform_dependent",
     "platform_index_p",
+    "pswapaxes",
     "ragged_dot",
     "ragged_dot_general",
     "reduce_window_shape_tuple",
     "reshard",
+    "rng_uniform",
+    "rng_uniform_p",
     "shape_as_value",
     "sharding_constraint_p",
     "stack",
