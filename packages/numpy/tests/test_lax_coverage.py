@@ -103,7 +103,7 @@ IMPLEMENTED: frozenset[str] = frozenset(
     ConvGeneralDilatedDimensionNumbers
     approx_max_k approx_min_k conv_general_dilated_local conv_general_dilated_patches
     platform_dependent ragged_dot ragged_dot_general RaggedDotDimensionNumbers DotAlgorithm
-    DotAlgorithmPreset pswapaxes rng_uniform
+    DotAlgorithmPreset pswapaxes rng_uniform composite
     """.split()
 )
 
@@ -136,8 +136,6 @@ COVERAGE = dict(
         "  above).",
         "- `ragged_all_to_all`: not done yet (its multi-device lowering and an",
         "  emulation for the CPU's host devices are still to be written).",
-        "- `composite`: needs a `stablehlo.composite` lowering that keeps the",
-        "  decomposition as a separate function; not done yet.",
         "- `approx_max_k`/`approx_min_k` are exact on CPU and composed from `top_k` and",
         "  `sort`; `tile`, `stack`, `unstack` from structural primitives;",
         "  `ragged_dot(_general)` from masked `dot_general`s; so `approx_top_k_p`,",

@@ -249,3 +249,19 @@ def test_pbroadcast_and_pswapaxes_under_named_vmap():
     y = np.arange(18, dtype=np.float32).reshape(3, 3, 2)
     swapped = vmap(lambda v: lax.pswapaxes(v, "i", 0), axis_name="i")(y)
     np.testing.assert_array_equal(swapped, y.transpose(1, 0, 2))
+
+
+# --- composite -------------------------------------------------------------------------------
+
+
+def test_composite_lowers_to_a_named_op_with_its_decomposition():
+    from polyjax_interpreters.ad import grad
+
+    scale = lax.composite(lambda x, *, factor: x * factor, name="test.scale", version=2)
+    x = np.arange(3, dtype=np.float32)
+    np.testing.assert_array_equal(scale(x, factor=2.0), 2.0 * x)
+    text = jit(lambda v: scale(v, factor=2.0)).lower(x).as_text()
+    assert 'stablehlo.composite "test.scale"' in text and "decomposition = @test.scale" in text
+    assert "version = 2" in text and "factor = 2.0" in text
+    with pytest.raises(ValueError, match="JVP rule for composite"):
+        grad(lambda v: scale(v, factor=2.0).sum())(x)

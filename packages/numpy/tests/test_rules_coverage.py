@@ -941,6 +941,14 @@ CASES += [
         grad_dtypes=LINEAR_GRADS,
     ),
     Case(
+        "composite",
+        (lax.composite_p,),
+        lambda x: lax.composite(lambda a, *, k: a * k + 1.0, "test.affine")(x, k=2.0),
+        operands((-2, 2)),
+        lambda x: x * 2.0 + 1.0,
+        FLOATS,
+    ),
+    Case(
         "rng_uniform",
         (lax.rng_uniform_p,),
         _rng_uniform_masked,
@@ -2544,6 +2552,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     "reduce_window": "no jvp for a general computation (NotImplementedError)",
     "geqrf": "an internal step of qr (whose derivative is checked), as in JAX",
     "householder_product": "no jvp, as in JAX",
+    "composite": "no jvp, as in JAX (ValueError: wrap it in custom_jvp)",
 }
 NOT_DIFFERENTIABLE.pop("zeta")
 

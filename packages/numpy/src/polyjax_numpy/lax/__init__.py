@@ -98,6 +98,7 @@ from polyjax_numpy.lax._complex import (
     real,
     real_p,
 )
+from polyjax_numpy.lax._composite import composite, composite_p
 from polyjax_numpy.lax._cond import cond, cond_p, switch
 from polyjax_numpy.lax._convolution import (
     ConvDimensionNumbers,
@@ -516,6 +517,8 @@ __all__ = [
     "collapse",
     "complex",
     "complex_p",
+    "composite",
+    "composite_p",
     "concatenate",
     "concatenate_p",
     "cond",
