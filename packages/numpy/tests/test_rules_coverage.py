@@ -949,6 +949,15 @@ CASES += [
         FLOATS,
     ),
     Case(
+        "stage",
+        (lax.stage_p,),
+        lax.stage,  # eagerly the operand is a NumPy value, so stage binds
+        operands((-2, 2)),
+        lambda x: x,
+        ALL,
+        grad_dtypes=(F32,),
+    ),
+    Case(
         "rng_uniform",
         (lax.rng_uniform_p,),
         _rng_uniform_masked,

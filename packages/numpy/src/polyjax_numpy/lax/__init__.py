@@ -425,6 +425,7 @@ from polyjax_numpy.lax._special import (
     zeta,
     zeta_p,
 )
+from polyjax_numpy.lax._stage import stage, stage_p
 from polyjax_numpy.lax._while import fori_loop, while_loop, while_p
 from polyjax_numpy.lax._windowed import (
     reduce_window,
@@ -662,6 +663,8 @@ __all__ = [
     "shape_as_value",
     "sharding_constraint_p",
     "stack",
+    "stage",
+    "stage_p",
     "tile",
     "unstack",
     "with_sharding_constraint",
