@@ -330,3 +330,23 @@ def test_extend_random_threefry_matches_the_lax_primitive():
         np.uint32(3), np.uint32(7), count[:3], np.array([3, 4, 0], np.uint32)
     )
     np.testing.assert_array_equal(out, np.concatenate(first)[[0, 1, 2, 3, 4]])
+
+
+def test_linear_call_uses_its_transpose():
+    from polyjax.custom_derivatives import linear_call
+
+    def div_add(x, denom):
+        return x + linear_call(lambda r, v: v / r, lambda r, ct: ct / r, denom, x)
+
+    x = np.float32(9.0)
+    assert float(div_add(x, np.float32(3.0))) == 12.0
+    (ct,) = jax.linear_transpose(lambda v: div_add(v, np.float32(3.0)), x)(np.float32(18.0))
+    assert float(ct) == 24.0  # 18 + 18 / 3
+
+    def custom_id(v):  # a "transpose" that is not the true one shows it is used
+        return linear_call(lambda _, u: u, lambda _, c: 7.0 * c, (), v)
+
+    (t,) = jax.linear_transpose(custom_id, x)(np.float32(1.0))
+    assert float(t) == 7.0
+    with pytest.raises(NotImplementedError, match="not differentiable"):
+        jax.jvp(custom_id, (x,), (x,))
