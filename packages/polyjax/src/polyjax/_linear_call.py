@@ -76,8 +76,8 @@ def _transpose(cts, *args, callee, fun, fun_transpose, res_tree, lin_tree, out_t
     lin_avals = [x.aval if ad.is_undefined_primal(x) else get_aval(x) for x in linear]
     ct_tree = out_tree
     # The transpose is another linear_call, to fun_transpose, with fun as its transpose.
-    closed, tree = _trace(fun_transpose, res_tree, ct_tree,
-                          [get_aval(r) for r in residuals] + [get_aval(c) for c in cts])  # fmt: skip
+    avals = [get_aval(r) for r in residuals] + [get_aval(c) for c in cts]
+    closed, tree = _trace(fun_transpose, res_tree, ct_tree, avals)
     cts_in = linear_call_p.bind(
         *residuals,
         *cts,
