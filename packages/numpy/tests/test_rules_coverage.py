@@ -305,6 +305,12 @@ def _np_popcount(x):
     return sum((u >> np.uint64(b)) & np.uint64(1) for b in range(bits)).astype(x.dtype)
 
 
+def _np_mulhi(x, y):
+    """The high half of the exact product (int32 and narrower fit int64 products)."""
+    bits = x.dtype.itemsize * 8
+    return ((x.astype(np.int64) * y.astype(np.int64)) >> bits).astype(x.dtype)
+
+
 def _np_shift(kind):
     def f(x, s):
         bits = x.dtype.itemsize * 8
@@ -497,6 +503,7 @@ CASES: list[Case] = [
     binary(lax.or_p, lax.bitwise_or, np.bitwise_or, (*INTS, BOOL), dx=(-50, 50), dy=(-50, 50)),
     binary(lax.xor_p, lax.bitwise_xor, np.bitwise_xor, (*INTS, BOOL), dx=(-50, 50), dy=(-50, 50)),
     binary(lax.shift_left_p, lax.shift_left, _np_shift("left"), INTS, dx=(-50, 50), dy=(-1, 40)),
+    binary(lax.mulhi_p, lax.mulhi, _np_mulhi, INTS, dx=(-(2**31), 2**31), dy=(-(2**31), 2**31)),
     binary(
         lax.shift_right_arithmetic_p,
         lax.shift_right_arithmetic,
@@ -800,6 +807,19 @@ def _empty_check(args, out):
     assert (buf.shape, buf.dtype) == (x.shape, x.dtype), (buf.shape, buf.dtype)
 
 
+def _rng_uniform_masked(x):
+    """Binds rng_uniform with a deterministic result: its draws times zero, plus `x`."""
+    draws = lax.rng_uniform(x.dtype.type(0), x.dtype.type(1), x.shape)
+    return x + draws * x.dtype.type(0)
+
+
+def _rng_uniform_check(args, out):
+    (x,) = args
+    draws = np.asarray(lax.rng_uniform(np.float32(2), np.float32(3), (64,)))
+    assert draws.dtype == np.float32 and ((2 <= draws) & (draws < 3)).all()
+    assert len(np.unique(draws)) > 1
+
+
 CASES += [
     Case(
         "broadcast_in_dim",
@@ -919,6 +939,32 @@ CASES += [
         ALL,
         shapes=VECTOR_SHAPES,
         grad_dtypes=LINEAR_GRADS,
+    ),
+    Case(
+        "composite",
+        (lax.composite_p,),
+        lambda x: lax.composite(lambda a, *, k: a * k + 1.0, "test.affine")(x, k=2.0),
+        operands((-2, 2)),
+        lambda x: x * 2.0 + 1.0,
+        FLOATS,
+    ),
+    Case(
+        "stage",
+        (lax.stage_p,),
+        lax.stage,  # eagerly the operand is a NumPy value, so stage binds
+        operands((-2, 2)),
+        lambda x: x,
+        ALL,
+        grad_dtypes=(F32,),
+    ),
+    Case(
+        "rng_uniform",
+        (lax.rng_uniform_p,),
+        _rng_uniform_masked,
+        operands((-2, 2)),
+        lambda x: x,
+        (F32, I32),
+        check=_rng_uniform_check,
     ),
     Case(
         "empty",
@@ -2492,6 +2538,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
             "xor",
             "not",
             "shift_left",
+            "mulhi",
             "shift_right_arithmetic",
             "shift_right_logical",
             "population_count",
@@ -2502,6 +2549,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
             "iota",
             "threefry2x32",
             "rng_bit_generator",
+            "rng_uniform",
             "bitcast_convert_type",
         ],
         "integer or bit-level operations",
@@ -2513,6 +2561,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     "reduce_window": "no jvp for a general computation (NotImplementedError)",
     "geqrf": "an internal step of qr (whose derivative is checked), as in JAX",
     "householder_product": "no jvp, as in JAX",
+    "composite": "no jvp, as in JAX (ValueError: wrap it in custom_jvp)",
 }
 NOT_DIFFERENTIABLE.pop("zeta")
 

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 from jaxlib import _jax, xla_client
 
-from polyjax_core import config
+from polyjax_core import config, monitoring
 from polyjax_core.abstract_values import ShapedArray, ShapeDtypeStruct, get_aval
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.dce import dce_jaxpr
@@ -521,6 +521,11 @@ def compile_lowered(lowered: LoweredModule) -> Executable:
         xla_exe, _ = compilation_cache.compile_or_get_cached(
             client, code, devices, options, lowered.name, compile_fn=_compile_function
         )
+    monitoring.record_event_duration_secs(
+        "/jax/core/compile/backend_compile_duration",
+        time.perf_counter() - t0,
+        fun_name=f"jit({lowered.name})",
+    )
     if config.log_compiles.value:  # (also after a persistent-cache hit, as JAX logs it)
         seconds = time.perf_counter() - t0
         shapes = ", ".join(a.str_short(short_dtypes=False) for a in lowered.in_avals)

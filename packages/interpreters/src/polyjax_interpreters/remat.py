@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NamedTuple
 
 from jaxlib.mlir.dialects import stablehlo as hlo
 
@@ -48,6 +48,9 @@ from polyjax_interpreters import ad, batching, mlir
 from polyjax_interpreters import partial_eval as pe
 
 __all__ = [
+    "Offloadable",
+    "Recompute",
+    "Saveable",
     "checkpoint",
     "checkpoint_name",
     "checkpoint_policies",
@@ -164,12 +167,77 @@ def save_from_both_policies(
     """Saves what either policy saves."""
 
     def policy(prim: Any, *avals: Any, **params: Any) -> bool:
-        return left(prim, *avals, **params) or right(prim, *avals, **params)
+        return _saves(left(prim, *avals, **params)) or _saves(right(prim, *avals, **params))
+
+    return policy
+
+
+class _Decision:
+    """A policy's answer: save the value (`Saveable`) or recompute it (`Recompute`)."""
+
+    def __init__(self, name: str, save: bool):
+        self._name, self.save = name, save
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+Saveable = _Decision("Saveable", True)
+Recompute = _Decision("Recompute", False)
+
+
+class Offloadable(NamedTuple):
+    """A policy's answer: keep the value, moved from memory `src` to memory `dst`.
+
+    polyjax's only backend is the CPU, whose device memory is host memory: an
+    offloadable value is saved where it is (offloading has no effect).
+    """
+
+    src: str
+    dst: str
+
+
+def _saves(decision: Any) -> bool:
+    """Whether a policy's answer (a bool, `Saveable`, `Recompute` or `Offloadable`) saves."""
+    if isinstance(decision, _Decision):
+        return decision.save
+    return isinstance(decision, Offloadable) or bool(decision)
+
+
+def save_and_offload_only_these_names(
+    *,
+    names_which_can_be_saved: Any,
+    names_which_can_be_offloaded: Any,
+    offload_src: str,
+    offload_dst: str,
+) -> Callable[..., Any]:
+    """Saves the values named in the first list, offloads those named in the second."""
+    saved, offloaded = frozenset(names_which_can_be_saved), frozenset(names_which_can_be_offloaded)
+
+    def policy(prim: Any, *_: Any, **params: Any) -> Any:
+        if prim is name_p and params["name"] in saved:
+            return Saveable
+        if prim is name_p and params["name"] in offloaded:
+            return Offloadable(offload_src, offload_dst)
+        return Recompute
+
+    return policy
+
+
+def offload_dot_with_no_batch_dims(offload_src: str, offload_dst: str) -> Callable[..., Any]:
+    """Offloads the results of `dot_general`s without batch dimensions; recomputes the rest."""
+
+    def policy(prim: Any, *avals: Any, **params: Any) -> Any:
+        if dots_with_no_batch_dims_saveable(prim, *avals, **params):
+            return Offloadable(offload_src, offload_dst)
+        return Recompute
 
     return policy
 
 
 checkpoint_policies = SimpleNamespace(
+    save_and_offload_only_these_names=save_and_offload_only_these_names,
+    offload_dot_with_no_batch_dims=offload_dot_with_no_batch_dims,
     everything_saveable=everything_saveable,
     nothing_saveable=nothing_saveable,
     dots_saveable=dots_saveable,
@@ -189,7 +257,7 @@ def _saveable(policy: Callable[..., bool] | None) -> Callable[[JaxprEqn], bool]:
         return lambda eqn: False
 
     def saveable(eqn: JaxprEqn) -> bool:
-        return bool(policy(eqn.primitive, *[x.aval for x in eqn.invars], **eqn.params))
+        return _saves(policy(eqn.primitive, *[x.aval for x in eqn.invars], **eqn.params))
 
     return saveable
 

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from polyjax import (
         ad_checkpoint,
+        custom_batching,
         custom_derivatives,
         debug,
         distributed,
@@ -45,9 +46,15 @@ if TYPE_CHECKING:
         dtypes,
         errors,
         export,
+        extend,
+        ffi,
+        image,
+        interpreters,
         lax,
+        monitoring,
         nn,
         numpy,
+        ops,
         random,
         scipy,
         sharding,
@@ -57,6 +64,9 @@ if TYPE_CHECKING:
         tree_util,
         typing,
     )
+    from polyjax._copy_to_host import copy_to_host_async
+    from polyjax._custom_gradient import closure_convert, custom_gradient
+    from polyjax._host_aliases import host_count, host_id, host_ids
     from polyjax_core.abstract_values import ShapeDtypeStruct
     from polyjax_core.abstract_values import get_aval as typeof
     from polyjax_core.basearray import Array
@@ -81,6 +91,7 @@ if TYPE_CHECKING:
     from polyjax_core.dtypes import float0
     from polyjax_core.make_jaxpr import make_jaxpr
     from polyjax_core.partition_spec import PartitionSpec as P
+    from polyjax_core.user_context import make_user_context
     from polyjax_interpreters.ad import (
         grad,
         hessian,
@@ -199,6 +210,14 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "softmax_custom_jvp": (f"{_CORE}.config", "softmax_custom_jvp"),
     "threefry_partitionable": (f"{_CORE}.config", "threefry_partitionable"),
     "transfer_guard": (f"{_CORE}.config", "transfer_guard"),
+    "make_user_context": (f"{_CORE}.user_context", "make_user_context"),
+    # Derivative rules written as closures; old names of the process queries; transfers.
+    "custom_gradient": ("polyjax._custom_gradient", "custom_gradient"),
+    "closure_convert": ("polyjax._custom_gradient", "closure_convert"),
+    "host_count": ("polyjax._host_aliases", "host_count"),
+    "host_id": ("polyjax._host_aliases", "host_id"),
+    "host_ids": ("polyjax._host_aliases", "host_ids"),
+    "copy_to_host_async": ("polyjax._copy_to_host", "copy_to_host_async"),
 }
 
 # Submodules of this package, imported on first lookup (``polyjax.lax``) or by
@@ -207,6 +226,7 @@ _SUBMODULES = frozenset(
     {
         "ad_checkpoint",
         "core",
+        "custom_batching",
         "custom_derivatives",
         "debug",
         "distributed",
@@ -215,9 +235,15 @@ _SUBMODULES = frozenset(
         "errors",
         "experimental",
         "export",
+        "extend",
+        "ffi",
+        "image",
+        "interpreters",
         "lax",
+        "monitoring",
         "nn",
         "numpy",
+        "ops",
         "random",
         "scipy",
         "sharding",
@@ -239,7 +265,7 @@ __all__ = sorted([*_LAZY_ATTRS, *_SUBMODULES, "__version__", "clear_caches", "di
 # `x + y` needs the tracer operators.
 _NEEDS_RUNTIME = frozenset(
     name for name, (module, _) in _LAZY_ATTRS.items() if module.startswith((_RT, _SH, _NP))
-) | {"make_jaxpr", "typeof"}
+) | {"make_jaxpr", "typeof", "custom_gradient", "closure_convert", "copy_to_host_async"}
 
 
 def __getattr__(name: str) -> Any:

@@ -3,7 +3,9 @@
 `custom_jvp` attaches a forward-mode rule to a function, `custom_vjp` a
 forward/backward pair for reverse mode; both keep working under `jit`, `vmap`
 and higher-order differentiation. `SymbolicZero` and `CustomVJPPrimal` are what
-rules defined with ``symbolic_zeros=True`` receive.
+rules defined with ``symbolic_zeros=True`` receive. `custom_gradient` and
+`closure_convert` write a reverse-mode rule as a closure; `linear_call` gives a
+linear function its own transpose.
 
 Example:
   >>> import numpy as np
@@ -21,6 +23,8 @@ Example:
 """
 
 from polyjax import _runtime  # noqa: F401  (operators for the functions being transformed)
+from polyjax._custom_gradient import closure_convert, custom_gradient
+from polyjax._linear_call import linear_call
 from polyjax_interpreters import custom_derivatives as _impl
 from polyjax_interpreters.custom_derivatives import (  # noqa: F401  (in __all__)
     CustomJVPException,
@@ -35,4 +39,9 @@ from polyjax_interpreters.custom_derivatives import (  # noqa: F401  (in __all__
 )
 
 # The implementation's public names but custom_lin_p, which stays internal (as in JAX).
-__all__ = [name for name in _impl.__all__ if name != "custom_lin_p"]
+__all__ = [
+    *(name for name in _impl.__all__ if name != "custom_lin_p"),
+    "closure_convert",
+    "custom_gradient",
+    "linear_call",
+]

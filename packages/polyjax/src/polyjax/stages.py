@@ -3,7 +3,8 @@
 ``jit(f).trace(*args)`` gives a `Traced` (the jaxpr), ``.lower()`` a `Lowered`
 (the StableHLO module), ``.compile()`` a `Compiled` (the XLA executable, which
 can be called). `ArgInfo` describes one argument of a stage; `Wrapped` is the
-interface of what `jit` returns.
+interface of what `jit` returns. `CompilerOptions` is JAX's type of a mapping of
+XLA compiler option names to values (``Lowered.compile`` takes no options yet).
 
 Example:
   >>> import numpy as np
@@ -19,7 +20,10 @@ from typing import Any, Protocol, runtime_checkable
 from polyjax import _runtime  # noqa: F401  (operators for the functions being staged)
 from polyjax_interpreters.stages import ArgInfo, Compiled, Lowered, Traced
 
-__all__ = ["ArgInfo", "Compiled", "Lowered", "Traced", "Wrapped"]
+__all__ = ["ArgInfo", "Compiled", "CompilerOptions", "Lowered", "Traced", "Wrapped"]
+
+# XLA compiler option name -> its value, as ``jax.stages.CompilerOptions``.
+CompilerOptions = dict[str, str | bool]
 
 
 @runtime_checkable

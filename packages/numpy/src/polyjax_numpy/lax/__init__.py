@@ -59,6 +59,15 @@ from polyjax_numpy.lax import (
     _transform_hooks,  # noqa: F401  (registers ad/vmap hooks)
     linalg,
 )
+from polyjax_numpy.lax._approx_top_k import approx_max_k, approx_min_k
+from polyjax_numpy.lax._array_helpers import (
+    broadcast_like,
+    dtype,
+    shape_as_value,
+    stack,
+    tile,
+    unstack,
+)
 from polyjax_numpy.lax._bits import (
     bitcast_convert_type,
     bitcast_convert_type_p,
@@ -89,6 +98,7 @@ from polyjax_numpy.lax._complex import (
     real,
     real_p,
 )
+from polyjax_numpy.lax._composite import composite, composite_p
 from polyjax_numpy.lax._cond import cond, cond_p, switch
 from polyjax_numpy.lax._convolution import (
     ConvDimensionNumbers,
@@ -127,6 +137,7 @@ from polyjax_numpy.lax._dot import (
     dot_general,
     dot_general_p,
 )
+from polyjax_numpy.lax._dot_algorithm import DotAlgorithm, DotAlgorithmPreset
 from polyjax_numpy.lax._elementwise import (
     AccuracyMode,
     RoundingMethod,
@@ -257,6 +268,7 @@ from polyjax_numpy.lax._elementwise import (
     xor_p,
 )
 from polyjax_numpy.lax._fft import FftType, fft, fft_p
+from polyjax_numpy.lax._mulhi import mulhi, mulhi_p
 from polyjax_numpy.lax._optimization_barrier import optimization_barrier, optimization_barrier_p
 from polyjax_numpy.lax._parallel import (
     all_gather,
@@ -281,7 +293,14 @@ from polyjax_numpy.lax._parallel import (
     pvary_p,
     reduce_scatter_p,
 )
+from polyjax_numpy.lax._parallel_extras import pbroadcast, pswapaxes
+from polyjax_numpy.lax._patches import conv_general_dilated_local, conv_general_dilated_patches
 from polyjax_numpy.lax._platform_dependent import platform_dependent, platform_index_p
+from polyjax_numpy.lax._ragged_dot import (
+    RaggedDotDimensionNumbers,
+    ragged_dot,
+    ragged_dot_general,
+)
 from polyjax_numpy.lax._random_bits import (
     RandomAlgorithm,
     rng_bit_generator,
@@ -303,6 +322,7 @@ from polyjax_numpy.lax._reductions import (
     reduce_sum,
     reduce_sum_p,
 )
+from polyjax_numpy.lax._rng_uniform import rng_uniform, rng_uniform_p
 from polyjax_numpy.lax._scan import associative_scan, map, scan, scan_p
 from polyjax_numpy.lax._shape_ops import (
     broadcast,
@@ -336,6 +356,13 @@ from polyjax_numpy.lax._shape_ops import (
     squeeze_p,
     transpose,
     transpose_p,
+)
+from polyjax_numpy.lax._shape_tuples import (
+    conv_general_permutations,
+    conv_general_shape_tuple,
+    conv_shape_tuple,
+    conv_transpose_shape_tuple,
+    reduce_window_shape_tuple,
 )
 from polyjax_numpy.lax._sharding_constraint import (
     reshard,
@@ -398,6 +425,7 @@ from polyjax_numpy.lax._special import (
     zeta,
     zeta_p,
 )
+from polyjax_numpy.lax._stage import stage, stage_p
 from polyjax_numpy.lax._while import fori_loop, while_loop, while_p
 from polyjax_numpy.lax._windowed import (
     reduce_window,
@@ -414,12 +442,15 @@ __all__ = [
     "AccuracyMode",
     "ConvDimensionNumbers",
     "ConvGeneralDilatedDimensionNumbers",
+    "DotAlgorithm",
+    "DotAlgorithmPreset",
     "DotDimensionNumbers",
     "FftType",
     "GatherDimensionNumbers",
     "GatherScatterMode",
     "Precision",
     "PrecisionLike",
+    "RaggedDotDimensionNumbers",
     "RandomAlgorithm",
     "RoundingMethod",
     "ScatterDimensionNumbers",
@@ -437,6 +468,8 @@ __all__ = [
     "all_to_all",
     "all_to_all_p",
     "and_p",
+    "approx_max_k",
+    "approx_min_k",
     "argmax",
     "argmax_p",
     "argmin",
@@ -470,6 +503,7 @@ __all__ = [
     "broadcast",
     "broadcast_in_dim",
     "broadcast_in_dim_p",
+    "broadcast_like",
     "broadcast_shapes",
     "broadcast_to_rank",
     "broadcasted_iota",
@@ -484,6 +518,8 @@ __all__ = [
     "collapse",
     "complex",
     "complex_p",
+    "composite",
+    "composite_p",
     "concatenate",
     "concatenate_p",
     "cond",
@@ -493,8 +529,14 @@ __all__ = [
     "conv",
     "conv_dimension_numbers",
     "conv_general_dilated",
+    "conv_general_dilated_local",
     "conv_general_dilated_p",
+    "conv_general_dilated_patches",
+    "conv_general_permutations",
+    "conv_general_shape_tuple",
+    "conv_shape_tuple",
     "conv_transpose",
+    "conv_transpose_shape_tuple",
     "conv_with_general_padding",
     "convert_element_type",
     "convert_element_type_p",
@@ -522,6 +564,7 @@ __all__ = [
     "dot",
     "dot_general",
     "dot_general_p",
+    "dtype",
     "dynamic_index_in_dim",
     "dynamic_slice",
     "dynamic_slice_in_dim",
@@ -596,6 +639,8 @@ __all__ = [
     "min_p",
     "mul",
     "mul_p",
+    "mulhi",
+    "mulhi_p",
     "ne",
     "ne_p",
     "neg",
@@ -605,10 +650,23 @@ __all__ = [
     "not_p",
     "optimization_barrier",
     "optimization_barrier_p",
+    "pbroadcast",
     "platform_dependent",
     "platform_index_p",
+    "pswapaxes",
+    "ragged_dot",
+    "ragged_dot_general",
+    "reduce_window_shape_tuple",
     "reshard",
+    "rng_uniform",
+    "rng_uniform_p",
+    "shape_as_value",
     "sharding_constraint_p",
+    "stack",
+    "stage",
+    "stage_p",
+    "tile",
+    "unstack",
     "with_sharding_constraint",
     "or_p",
     "pad",

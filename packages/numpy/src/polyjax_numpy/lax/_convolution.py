@@ -453,7 +453,9 @@ def _conv_lowering(
         np.asarray(padding, np.int64).reshape(n, 2), type=ir.IntegerType.get_signless(64)
     )
     precision_config = None
-    if precision is not None:
+    # A dot algorithm (lax.DotAlgorithmPreset) has no convolution attribute: the CPU
+    # convolves in the inputs' precision, so it is accepted and has no effect.
+    if isinstance(precision, tuple):
         precision_config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(p.name) for p in precision])
     out = hlo.ConvolutionOp(
         mlir.aval_to_ir_type(aval_out),

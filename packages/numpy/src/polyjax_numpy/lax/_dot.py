@@ -32,6 +32,12 @@ from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax._complex import real
 from polyjax_numpy.lax._declare import define_rules
+from polyjax_numpy.lax._dot_algorithm import (
+    CPU_PRESETS,
+    DotAlgorithm,
+    DotAlgorithmPreset,
+    preset_named,
+)
 from polyjax_numpy.lax._elementwise import _convert_element_type
 from polyjax_numpy.lax._shape_ops import transpose
 
@@ -88,18 +94,28 @@ _PRECISION_NAMES = {
 PrecisionLike = str | Precision | tuple[str, str] | tuple[Precision, Precision] | None
 
 
-def canonicalize_precision(precision: Any) -> tuple[Precision, Precision] | None:
-    """`precision` as None or a pair of `Precision`s (one per operand).
+def canonicalize_precision(
+    precision: Any,
+) -> tuple[Precision, Precision] | DotAlgorithm | DotAlgorithmPreset | None:
+    """`precision` as None, a pair of `Precision`s (one per operand), or a dot algorithm.
 
     None falls back to the `jax_default_matmul_precision` option when it is set.
 
     Raises:
       TypeError: `precision` is not None, a `Precision` or its name, or a pair of them.
     """
+    if isinstance(precision, DotAlgorithm | DotAlgorithmPreset):
+        return precision
+    preset = preset_named(precision)
+    if preset is not None:
+        return preset
     if precision is None:
         default = config.default_matmul_precision.value
         if default is None:
             return None
+        default_preset = preset_named(default)
+        if default_preset is not None:
+            return default_preset
         if default.lower() not in _PRECISION_NAMES:
             raise NotImplementedError(
                 f"jax_default_matmul_precision={default!r}: dot algorithm presets are not "
@@ -157,6 +173,9 @@ def dot_general(
     out_sharding: Any = None,
 ) -> Any:
     """General tensor contraction.
+
+    `precision` may also be a `DotAlgorithmPreset` (or its name) or a
+    `DotAlgorithm`: see `_dot_algorithm`.
 
     Args:
       lhs: an array.
@@ -352,6 +371,10 @@ def _dot_general_lowering(
         lhs_contracting_dimensions=list(lc),
         rhs_contracting_dimensions=list(rc),
     )
+    if isinstance(precision, DotAlgorithm | DotAlgorithmPreset):
+        return [
+            _dot_with_algorithm(ctx, lhs, rhs, dnums, precision, common, preferred_element_type)
+        ]
     precision_config = None
     if precision is not None:
         precision_config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(p.name) for p in precision])
@@ -359,6 +382,44 @@ def _dot_general_lowering(
         mlir.aval_to_ir_type(aval_out), lhs, rhs, dnums, precision_config=precision_config
     )
     return [out]
+
+
+def _dot_with_algorithm(ctx, lhs, rhs, dnums, algorithm, input_dtype, preferred):
+    """A dot_general carrying StableHLO's `algorithm` attribute (see `_dot_algorithm`)."""
+    name = algorithm.name if isinstance(algorithm, DotAlgorithmPreset) else repr(algorithm)
+    if not isinstance(algorithm, DotAlgorithmPreset) or name not in CPU_PRESETS:
+        raise ValueError(f"The precision '{name}' is not supported by dot_general on CPU")
+    aval_out = ctx.avals_out[0]
+    default = ir.ArrayAttr.get([hlo.PrecisionAttr.get("DEFAULT")] * 2)
+    spec = algorithm.algorithm()
+    if spec is None:  # DEFAULT: no attribute
+        return hlo.dot_general(mlir.aval_to_ir_type(aval_out), lhs, rhs, dnums,
+                               precision_config=default)  # fmt: skip
+    # Inputs the algorithm does not take are converted to its first input type.
+    dtype = np.dtype(input_dtype)
+    supported = algorithm.supported_lhs_types or (dtype,)
+    if dtype not in supported:
+        dtype = supported[0]
+        lhs_aval, rhs_aval = ctx.avals_in
+        common = lhs_aval.update(dtype=input_dtype)
+        lhs = mlir.convert_hlo(ctx, lhs, common, common.update(dtype=dtype))
+        rhs = mlir.convert_hlo(ctx, rhs, rhs_aval.update(dtype=input_dtype),
+                               rhs_aval.update(dtype=dtype))  # fmt: skip
+    result = aval_out if preferred is not None else aval_out.update(dtype=dtype)
+    attr = hlo.DotAlgorithm.get(
+        mlir.dtype_to_ir_type(spec.lhs_precision_type),
+        mlir.dtype_to_ir_type(spec.rhs_precision_type),
+        mlir.dtype_to_ir_type(spec.accumulation_type),
+        spec.lhs_component_count,
+        spec.rhs_component_count,
+        spec.num_primitive_operations,
+        spec.allow_imprecise_accumulation,
+    )
+    out = hlo.dot_general(mlir.aval_to_ir_type(result), lhs, rhs, dnums,
+                          precision_config=default, algorithm=attr)  # fmt: skip
+    if result.dtype != aval_out.dtype:
+        out = mlir.convert_hlo(ctx, out, result, aval_out)
+    return out
 
 
 # ---------------------------------------------------------------------------
