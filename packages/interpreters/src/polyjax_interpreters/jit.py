@@ -495,6 +495,20 @@ def _is_array_sig(sig: Any) -> bool:
     return isinstance(sig, tuple) and len(sig) == 3 and hasattr(sig[0], "str_short")
 
 
+def _log_compile(
+    fun_name: str, jaxpr: ClosedJaxpr, seen: Sequence[_Signature], sig: _Signature
+) -> None:
+    """The `jax_log_compiles` line for a call that compiles: the function, its types, why."""
+    if not seen:
+        reason = "its first call"
+    else:
+        reason = _explain_miss(fun_name, seen, sig).split(": ", 1)[1]
+    types = ", ".join(a.str_short(short_dtypes=False) for a in jaxpr.in_avals)
+    logger.warning(
+        "Compiling jit(%s) with global shapes and types (%s), for %s", fun_name, types, reason
+    )
+
+
 def _explain_miss(fun_name: str, seen: Sequence[_Signature], new: _Signature) -> str:
     """Says how ``new`` differs from the closest signature already compiled."""
     lines = [f"TRACING CACHE MISS for {fun_name}: "]
@@ -858,6 +872,14 @@ class JitWrapped:
                 )
             else:
                 device, committed = placement.devices[0], True
+            sig = _Signature(
+                traced.debug.safe_arg_names(len(leaves)),
+                key[-len(leaves) :] if leaves else (),
+                traced.in_tree,
+                (*key[1], *key[2]) if not self._fast else (),
+            )
+            if config.log_compiles.value:
+                _log_compile(self._name, traced.jaxpr, self._seen, sig)
             exe = _compile(
                 traced.jaxpr,
                 self._name,
@@ -869,12 +891,6 @@ class JitWrapped:
                 config.use_shardy_partitioner.value,
             )
             entry = _Entry(exe, traced.out_tree)
-            sig = _Signature(
-                traced.debug.safe_arg_names(len(leaves)),
-                key[-len(leaves) :] if leaves else (),
-                traced.in_tree,
-                (*key[1], *key[2]) if not self._fast else (),
-            )
             if self._seen and config.explain_cache_misses.value:
                 logger.warning(_explain_miss(self._name, self._seen, sig))
             self._seen.append(sig)

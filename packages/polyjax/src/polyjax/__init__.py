@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         lax,
         nn,
         numpy,
+        profiler,
         random,
         scipy,
         sharding,
@@ -57,6 +58,8 @@ if TYPE_CHECKING:
         tree_util,
         typing,
     )
+    from polyjax._environment import live_arrays, print_environment_info
+    from polyjax._scopes import ensure_compile_time_eval, named_call, named_scope
     from polyjax_core.abstract_values import ShapeDtypeStruct
     from polyjax_core.abstract_values import get_aval as typeof
     from polyjax_core.basearray import Array
@@ -175,6 +178,12 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     # Types.
     "ShapeDtypeStruct": (f"{_CORE}.abstract_values", "ShapeDtypeStruct"),
     "typeof": (f"{_CORE}.abstract_values", "get_aval"),
+    # Naming and debugging.
+    "named_scope": ("polyjax._scopes", "named_scope"),
+    "named_call": ("polyjax._scopes", "named_call"),
+    "ensure_compile_time_eval": ("polyjax._scopes", "ensure_compile_time_eval"),
+    "live_arrays": ("polyjax._environment", "live_arrays"),
+    "print_environment_info": ("polyjax._environment", "print_environment_info"),
     "float0": (f"{_CORE}.dtypes", "float0"),
     # Configuration: the option registry, and JAX's top-level context managers.
     "config": (f"{_CORE}.config", "config"),
@@ -202,6 +211,7 @@ _SUBMODULES = frozenset(
         "ad_checkpoint",
         "custom_derivatives",
         "debug",
+        "profiler",
         "distributed",
         "dlpack",
         "dtypes",
@@ -232,7 +242,7 @@ __all__ = sorted([*_LAZY_ATTRS, *_SUBMODULES, "__version__", "clear_caches", "di
 # `x + y` needs the tracer operators.
 _NEEDS_RUNTIME = frozenset(
     name for name, (module, _) in _LAZY_ATTRS.items() if module.startswith((_RT, _SH))
-) | {"make_jaxpr", "typeof"}
+) | {"make_jaxpr", "typeof", "named_call", "ensure_compile_time_eval", "live_arrays"}
 
 
 def __getattr__(name: str) -> Any:
