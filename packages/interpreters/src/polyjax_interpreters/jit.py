@@ -500,12 +500,12 @@ def _log_compile(
 ) -> None:
     """The `jax_log_compiles` line for a call that compiles: the function, its types, why."""
     if not seen:
-        reason = "its first call"
+        reason = "the first call"
     else:
         reason = _explain_miss(fun_name, seen, sig).split(": ", 1)[1]
     types = ", ".join(a.str_short(short_dtypes=False) for a in jaxpr.in_avals)
     logger.warning(
-        "Compiling jit(%s) with global shapes and types (%s), for %s", fun_name, types, reason
+        "Compiling jit(%s) with global shapes and types (%s). Reason: %s", fun_name, types, reason
     )
 
 
