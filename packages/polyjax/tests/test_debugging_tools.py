@@ -35,11 +35,11 @@ def test_named_call_uses_the_function_name_or_the_given_one():
     def my_fn(x):
         return jnp.cos(x)
 
-    for fun, name in [
-        (polyjax.named_call(my_fn), "my_fn"),
-        (polyjax.named_call(my_fn, name="g"), "g"),
+    for name, fun in [
+        ("my_fn", polyjax.named_call(my_fn)),
+        ("g", polyjax.named_call(my_fn, name="g")),
     ]:
-        text = polyjax.jit(lambda x: fun(x) + 1).lower(1.0).as_text(debug_info=True)
+        text = polyjax.jit(lambda x, fun=fun: fun(x) + 1).lower(1.0).as_text(debug_info=True)
         assert f'loc("{name}/cos"' in text and 'loc("add"' in text
         assert float(fun(0.0)) == 1.0
 
