@@ -134,3 +134,34 @@ def test_log_compiles_names_the_function_and_the_reason(caplog):
     assert compiles[0].endswith("Reason: the first call")
     assert "(float32[3]). Reason: 1 difference(s)" in compiles[1]
     assert "at x: was Python float (weakly typed), now float32[3]" in compiles[1]
+
+
+def _makes_nan(x):
+    y = x * 2
+    z = jnp.log(y - 10)  # the line named
+    return z + 1
+
+
+NAN_LINE = _makes_nan.__code__.co_firstlineno + 2
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_debug_nans_names_the_primitive_and_the_line(jit, capsys):
+    f = polyjax.jit(_makes_nan) if jit else _makes_nan
+    with polyjax.debug_nans(True):
+        with pytest.raises(FloatingPointError, match=r"invalid value \(nan\) encountered in log"):
+            f(jnp.float32(1.0))
+        try:
+            f(jnp.float32(1.0))
+        except FloatingPointError as e:
+            assert any(f"test_debugging_tools.py:{NAN_LINE}" in n for n in e.__notes__)
+        np.testing.assert_allclose(f(jnp.float32(10.0)), np.log(10.0) + 1, rtol=1e-6)
+    assert ("de-optimized" in capsys.readouterr().out) == jit
+    assert np.isnan(f(jnp.float32(1.0)))  # off again: no check
+
+
+def test_debug_infs():
+    with polyjax.debug_infs(True):
+        with pytest.raises(FloatingPointError, match=r"invalid value \(inf\) encountered in exp"):
+            polyjax.jit(jnp.exp)(jnp.float32(1000.0))
+    assert np.isinf(polyjax.jit(jnp.exp)(jnp.float32(1000.0)))

@@ -45,8 +45,8 @@ from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_core.wrapped_fun import DebugInfo
+from polyjax_interpreters import _debug_nans, backends, mlir
 from polyjax_interpreters import array as _array
-from polyjax_interpreters import backends, mlir
 from polyjax_interpreters.array import Array, put_value
 from polyjax_interpreters.sharding import GSPMDSharding, SingleDeviceSharding
 from polyjax_interpreters.sharding import Sharding as _Sharding
@@ -837,7 +837,7 @@ def _compile_primitive(prim: Primitive, params: dict, args: tuple, key: Any) -> 
             keep_unused=True,
             placement=placement,
         )
-        exe = compile_lowered(lowered)
+        exe = _debug_nans.maybe_checked(compile_lowered(lowered), prim.name)
         return exe if key is None else _eager_cache.put(key, exe)
 
 

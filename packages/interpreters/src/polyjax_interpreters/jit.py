@@ -46,7 +46,7 @@ from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import PyTreeDef, prefix_subtrees, tree_flatten, tree_unflatten
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import _debug_nans, ad, batching, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.dispatch import Executable, arg_signature
@@ -356,7 +356,7 @@ def _compile(
         keep_unused=keep_unused,
         placement=placement,
     )
-    return dispatch.compile_lowered(lowered)
+    return _debug_nans.maybe_checked(dispatch.compile_lowered(lowered), name, jaxpr)
 
 
 # ---------------------------------------------------------------------------
