@@ -165,3 +165,24 @@ def test_debug_infs():
         with pytest.raises(FloatingPointError, match=r"invalid value \(inf\) encountered in exp"):
             polyjax.jit(jnp.exp)(jnp.float32(1000.0))
     assert np.isinf(polyjax.jit(jnp.exp)(jnp.float32(1000.0)))
+
+
+# JAX 0.10.2's public names of these modules (from the reference installation).
+JAX_PROFILER_NAMES = (
+    "ProfileData ProfileEvent ProfileOptions ProfilePlane StepTraceAnnotation TraceAnnotation "
+    "annotate_function device_memory_profile register_subprocess save_device_memory_profile "
+    "start_server start_trace stop_server stop_trace trace"
+)
+JAX_CHECKIFY_NAMES = (
+    "Error ErrorCategory JaxRuntimeError all_checks automatic_checks check check_error checkify "
+    "debug_check div_checks float_checks index_checks init_error nan_checks user_checks"
+)
+
+
+def test_public_names_are_jaxs():
+    from polyjax.experimental import checkify
+
+    assert sorted(polyjax.profiler.__all__) == JAX_PROFILER_NAMES.split()
+    assert sorted(checkify.__all__) == JAX_CHECKIFY_NAMES.split()
+    for name in "named_scope named_call ensure_compile_time_eval live_arrays".split():
+        assert name in polyjax.__all__ and callable(getattr(polyjax, name))

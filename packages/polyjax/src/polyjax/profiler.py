@@ -36,6 +36,7 @@ __all__ = [
     "TraceAnnotation",
     "annotate_function",
     "device_memory_profile",
+    "register_subprocess",
     "save_device_memory_profile",
     "start_server",
     "start_trace",
@@ -221,6 +222,22 @@ def stop_server() -> None:
     if _state.server is None:
         raise ValueError("No active profiler server.")
     _state.server = None  # the server stops when released
+
+
+def register_subprocess(pid: int, port: int) -> Callable[[], None]:
+    """Profiles the subprocess ``pid``, whose profiler server listens on ``port``, with this one.
+
+    Args:
+      pid: the subprocess's process id.
+      port: the port of its profiler server (`start_server` in the subprocess).
+
+    Returns:
+      A function that unregisters it (also called when garbage collected).
+
+    Raises:
+      RuntimeError: it could not be registered (already registered, unreachable).
+    """
+    return _profiler.register_subprocess(pid, port)
 
 
 def device_memory_profile(backend: str | None = None) -> bytes:

@@ -19,13 +19,9 @@ Example:
 """
 
 from polyjax._checkify import (
-    DivisionByZeroError,
     Error,
     ErrorCategory,
-    FailedCheckError,
     JaxRuntimeError,
-    NaNError,
-    OOBError,
     all_checks,
     automatic_checks,
     check,
@@ -41,13 +37,9 @@ from polyjax._checkify import (
 )
 
 __all__ = [
-    "DivisionByZeroError",
     "Error",
     "ErrorCategory",
-    "FailedCheckError",
     "JaxRuntimeError",
-    "NaNError",
-    "OOBError",
     "all_checks",
     "automatic_checks",
     "check",
