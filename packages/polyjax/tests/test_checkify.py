@@ -92,7 +92,7 @@ def test_first_failure_wins():
 
 
 def test_vmap_of_checkify_reports_each_element():
-    err, _ = polyjax.vmap(checkify.checkify(_positive))(jnp.array([1.0, -1.0, -2.0]))
+    err, _ = polyjax.jit(polyjax.vmap(checkify.checkify(_positive)))(jnp.array([1.0, -1.0, -2.0]))
     assert err.get() == (
         "at mapped index 1: x must be positive, got -1.0 and -2.0 (`check` failed)\n"
         "at mapped index 2: x must be positive, got -2.0 and -4.0 (`check` failed)"
@@ -109,10 +109,11 @@ def test_grad_with_the_error_as_aux():
         err, y = checkify.checkify(_positive)(x)
         return y, err
 
-    g, err = polyjax.grad(loss, has_aux=True)(jnp.float32(2.0))
+    grad_loss = polyjax.jit(polyjax.grad(loss, has_aux=True))
+    g, err = grad_loss(jnp.float32(2.0))
     assert err.get() is None
     np.testing.assert_allclose(g, 0.5, rtol=1e-6)
-    _, err = polyjax.grad(loss, has_aux=True)(jnp.float32(-1.0))
+    _, err = grad_loss(jnp.float32(-1.0))
     assert err.get() == POSITIVE_MSG
     # checkify of grad: the derivative's own NaNs are found.
     err, _ = checkify.checkify(polyjax.grad(jnp.sqrt), errors=checkify.nan_checks)(-1.0)

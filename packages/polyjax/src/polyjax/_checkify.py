@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from polyjax_core import config, tracing
 from polyjax_core import source_info as si
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal
@@ -36,6 +37,7 @@ from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import register_pytree_node, tree_flatten, tree_unflatten
 from polyjax_interpreters import batching, mlir
+from polyjax_interpreters.jit import jit
 from polyjax_numpy import lax
 from polyjax_numpy import numpy as jnp
 
@@ -703,8 +705,7 @@ def checkify(fun: Callable, errors: frozenset = user_checks) -> Callable:
         if not (isinstance(e, type) and issubclass(e, ErrorCategory)):
             raise TypeError(f"checkify errors must be ErrorCategory classes, got {e!r}.")
 
-    @functools.wraps(fun)
-    def checked(*args: Any, **kwargs: Any) -> tuple[Error, Any]:
+    def run(*args: Any, **kwargs: Any) -> tuple[Error, Any]:
         leaves, in_tree = tree_flatten((args, kwargs))
         out_box: list[Any] = []
 
@@ -725,5 +726,16 @@ def checkify(fun: Callable, errors: frozenset = user_checks) -> Callable:
             _functionalizing.depth -= 1
         err = Error(state[0], state[1], state[2:], tuple(ctx.sites))
         return err, tree_unflatten(out_box[0], outs)
+
+    # Called outside any transformation, the checked program runs compiled, as
+    # one executable: evaluated op by op, each check's few operations would
+    # each be dispatched (and compiled) on their own.
+    compiled = jit(run)
+
+    @functools.wraps(fun)
+    def checked(*args: Any, **kwargs: Any) -> tuple[Error, Any]:
+        if tracing.current_trace() is tracing.eval_trace and not config.disable_jit.value:
+            return compiled(*args, **kwargs)
+        return run(*args, **kwargs)
 
     return checked
