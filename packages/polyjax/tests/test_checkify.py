@@ -177,3 +177,31 @@ def test_debug_check_is_a_no_op_outside_checkify():
 
     assert float(polyjax.jit(f)(-1.0)) == -1.0
     assert checkify.checkify(f)(jnp.float32(-1.0))[0].get() == "bad -1.0 (`check` failed)"
+
+
+def test_checks_inside_jit_remat_and_custom_derivatives():
+    @polyjax.custom_vjp
+    def cv(x):
+        checkify.check(x > 0, "cv got {}", x)
+        return jnp.sin(x)
+
+    cv.defvjp(lambda x: (cv(x), x), lambda x, g: (g * jnp.cos(x),))
+
+    @polyjax.custom_jvp
+    def cj(x):
+        checkify.check(x > 0, "cj got {}", x)
+        return jnp.sin(x)
+
+    cj.defjvp(lambda p, t: (cj(p[0]), t[0] * jnp.cos(p[0])))
+    for fun, name in [
+        (polyjax.jit(_positive), "x must be positive"),
+        (polyjax.checkpoint(_positive), "x must be positive"),
+        (cv, "cv got -1.0"),
+        (cj, "cj got -1.0"),
+    ]:
+        err, _ = checkify.checkify(fun)(jnp.float32(-1.0))
+        assert err.get().startswith(name)
+    # checkify of grad through a custom-derivative function with a check: right derivative.
+    err, g = checkify.checkify(polyjax.grad(lambda x: cj(x) * 2))(jnp.float32(0.5))
+    assert err.get() is None
+    np.testing.assert_allclose(g, 2 * np.cos(0.5), rtol=1e-6)

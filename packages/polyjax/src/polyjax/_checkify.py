@@ -487,6 +487,7 @@ class _Context:
         self.errors = errors
         self.sites: list[_Site] = []
         self.eqn_sites: dict[int, list[int]] = {}  # id(eqn) -> its site indices
+        self.checked_inside: set[int] = set()  # id(eqn) of higher-order eqns with sites inside
         self._eqns: list[JaxprEqn] = []  # keeps the ids above unambiguous
 
     def find_sites(self, jaxpr: Jaxpr) -> None:
@@ -500,11 +501,15 @@ class _Context:
                     if category in self.errors:
                         for avals, fmt in sites(eqn):
                             found.append(self._add(_Site(category, avals, fmt, eqn.source_info)))
-            if found:
-                self.eqn_sites[id(eqn)] = found
-                self._eqns.append(eqn)
+            before = len(self.sites)
             for sub in _sub_jaxprs(eqn):
                 self.find_sites(sub.jaxpr)
+            if len(self.sites) > before:
+                self.checked_inside.add(id(eqn))
+            if found:
+                self.eqn_sites[id(eqn)] = found
+            if found or len(self.sites) > before:
+                self._eqns.append(eqn)
 
     def _add(self, site: _Site) -> int:
         self.sites.append(site)
@@ -552,7 +557,7 @@ def _eval(ctx: _Context, jaxpr: Jaxpr, consts: Sequence[Any], state: list, args:
         ins = [read(x) for x in eqn.invars]
         with si.user_context(eqn.source_info):
             higher = _HIGHER_ORDER.get(eqn.primitive)
-            if higher is not None:
+            if higher is not None and id(eqn) in ctx.checked_inside:
                 state, outs = higher[1](ctx, eqn, state, ins)
             elif eqn.primitive is check_p:
                 outs = []
@@ -663,7 +668,10 @@ def _register_higher_order() -> None:
 
     _HIGHER_ORDER[jit.jit_p] = _inline_rule("jaxpr")
     _HIGHER_ORDER[remat.remat_p] = _inline_rule("jaxpr")
+    # A custom-derivative function with checks inside is inlined: its checks
+    # run, and it is differentiated through its body (its rule is dropped).
     _HIGHER_ORDER[custom_derivatives.custom_jvp_call_p] = _inline_rule("call_jaxpr")
+    _HIGHER_ORDER[custom_derivatives.custom_vjp_call_p] = _inline_rule("call_jaxpr")
     _HIGHER_ORDER[_cond.cond_p] = (lambda eqn: list(eqn.params["branches"]), _cond_rule)
     _HIGHER_ORDER[_while.while_p] = (
         lambda eqn: [eqn.params["cond_jaxpr"], eqn.params["body_jaxpr"]],
