@@ -663,21 +663,21 @@ def _scan_rule(ctx: _Context, eqn: JaxprEqn, state: list, ins: list):
 
 
 def _register_higher_order() -> None:
-    from polyjax_interpreters import custom_derivatives, jit, remat
-    from polyjax_numpy.lax import _cond, _scan, _while
+    from polyjax_interpreters import custom_derivatives, remat
+    from polyjax_interpreters import jit as jit_module
 
-    _HIGHER_ORDER[jit.jit_p] = _inline_rule("jaxpr")
+    _HIGHER_ORDER[jit_module.jit_p] = _inline_rule("jaxpr")
     _HIGHER_ORDER[remat.remat_p] = _inline_rule("jaxpr")
     # A custom-derivative function with checks inside is inlined: its checks
     # run, and it is differentiated through its body (its rule is dropped).
     _HIGHER_ORDER[custom_derivatives.custom_jvp_call_p] = _inline_rule("call_jaxpr")
     _HIGHER_ORDER[custom_derivatives.custom_vjp_call_p] = _inline_rule("call_jaxpr")
-    _HIGHER_ORDER[_cond.cond_p] = (lambda eqn: list(eqn.params["branches"]), _cond_rule)
-    _HIGHER_ORDER[_while.while_p] = (
+    _HIGHER_ORDER[lax.cond_p] = (lambda eqn: list(eqn.params["branches"]), _cond_rule)
+    _HIGHER_ORDER[lax.while_p] = (
         lambda eqn: [eqn.params["cond_jaxpr"], eqn.params["body_jaxpr"]],
         _while_rule,
     )
-    _HIGHER_ORDER[_scan.scan_p] = (lambda eqn: [eqn.params["jaxpr"]], _scan_rule)
+    _HIGHER_ORDER[lax.scan_p] = (lambda eqn: [eqn.params["jaxpr"]], _scan_rule)
 
 
 _register_higher_order()
