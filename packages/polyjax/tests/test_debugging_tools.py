@@ -186,3 +186,19 @@ def test_public_names_are_jaxs():
     assert sorted(checkify.__all__) == JAX_CHECKIFY_NAMES.split()
     for name in "named_scope named_call ensure_compile_time_eval live_arrays".split():
         assert name in polyjax.__all__ and callable(getattr(polyjax, name))
+
+
+def test_profiler_server_starts_once_and_stops():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        port = s.getsockname()[1]
+    polyjax.profiler.start_server(port)
+    try:
+        with pytest.raises(ValueError, match="Only one profiler server"):
+            polyjax.profiler.start_server(port)
+    finally:
+        polyjax.profiler.stop_server()
+    with pytest.raises(ValueError, match="No active profiler server"):
+        polyjax.profiler.stop_server()
