@@ -42,6 +42,10 @@ def test_named_call_uses_the_function_name_or_the_given_one():
         text = polyjax.jit(lambda x, fun=fun: fun(x) + 1).lower(1.0).as_text(debug_info=True)
         assert f'loc("{name}/cos"' in text and 'loc("add"' in text
         assert float(fun(0.0)) == 1.0
+    # The operations keep the user's line, not the wrapper's.
+    (eqn,) = polyjax.make_jaxpr(polyjax.named_call(my_fn))(1.0).jaxpr.eqns
+    assert eqn.source_info.frame.function_name == "my_fn"
+    assert eqn.source_info.name_stack == ("my_fn",)
 
 
 def test_ensure_compile_time_eval_computes_constants_while_tracing():

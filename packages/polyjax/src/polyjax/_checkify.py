@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from polyjax import _runtime  # noqa: F401  (operators, and the facade's frames marked internal)
 from polyjax_core import config, tracing
 from polyjax_core import source_info as si
 from polyjax_core.abstract_values import ShapedArray, get_aval
@@ -87,9 +87,6 @@ class DivisionByZeroError(ErrorCategory):
 class OOBError(ErrorCategory):
     """An index out of bounds (dynamic slicing, gather)."""
 
-
-# The facade's frames are not the user's: a check's line is its caller's.
-si.register_exclusion(os.path.dirname(os.path.abspath(__file__)))
 
 user_checks: frozenset[type[ErrorCategory]] = frozenset({FailedCheckError})
 nan_checks: frozenset[type[ErrorCategory]] = frozenset({NaNError})

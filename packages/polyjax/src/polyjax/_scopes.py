@@ -10,6 +10,7 @@ concrete values run now instead of being staged into the traced program.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -20,6 +21,10 @@ from polyjax_core import tracing
 __all__ = ["ensure_compile_time_eval", "named_call", "named_scope"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# `named_call`'s wrapper is not the user's frame (as in `polyjax._runtime`, which
+# this module does not need to import).
+si.register_exclusion(os.path.dirname(os.path.abspath(__file__)))
 
 
 def named_scope(name: str) -> Any:
