@@ -205,3 +205,27 @@ def test_checks_inside_jit_remat_and_custom_derivatives():
     err, g = checkify.checkify(polyjax.grad(lambda x: cj(x) * 2))(jnp.float32(0.5))
     assert err.get() is None
     np.testing.assert_allclose(g, 2 * np.cos(0.5), rtol=1e-6)
+
+
+def test_checkify_of_vmap_checks_only_the_lanes_that_run():
+    def branchy(x):
+        def positive_branch(x):
+            checkify.check(x > 1, "branch got {}", x)
+            return x
+
+        return lax.cond(x > 0, positive_branch, lambda x: -x, x)
+
+    f = polyjax.jit(checkify.checkify(polyjax.vmap(branchy)))
+    assert f(jnp.array([2.0, -1.0]))[0].get() is None  # lane 1 does not take the branch
+    assert f(jnp.array([2.0, 0.5]))[0].get() == "branch got 0.5 (`check` failed)"
+
+    def loop(x):
+        def body(c):
+            checkify.check(c < 5, "c is {}", c)
+            return c + 1
+
+        return lax.while_loop(lambda c: c < 5, body, x)
+
+    g = polyjax.jit(checkify.checkify(polyjax.vmap(loop)))
+    err, out = g(jnp.array([0, 3]))  # lane 1 finishes first; its body runs on, masked
+    assert err.get() is None and out.tolist() == [5, 5]

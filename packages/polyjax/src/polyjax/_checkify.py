@@ -217,6 +217,9 @@ def init_error() -> Error:
 
 check_p = Primitive("check")
 check_p.multiple_results = True
+# Under vmap of a `cond` with a batched predicate, every branch runs on every
+# lane: a check in a branch then holds on the lanes that do not take it.
+check_p.predicate_lanes = True  # type: ignore[attr-defined]  # read by cond's batching rule
 
 _NOT_FUNCTIONALIZED = (
     "Cannot abstractly evaluate a checkify.check which was not functionalized. This probably "
