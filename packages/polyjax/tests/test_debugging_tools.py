@@ -23,7 +23,9 @@ def _scoped(x):
 
 def test_named_scope_names_the_ops_in_the_stablehlo_locations():
     text = polyjax.jit(_scoped).lower(1.0).as_text(debug_info=True)
-    assert 'loc("outer/sin"' in text and 'loc("outer/inner/mul"' in text
+    # As JAX's: the jitted function's name, then the scopes, then the primitive.
+    assert 'loc("jit(_scoped)/outer/sin"' in text
+    assert 'loc("jit(_scoped)/outer/inner/mul"' in text
     eqns = polyjax.make_jaxpr(_scoped)(1.0).jaxpr.eqns
     assert [e.source_info.name_stack for e in eqns] == [("outer",), ("outer", "inner")]
     assert float(polyjax.jit(_scoped)(1.0)) == pytest.approx(2 * np.sin(1.0))
@@ -40,7 +42,7 @@ def test_named_call_uses_the_function_name_or_the_given_one():
         ("g", polyjax.named_call(my_fn, name="g")),
     ]:
         text = polyjax.jit(lambda x, fun=fun: fun(x) + 1).lower(1.0).as_text(debug_info=True)
-        assert f'loc("{name}/cos"' in text and 'loc("add"' in text
+        assert f'loc("jit(<lambda>)/{name}/cos"' in text and 'loc("jit(<lambda>)/add"' in text
         assert float(fun(0.0)) == 1.0
     # The operations keep the user's line, not the wrapper's.
     (eqn,) = polyjax.make_jaxpr(polyjax.named_call(my_fn))(1.0).jaxpr.eqns

@@ -429,6 +429,7 @@ def lower_jaxpr(
     result = mlir.lower_jaxpr_to_module(
         ClosedJaxpr(new_jaxpr, closed.consts),
         module_name=f"jit_{name}",
+        name_stack=(f"jit({name})",),
         platforms=(platform,),
         backend_platform=platform,
         donated_args=[donated[i] for i in kept],

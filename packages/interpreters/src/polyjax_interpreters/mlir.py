@@ -342,6 +342,7 @@ class ModuleContext:
     dim_vars: tuple[str, ...] = ()
     device_assignment: tuple[Any, ...] = ()
     shardy: bool = True
+    name_stack: tuple[str, ...] = ()
     _locations: dict = dataclasses.field(default_factory=dict)
     _rules: dict = dataclasses.field(default_factory=dict)  # primitive -> rule found
     _meshes: dict = dataclasses.field(default_factory=dict)  # (axes, ids) -> symbol
@@ -384,13 +385,16 @@ class ModuleContext:
         key = (id(source_info), name)
         entry = self._locations.get(key)
         if entry is None or entry[0] is not source_info:
-            entry = self._locations[key] = (source_info, _make_location(source_info, name))
+            entry = self._locations[key] = (
+                source_info,
+                _make_location(source_info, name, self.name_stack),
+            )
         return entry[1]
 
 
-def _make_location(source_info: Any, name: str) -> ir.Location:
+def _make_location(source_info: Any, name: str, prefix: tuple[str, ...] = ()) -> ir.Location:
     frame = si.user_frame(source_info) if source_info is not None else None
-    stack = source_info.name_stack if source_info is not None else ()
+    stack = (*prefix, *source_info.name_stack) if source_info is not None else prefix
     full_name = "/".join((*stack, name)) if name else "/".join(stack)
     child: ir.Location
     if frame is None:
@@ -1240,6 +1244,7 @@ def lower_jaxpr_to_module(
     device_assignment: Sequence[Any] | None = None,
     shardy: bool = True,
     dim_vars: Sequence[str] | None = None,
+    name_stack: Sequence[str] = (),
 ) -> LoweringResult:
     """Lowers a closed jaxpr to a StableHLO module with a public `@main`.
 
@@ -1266,6 +1271,8 @@ def lower_jaxpr_to_module(
       dim_vars: the names of the leading `i32` arguments of every function;
         by default the dimension variables of the input avals, sorted. Export
         passes more (variables of pruned inputs, the platform index).
+      name_stack: names put in front of every op's location name, as JAX's
+        ``jit(f)`` (``loc("jit(f)/outer/sin"(...))``).
 
     Returns:
       A `LoweringResult`. When the input avals have symbolic dimensions, main
@@ -1304,6 +1311,7 @@ def lower_jaxpr_to_module(
             dim_vars=dim_vars,
             device_assignment=assignment,
             shardy=shardy,
+            name_stack=tuple(name_stack),
         )
         n_dims = len(dim_vars)
         in_types = [_scalar_i32_type()] * n_dims + [aval_to_ir_type(a) for a in in_avals]
