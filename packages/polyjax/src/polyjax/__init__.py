@@ -178,13 +178,13 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     # Types.
     "ShapeDtypeStruct": (f"{_CORE}.abstract_values", "ShapeDtypeStruct"),
     "typeof": (f"{_CORE}.abstract_values", "get_aval"),
+    "float0": (f"{_CORE}.dtypes", "float0"),
     # Naming and debugging.
     "named_scope": ("polyjax._scopes", "named_scope"),
     "named_call": ("polyjax._scopes", "named_call"),
     "ensure_compile_time_eval": ("polyjax._scopes", "ensure_compile_time_eval"),
     "live_arrays": ("polyjax._environment", "live_arrays"),
     "print_environment_info": ("polyjax._environment", "print_environment_info"),
-    "float0": (f"{_CORE}.dtypes", "float0"),
     # Configuration: the option registry, and JAX's top-level context managers.
     "config": (f"{_CORE}.config", "config"),
     "check_tracer_leaks": (f"{_CORE}.config", "check_tracer_leaks"),
@@ -211,7 +211,6 @@ _SUBMODULES = frozenset(
         "ad_checkpoint",
         "custom_derivatives",
         "debug",
-        "profiler",
         "distributed",
         "dlpack",
         "dtypes",
@@ -221,6 +220,7 @@ _SUBMODULES = frozenset(
         "lax",
         "nn",
         "numpy",
+        "profiler",
         "random",
         "scipy",
         "sharding",
