@@ -132,7 +132,8 @@ def test_log_compiles_names_the_function_and_the_reason(caplog):
         logged_fn(1.0)
         logged_fn(jnp.ones(3))
         logged_fn(jnp.ones(3))  # cached: no compile
-    compiles = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Compiling")]
+    messages = [r.getMessage() for r in caplog.records]
+    compiles = [m for m in messages if m.startswith("Compiling jit(logged_fn)")]
     assert len(compiles) == 2
     assert compiles[0].startswith(
         "Compiling jit(logged_fn) with global shapes and types (float32[])"
@@ -140,6 +141,12 @@ def test_log_compiles_names_the_function_and_the_reason(caplog):
     assert compiles[0].endswith("Reason: the first call")
     assert "(float32[3]). Reason: 1 difference(s)" in compiles[1]
     assert "at x: was Python float (weakly typed), now float32[3]" in compiles[1]
+    # An eager operation's first call with new types compiles too.
+    caplog.clear()
+    with polyjax.log_compiles(True), caplog.at_level(logging.WARNING, logger="polyjax"):
+        jnp.sin(jnp.ones((2, 7), jnp.float16))
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Compiling")]
+    assert "Compiling jit(sin) with global shapes and types (float16[2,7]). Reason: " in lines[-1]
 
 
 def _makes_nan(x):

@@ -473,6 +473,14 @@ def _compile_options(lowered: LoweredModule) -> Any:
     return options
 
 
+def log_compile(name: str, in_avals: Sequence[Any], reason: str) -> None:
+    """The `jax_log_compiles` line announcing a compile: what, for which types, and why."""
+    types = ", ".join(a.str_short(short_dtypes=False) for a in in_avals)
+    logger.warning(
+        "Compiling jit(%s) with global shapes and types (%s). Reason: %s", name, types, reason
+    )
+
+
 def compile_lowered(lowered: LoweredModule) -> Executable:
     """Compiles a lowered module with its device's PJRT client."""
     device = lowered.device
@@ -817,6 +825,8 @@ def _compile_primitive(prim: Primitive, params: dict, args: tuple, key: Any) -> 
             if exe is not None:
                 return exe
         avals = [get_aval(x) for x in args]
+        if config.log_compiles.value:
+            log_compile(prim.name, avals, "the first eager call with these types and parameters")
 
         def one_primitive(*xs: Any) -> list[Any]:
             out = prim.bind(*xs, **params)

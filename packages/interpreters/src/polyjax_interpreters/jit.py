@@ -503,10 +503,7 @@ def _log_compile(
         reason = "the first call"
     else:
         reason = _explain_miss(fun_name, seen, sig).split(": ", 1)[1]
-    types = ", ".join(a.str_short(short_dtypes=False) for a in jaxpr.in_avals)
-    logger.warning(
-        "Compiling jit(%s) with global shapes and types (%s). Reason: %s", fun_name, types, reason
-    )
+    dispatch.log_compile(fun_name, jaxpr.in_avals, reason)
 
 
 def _explain_miss(fun_name: str, seen: Sequence[_Signature], new: _Signature) -> str:
