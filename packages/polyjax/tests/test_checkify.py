@@ -42,6 +42,8 @@ def test_check_eagerly_raises_and_staged_without_checkify_is_an_error():
         _positive(jnp.float32(-1.0))
     with pytest.raises(ValueError, match="not functionalized"):
         polyjax.jit(_positive)(jnp.float32(1.0))
+    with pytest.raises(TypeError, match="check takes a scalar pred as argument"):
+        checkify.checkify(lambda x: checkify.check(x > 0, "bad"))(jnp.ones(2))
     with pytest.raises(TypeError, match="PyTrees of arrays"):
         checkify.checkify(lambda x: checkify.check(x > 0, "{}", 1.0))(jnp.float32(1.0))
 

@@ -301,7 +301,7 @@ def check(pred: Any, msg: str, *fmt_args: Any, **fmt_kwargs: Any) -> None:
     it is an error.
 
     Args:
-      pred: a boolean array; the check passes when all its elements are true.
+      pred: a boolean scalar; the check passes when it is true.
       msg: a `str.format` string; positional fields take ``fmt_args``, named
         fields ``fmt_kwargs``.
       *fmt_args: arrays (pytrees of arrays) to format into ``msg``.
@@ -309,7 +309,8 @@ def check(pred: Any, msg: str, *fmt_args: Any, **fmt_kwargs: Any) -> None:
 
     Raises:
       JaxRuntimeError: run eagerly and ``pred`` is false.
-      TypeError: a formatting argument is not an array.
+      TypeError: ``pred`` is not a boolean scalar, or a formatting argument
+        is not an array.
 
     Example:
       >>> import polyjax.numpy as jnp
@@ -333,14 +334,14 @@ def _check(pred: Any, msg: str, fmt_args: tuple, fmt_kwargs: dict, debug: bool) 
     if not isinstance(msg, str):
         raise TypeError(f"check msg must be a string, got {type(msg)}.")
     pred_aval = get_aval(pred)
-    if pred_aval.dtype != np.bool_:
-        raise TypeError(f"check takes a boolean predicate, got {pred_aval.str_short()}.")
+    if pred_aval.dtype != np.bool_ or pred_aval.shape != ():
+        raise TypeError(f"check takes a scalar pred as argument, got {pred}")
     if debug and not _functionalizing.depth:
         return
     leaves, tree = _as_array_leaves(fmt_args, fmt_kwargs)
     avals = tuple(get_aval(x) for x in leaves)
     site = _Site(FailedCheckError, avals, _format_check(msg, tree), si.current())
-    check_p.bind(jnp.all(pred), *leaves, site=site)
+    check_p.bind(pred, *leaves, site=site)
 
 
 def check_error(error: Error) -> None:
