@@ -726,8 +726,7 @@ def checkify(fun: Callable, errors: frozenset = user_checks) -> Callable:
 
         _functionalizing.depth += 1
         try:
-            with si.extend_name_stack("checkify"):
-                closed = trace_to_jaxpr(flat, [get_aval(x) for x in leaves])
+            closed = trace_to_jaxpr(flat, [get_aval(x) for x in leaves])
             ctx = _Context(errors)
             ctx.find_sites(closed.jaxpr)
             state, outs = _eval_closed(ctx, closed, ctx.initial_state(), leaves)
