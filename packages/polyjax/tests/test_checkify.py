@@ -67,6 +67,20 @@ def test_check_eagerly_raises_and_staged_without_checkify_is_an_error():
             "out-of-bounds indexing for array of shape (3, 2): index 7 is out of bounds for axis 0 "
             "with size 3. ",
         ),
+        (
+            checkify.index_checks,
+            lambda i: jnp.ones(3).at[i].set(1.0),  # a scatter, which drops the update
+            (5,),
+            "out-of-bounds indexing for array of shape (3,): index 5 is out of bounds for axis 0 "
+            "with size 3. ",
+        ),
+        (
+            checkify.index_checks,
+            lambda i: jnp.ones(3).at[i].get(mode="fill", fill_value=0),
+            (5,),
+            "out-of-bounds indexing for array of shape (3,): index 5 is out of bounds for axis 0 "
+            "with size 3. ",
+        ),
     ],
 )
 def test_automatic_checks(errors, fun, args, message):
@@ -74,6 +88,15 @@ def test_automatic_checks(errors, fun, args, message):
     assert err.get() == message
     # Not enabled: not checked.
     err, _ = checkify.checkify(fun, errors=checkify.user_checks)(*args)
+    assert err.get() is None
+
+
+def test_index_checks_pass_in_bounds():
+    def f(i):
+        x = jnp.ones((3, 4))
+        return x.at[i, 1:].add(1.0), lax.dynamic_slice(x, (i, 0), (1, 4)), x[jnp.array([0, i])]
+
+    err, _ = polyjax.jit(checkify.checkify(f, errors=checkify.index_checks))(2)
     assert err.get() is None
 
 

@@ -435,16 +435,28 @@ def _oob_format(shape: tuple) -> Callable[[list[np.ndarray]], str]:
 _OOB_PAYLOAD = (ShapedArray((), np.dtype(np.int32)), ShapedArray((), np.dtype(np.int32)))
 
 
+_SCATTERS = ("scatter", "scatter-add", "scatter-mul", "scatter-min", "scatter-max")
+
+
 def _oob_sites(eqn: JaxprEqn) -> list:
+    # Indices out of bounds are checked whatever the indexing mode (clamping,
+    # filling, dropping), as JAX's checkify does.
     name = eqn.primitive.name
     if name in ("dynamic_slice", "dynamic_update_slice") or (
-        name == "gather"
-        and not eqn.params["dimension_numbers"].operand_batching_dims
-        and "FILL" not in str(eqn.params["mode"])
+        name in ("gather", *_SCATTERS) and not eqn.params["dimension_numbers"].operand_batching_dims
     ):
         shape = tuple(eqn.invars[0].aval.shape)
         return [(_OOB_PAYLOAD, _oob_format(shape))]
     return []
+
+
+def _scatter_window(eqn: JaxprEqn) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The operand axes a scatter's index components address, and its window's sizes."""
+    dnums = eqn.params["dimension_numbers"]
+    shape, updates = eqn.invars[0].aval.shape, eqn.invars[2].aval.shape
+    window_axes = [d for d in range(len(shape)) if d not in dnums.inserted_window_dims]
+    sizes = dict(zip(window_axes, (updates[u] for u in dnums.update_window_dims)))
+    return dnums.scatter_dims_to_operand_dims, tuple(sizes.get(d, 1) for d in range(len(shape)))
 
 
 def _first_oob(indices: Any, lows: Any, highs: Any, axes: Any) -> tuple[Any, list]:
@@ -460,9 +472,12 @@ def _first_oob(indices: Any, lows: Any, highs: Any, axes: Any) -> tuple[Any, lis
 def _oob_failures(eqn: JaxprEqn, ins: list, outs: list) -> list:
     name = eqn.primitive.name
     shape = eqn.invars[0].aval.shape
-    if name == "gather":
-        dnums, sizes = eqn.params["dimension_numbers"], eqn.params["slice_sizes"]
-        dims = dnums.start_index_map
+    if name == "gather" or name in _SCATTERS:
+        if name == "gather":
+            dims = eqn.params["dimension_numbers"].start_index_map
+            sizes = eqn.params["slice_sizes"]
+        else:
+            dims, sizes = _scatter_window(eqn)
         highs = np.array([shape[d] - sizes[d] for d in dims], np.int64)
         return [_first_oob(ins[1], 0, highs, np.array(dims, np.int32))]
     if name == "dynamic_slice":
