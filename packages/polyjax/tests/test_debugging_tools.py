@@ -26,6 +26,15 @@ def test_named_scope_names_the_ops_in_the_stablehlo_locations():
     # As JAX's: the jitted function's name, then the scopes, then the primitive.
     assert 'loc("jit(_scoped)/outer/sin"' in text
     assert 'loc("jit(_scoped)/outer/inner/mul"' in text
+    # A nested jit adds its name after the scopes of its call site, as in JAX.
+    inner = polyjax.jit(jnp.cos)
+
+    def nested(x):
+        with polyjax.named_scope("s"):
+            return inner(x) * 2
+
+    text = polyjax.jit(nested).lower(1.0).as_text(debug_info=True)
+    assert 'loc("jit(nested)/s/jit(cos)/cos"' in text and 'loc("jit(nested)/s/mul"' in text
     eqns = polyjax.make_jaxpr(_scoped)(1.0).jaxpr.eqns
     assert [e.source_info.name_stack for e in eqns] == [("outer",), ("outer", "inner")]
     assert float(polyjax.jit(_scoped)(1.0)) == pytest.approx(2 * np.sin(1.0))

@@ -122,12 +122,14 @@ def _jit_lowering(
             a if s is None else mlir.sharding_constraint(ctx, a, s, aval)
             for a, s, aval in zip(args, in_shardings, ctx.avals_in)
         )
-    if inline:
-        outs = mlir.jaxpr_subcomp(
-            ctx.module_context, jaxpr.jaxpr, jaxpr.consts, args, ctx.dim_var_values
-        )
-    else:
-        outs = mlir.call_jaxpr(ctx, name, jaxpr, args)
+    # The body's ops are named after the call site's scopes and this function.
+    with mlir.extend_name_stack(ctx, f"jit({name})"):
+        if inline:
+            outs = mlir.jaxpr_subcomp(
+                ctx.module_context, jaxpr.jaxpr, jaxpr.consts, args, ctx.dim_var_values
+            )
+        else:
+            outs = mlir.call_jaxpr(ctx, name, jaxpr, args)
     if spmd and out_shardings:
         outs = [
             o if s is None else mlir.sharding_constraint(ctx, o, s, aval)
@@ -387,7 +389,9 @@ def _trace(
         # A symbolic dimension returned (`return x.shape[0] * 3`) is its value, as in JAX.
         return [sd.dim_as_value(x) if type(x) is sd.DimExpr else x for x in out_flat]
 
-    closed = trace_to_jaxpr(flat_fun, in_avals, debug.value)
+    # Names inside are relative to this function (its lowering adds the caller's).
+    with si.reset_name_stack():
+        closed = trace_to_jaxpr(flat_fun, in_avals, debug.value)
     return closed, out_tree_box[0]
 
 

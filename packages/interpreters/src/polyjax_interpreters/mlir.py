@@ -32,11 +32,12 @@ functions; every op carries the user's `file:line` as its location.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import itertools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import ml_dtypes
@@ -67,6 +68,7 @@ __all__ = [
     "convert_hlo",
     "dtype_to_ir_type",
     "eval_dynamic_shape",
+    "extend_name_stack",
     "full_like_aval",
     "iota",
     "ir_constant",
@@ -382,7 +384,7 @@ class ModuleContext:
         """The location of an op named `name` created at `source_info`."""
         # Keyed by identity (core memoizes SourceInfo objects, and hashing the
         # dataclass costs more); the entry keeps `source_info` alive and checks it.
-        key = (id(source_info), name)
+        key = (id(source_info), name, self.name_stack)
         entry = self._locations.get(key)
         if entry is None or entry[0] is not source_info:
             entry = self._locations[key] = (
@@ -390,6 +392,23 @@ class ModuleContext:
                 _make_location(source_info, name, self.name_stack),
             )
         return entry[1]
+
+
+@contextlib.contextmanager
+def extend_name_stack(ctx: LoweringRuleContext, name: str) -> Iterator[None]:
+    """Names the ops lowered inside after the equation's scopes, then ``name``.
+
+    For call-like primitives (`jit`): their body's ops are named
+    ``<module names>/<call site's scopes>/name/<body's scopes>/<primitive>``.
+    """
+    mctx = ctx.module_context
+    saved = mctx.name_stack
+    stack = ctx.source_info.name_stack if ctx.source_info is not None else ()
+    mctx.name_stack = (*saved, *stack, name)
+    try:
+        yield
+    finally:
+        mctx.name_stack = saved
 
 
 def _make_location(source_info: Any, name: str, prefix: tuple[str, ...] = ()) -> ir.Location:
