@@ -1,14 +1,20 @@
-"""docs/debugging.md's examples run and print what the page shows (as doctests)."""
+"""The debugging guides' examples run and print what the pages show (as doctests)."""
 
 import doctest
 import pathlib
 
-DOC = pathlib.Path(__file__).resolve().parent.parent / "docs" / "debugging.md"
+import pytest
+
+DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs"
 
 
-def test_debugging_doc_examples(capfd):
+@pytest.mark.parametrize(
+    "page, least_examples",
+    [("debugging.md", 30), ("debugging-checkify.md", 20)],
+)
+def test_debugging_guide_examples(capfd, page, least_examples):
     flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE | doctest.IGNORE_EXCEPTION_DETAIL
     failures, tried = doctest.testfile(
-        str(DOC), module_relative=False, verbose=False, optionflags=flags
+        str(DOCS / page), module_relative=False, verbose=False, optionflags=flags
     )
-    assert tried >= 30 and failures == 0, capfd.readouterr().out
+    assert tried >= least_examples and failures == 0, capfd.readouterr().out

@@ -42,6 +42,7 @@ __all__ = [
     "extend_name_stack",
     "filter_traceback",
     "register_exclusion",
+    "reset_name_stack",
     "summarize",
     "user_context",
     "user_frame",
@@ -255,6 +256,32 @@ def extend_name_stack(name: str) -> contextlib.AbstractContextManager[tuple[str,
       ('jit(f)',)
     """
     return _ExtendNameStack(name)
+
+
+class _ResetNameStack:
+    __slots__ = ("_saved",)
+
+    def __enter__(self) -> None:
+        self._saved = _name_stack.stack
+        _name_stack.stack = ()
+
+    def __exit__(self, *exc_info: object) -> None:
+        _name_stack.stack = self._saved
+
+
+def reset_name_stack() -> contextlib.AbstractContextManager[None]:
+    """A context manager in which the name stack starts empty.
+
+    A function traced into its own jaxpr (a `jit`) records names relative to
+    itself, so that its jaxpr does not depend on where it was first called
+    from; its lowering puts the caller's names in front.
+
+    Example:
+      >>> with extend_name_stack("outer"), reset_name_stack():
+      ...     current_name_stack()
+      ()
+    """
+    return _ResetNameStack()
 
 
 class user_context:  # noqa: N801 (used like a function: `with user_context(info):`)

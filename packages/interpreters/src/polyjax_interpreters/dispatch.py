@@ -45,8 +45,8 @@ from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_core.wrapped_fun import DebugInfo
+from polyjax_interpreters import _debug_nans, backends, compilation_cache, mlir
 from polyjax_interpreters import array as _array
-from polyjax_interpreters import backends, compilation_cache, mlir
 from polyjax_interpreters.array import Array, put_value
 from polyjax_interpreters.sharding import GSPMDSharding, SingleDeviceSharding
 from polyjax_interpreters.sharding import Sharding as _Sharding
@@ -430,6 +430,7 @@ def lower_jaxpr(
     result = mlir.lower_jaxpr_to_module(
         ClosedJaxpr(new_jaxpr, closed.consts),
         module_name=f"jit_{name}",
+        name_stack=(f"jit({name})",),
         platforms=(platform,),
         backend_platform=platform,
         donated_args=[donated[i] for i in kept],
@@ -497,6 +498,14 @@ def set_compile_function(function: Callable[..., Any] | None) -> Callable[..., A
     previous = _compile_function
     _compile_function = backend_compile_and_load if function is None else function
     return previous
+
+
+def log_compile(name: str, in_avals: Sequence[Any], reason: str) -> None:
+    """The `jax_log_compiles` line announcing a compile: what, for which types, and why."""
+    types = ", ".join(a.str_short(short_dtypes=False) for a in in_avals)
+    logger.warning(
+        "Compiling jit(%s) with global shapes and types (%s). Reason: %s", name, types, reason
+    )
 
 
 def compile_lowered(lowered: LoweredModule) -> Executable:
@@ -906,6 +915,8 @@ def _compile_primitive(prim: Primitive, params: dict, args: tuple, key: Any) -> 
             if exe is not None:
                 return exe
         avals = [get_aval(x) for x in args]
+        if config.log_compiles.value:
+            log_compile(prim.name, avals, "the first eager call with these types and parameters")
 
         def one_primitive(*xs: Any) -> list[Any]:
             out = prim.bind(*xs, **params)
@@ -927,7 +938,7 @@ def _compile_primitive(prim: Primitive, params: dict, args: tuple, key: Any) -> 
             keep_unused=True,
             placement=placement,
         )
-        exe = compile_lowered(lowered)
+        exe = _debug_nans.maybe_checked(compile_lowered(lowered), prim.name)
         return exe if key is None else _eager_cache.put(key, exe)
 
 

@@ -46,7 +46,7 @@ from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import PyTreeDef, prefix_subtrees, tree_flatten, tree_unflatten
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import _debug_nans, ad, batching, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.dispatch import Executable, arg_signature
@@ -122,12 +122,14 @@ def _jit_lowering(
             a if s is None else mlir.sharding_constraint(ctx, a, s, aval)
             for a, s, aval in zip(args, in_shardings, ctx.avals_in)
         )
-    if inline:
-        outs = mlir.jaxpr_subcomp(
-            ctx.module_context, jaxpr.jaxpr, jaxpr.consts, args, ctx.dim_var_values
-        )
-    else:
-        outs = mlir.call_jaxpr(ctx, name, jaxpr, args)
+    # The body's ops are named after the call site's scopes and this function.
+    with mlir.extend_name_stack(ctx, f"jit({name})"):
+        if inline:
+            outs = mlir.jaxpr_subcomp(
+                ctx.module_context, jaxpr.jaxpr, jaxpr.consts, args, ctx.dim_var_values
+            )
+        else:
+            outs = mlir.call_jaxpr(ctx, name, jaxpr, args)
     if spmd and out_shardings:
         outs = [
             o if s is None else mlir.sharding_constraint(ctx, o, s, aval)
@@ -356,7 +358,7 @@ def _compile(
         keep_unused=keep_unused,
         placement=placement,
     )
-    return dispatch.compile_lowered(lowered)
+    return _debug_nans.maybe_checked(dispatch.compile_lowered(lowered), name, jaxpr)
 
 
 # ---------------------------------------------------------------------------
@@ -387,7 +389,9 @@ def _trace(
         # A symbolic dimension returned (`return x.shape[0] * 3`) is its value, as in JAX.
         return [sd.dim_as_value(x) if type(x) is sd.DimExpr else x for x in out_flat]
 
-    closed = trace_to_jaxpr(flat_fun, in_avals, debug.value)
+    # Names inside are relative to this function (its lowering adds the caller's).
+    with si.reset_name_stack():
+        closed = trace_to_jaxpr(flat_fun, in_avals, debug.value)
     return closed, out_tree_box[0]
 
 
@@ -493,6 +497,17 @@ _MESH_KEY = "<mesh>"
 
 def _is_array_sig(sig: Any) -> bool:
     return isinstance(sig, tuple) and len(sig) == 3 and hasattr(sig[0], "str_short")
+
+
+def _log_compile(
+    fun_name: str, jaxpr: ClosedJaxpr, seen: Sequence[_Signature], sig: _Signature
+) -> None:
+    """The `jax_log_compiles` line for a call that compiles: the function, its types, why."""
+    if not seen:
+        reason = "the first call"
+    else:
+        reason = _explain_miss(fun_name, seen, sig).split(": ", 1)[1]
+    dispatch.log_compile(fun_name, jaxpr.in_avals, reason)
 
 
 def _explain_miss(fun_name: str, seen: Sequence[_Signature], new: _Signature) -> str:
@@ -858,6 +873,14 @@ class JitWrapped:
                 )
             else:
                 device, committed = placement.devices[0], True
+            sig = _Signature(
+                traced.debug.safe_arg_names(len(leaves)),
+                key[-len(leaves) :] if leaves else (),
+                traced.in_tree,
+                (*key[1], *key[2]) if not self._fast else (),
+            )
+            if config.log_compiles.value:
+                _log_compile(self._name, traced.jaxpr, self._seen, sig)
             exe = _compile(
                 traced.jaxpr,
                 self._name,
@@ -869,12 +892,6 @@ class JitWrapped:
                 config.use_shardy_partitioner.value,
             )
             entry = _Entry(exe, traced.out_tree)
-            sig = _Signature(
-                traced.debug.safe_arg_names(len(leaves)),
-                key[-len(leaves) :] if leaves else (),
-                traced.in_tree,
-                (*key[1], *key[2]) if not self._fast else (),
-            )
             if self._seen and config.explain_cache_misses.value:
                 logger.warning(_explain_miss(self._name, self._seen, sig))
             self._seen.append(sig)

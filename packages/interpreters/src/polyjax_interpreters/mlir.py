@@ -74,6 +74,7 @@ __all__ = [
     "token_type",
     "dtype_to_ir_type",
     "eval_dynamic_shape",
+    "extend_name_stack",
     "full_like_aval",
     "iota",
     "ir_constant",
@@ -356,6 +357,7 @@ class ModuleContext:
     device_assignment: tuple[Any, ...] = ()
     shardy: bool = True
     token: ir.Value | None = None
+    name_stack: tuple[str, ...] = ()
     _locations: dict = dataclasses.field(default_factory=dict)
     _rules: dict = dataclasses.field(default_factory=dict)  # primitive -> rule found
     _meshes: dict = dataclasses.field(default_factory=dict)  # (axes, ids) -> symbol
@@ -395,16 +397,36 @@ class ModuleContext:
         """The location of an op named `name` created at `source_info`."""
         # Keyed by identity (core memoizes SourceInfo objects, and hashing the
         # dataclass costs more); the entry keeps `source_info` alive and checks it.
-        key = (id(source_info), name)
+        key = (id(source_info), name, self.name_stack)
         entry = self._locations.get(key)
         if entry is None or entry[0] is not source_info:
-            entry = self._locations[key] = (source_info, _make_location(source_info, name))
+            entry = self._locations[key] = (
+                source_info,
+                _make_location(source_info, name, self.name_stack),
+            )
         return entry[1]
 
 
-def _make_location(source_info: Any, name: str) -> ir.Location:
+@contextlib.contextmanager
+def extend_name_stack(ctx: LoweringRuleContext, name: str) -> Iterator[None]:
+    """Names the ops lowered inside after the equation's scopes, then ``name``.
+
+    For call-like primitives (`jit`): their body's ops are named
+    ``<module names>/<call site's scopes>/name/<body's scopes>/<primitive>``.
+    """
+    mctx = ctx.module_context
+    saved = mctx.name_stack
+    stack = ctx.source_info.name_stack if ctx.source_info is not None else ()
+    mctx.name_stack = (*saved, *stack, name)
+    try:
+        yield
+    finally:
+        mctx.name_stack = saved
+
+
+def _make_location(source_info: Any, name: str, prefix: tuple[str, ...] = ()) -> ir.Location:
     frame = si.user_frame(source_info) if source_info is not None else None
-    stack = source_info.name_stack if source_info is not None else ()
+    stack = (*prefix, *source_info.name_stack) if source_info is not None else prefix
     full_name = "/".join((*stack, name)) if name else "/".join(stack)
     child: ir.Location
     if frame is None:
@@ -1404,6 +1426,7 @@ def lower_jaxpr_to_module(
     device_assignment: Sequence[Any] | None = None,
     shardy: bool = True,
     dim_vars: Sequence[str] | None = None,
+    name_stack: Sequence[str] = (),
 ) -> LoweringResult:
     """Lowers a closed jaxpr to a StableHLO module with a public `@main`.
 
@@ -1430,6 +1453,8 @@ def lower_jaxpr_to_module(
       dim_vars: the names of the leading `i32` arguments of every function;
         by default the dimension variables of the input avals, sorted. Export
         passes more (variables of pruned inputs, the platform index).
+      name_stack: names put in front of every op's location name, as JAX's
+        ``jit(f)`` (``loc("jit(f)/outer/sin"(...))``).
 
     Returns:
       A `LoweringResult`. When the input avals have symbolic dimensions, main
@@ -1468,6 +1493,7 @@ def lower_jaxpr_to_module(
             dim_vars=dim_vars,
             device_assignment=assignment,
             shardy=shardy,
+            name_stack=tuple(name_stack),
         )
         n_dims = len(dim_vars)
         in_types = [_scalar_i32_type()] * n_dims + [aval_to_ir_type(a) for a in in_avals]

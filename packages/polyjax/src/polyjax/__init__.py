@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         nn,
         numpy,
         ops,
+        profiler,
         random,
         scipy,
         sharding,
@@ -66,7 +67,9 @@ if TYPE_CHECKING:
     )
     from polyjax._copy_to_host import copy_to_host_async
     from polyjax._custom_gradient import closure_convert, custom_gradient
+    from polyjax._environment import live_arrays, print_environment_info
     from polyjax._host_aliases import host_count, host_id, host_ids
+    from polyjax._scopes import ensure_compile_time_eval, named_call, named_scope
     from polyjax_core.abstract_values import ShapeDtypeStruct
     from polyjax_core.abstract_values import get_aval as typeof
     from polyjax_core.basearray import Array
@@ -193,6 +196,12 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "ShapeDtypeStruct": (f"{_CORE}.abstract_values", "ShapeDtypeStruct"),
     "typeof": (f"{_CORE}.abstract_values", "get_aval"),
     "float0": (f"{_CORE}.dtypes", "float0"),
+    # Naming and debugging.
+    "named_scope": ("polyjax._scopes", "named_scope"),
+    "named_call": ("polyjax._scopes", "named_call"),
+    "ensure_compile_time_eval": ("polyjax._scopes", "ensure_compile_time_eval"),
+    "live_arrays": ("polyjax._environment", "live_arrays"),
+    "print_environment_info": ("polyjax._environment", "print_environment_info"),
     # Configuration: the option registry, and JAX's top-level context managers.
     "config": (f"{_CORE}.config", "config"),
     "check_tracer_leaks": (f"{_CORE}.config", "check_tracer_leaks"),
@@ -244,6 +253,7 @@ _SUBMODULES = frozenset(
         "nn",
         "numpy",
         "ops",
+        "profiler",
         "random",
         "scipy",
         "sharding",
@@ -265,7 +275,16 @@ __all__ = sorted([*_LAZY_ATTRS, *_SUBMODULES, "__version__", "clear_caches", "di
 # `x + y` needs the tracer operators.
 _NEEDS_RUNTIME = frozenset(
     name for name, (module, _) in _LAZY_ATTRS.items() if module.startswith((_RT, _SH, _NP))
-) | {"make_jaxpr", "typeof", "custom_gradient", "closure_convert", "copy_to_host_async"}
+) | {
+    "make_jaxpr",
+    "typeof",
+    "custom_gradient",
+    "closure_convert",
+    "copy_to_host_async",
+    "named_call",
+    "ensure_compile_time_eval",
+    "live_arrays",
+}
 
 
 def __getattr__(name: str) -> Any:

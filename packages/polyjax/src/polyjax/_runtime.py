@@ -8,8 +8,14 @@ time. A user may reach an `Array` without ever naming `polyjax.lax`
 the runtime imports this module first.
 """
 
+import os
+
 import polyjax_numpy.lax  # noqa: F401  (registers the primitives and the operators)
-from polyjax_core import mesh_context
+from polyjax_core import mesh_context, source_info
+
+# The facade's own frames (`named_call`'s wrapper, `checkify.check`) are not the
+# user's: the line recorded for an operation is the caller's.
+source_info.register_exclusion(os.path.dirname(os.path.abspath(__file__)))
 
 __all__: list[str] = []
 

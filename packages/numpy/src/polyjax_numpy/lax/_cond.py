@@ -32,6 +32,8 @@ from polyjax_numpy.lax._loop_helpers import (
     _aval_of,
     _check_branch_types,
     _closed_call,
+    _has_lane_predicated,
+    _lane_predicated,
     _trace_fun,
     _with_zero_outputs,
 )
@@ -357,7 +359,14 @@ def _cond_batching(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *, 
         ops = [batching.bdim_at_front(x, d, size) for x, d in zip(ops, op_dims)]
         index = batching.moveaxis(index, idx_dim, 0)
         outs = []
-        for br in branches:
+        for i, br in enumerate(branches):
+            if _has_lane_predicated(br):
+                lanes = _ew.eq(index, np.int32(i))
+                bj, _ = batching.batch_jaxpr(
+                    _lane_predicated(br), axis_data, [0] * (1 + len(ops)), True
+                )
+                outs.append(_closed_call(bj, lanes, *ops))
+                continue
             bj, _ = batching.batch_jaxpr(br, axis_data, [0] * len(ops), True)
             outs.append(_closed_call(bj, *ops))
         res = []

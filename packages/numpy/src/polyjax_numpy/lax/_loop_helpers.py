@@ -26,6 +26,7 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from polyjax_core import dtypes, tracing
+from polyjax_core import source_info as si
 from polyjax_core.abstract_values import ShapedArray, get_aval, ordered_axes
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.dce import dce_jaxpr
@@ -188,6 +189,42 @@ def _with_zero_outputs(
 
 def _closed_call(closed: ClosedJaxpr, *args: Any) -> list[Any]:
     return list(jaxpr_as_fun(closed)(*args))
+
+
+# A primitive with `predicate_lanes = True` (checkify's `check`) takes a boolean
+# first operand that must hold. When a batched index runs every branch on every
+# lane, such an equation in a branch must hold only on the lanes that take the
+# branch: its predicate becomes `pred or not lane_selected`. The same holds for a
+# `while_loop` body on lanes whose loop has finished. (Checks nested in a
+# branch's own control flow are not predicated.)
+
+
+def _has_lane_predicated(branch: ClosedJaxpr) -> bool:
+    return any(getattr(e.primitive, "predicate_lanes", False) for e in branch.jaxpr.eqns)
+
+
+def _lane_predicated(branch: ClosedJaxpr) -> ClosedJaxpr:
+    """``branch`` with a leading boolean input (the lane takes it) that guards its checks."""
+    jaxpr = branch.jaxpr
+
+    def fun(lane: Any, *args: Any) -> list[Any]:
+        env = dict(zip(jaxpr.constvars, branch.consts))
+        env.update(zip(jaxpr.invars, args))
+
+        def read(x: Any) -> Any:
+            return x.val if not isinstance(x, Var) else env[x]
+
+        for eqn in jaxpr.eqns:
+            ins = [read(x) for x in eqn.invars]
+            if getattr(eqn.primitive, "predicate_lanes", False):
+                ins[0] = _ew.bitwise_or(ins[0], _ew.bitwise_not(lane))
+            with si.user_context(eqn.source_info):
+                out = eqn.primitive.bind(*ins, **eqn.params)
+            env.update(zip(eqn.outvars, out if eqn.primitive.multiple_results else [out]))
+        return [read(x) for x in jaxpr.outvars]
+
+    bool_aval = ShapedArray((), np.dtype(np.bool_))
+    return trace_to_jaxpr(fun, [bool_aval, *branch.in_avals])
 
 
 # ---------------------------------------------------------------------------

@@ -39,6 +39,8 @@ from polyjax_numpy.lax._loop_helpers import (
     _check_carry_types,
     _closed_call,
     _first_param_name,
+    _has_lane_predicated,
+    _lane_predicated,
     _lower_invariants,
     _pad_invars,
     _permute_invars,
@@ -377,7 +379,11 @@ def _while_batching(
         carry_b = [True] * n
         c_in = zero_or_none(cc_d) + [0] * n
     b_in = zero_or_none(bc_d) + [0 if b else None for b in carry_b]
-    bb, _ = batching.batch_jaxpr(body_jaxpr, axis_data, b_in, carry_b)
+    lane_checks = pred_batched and _has_lane_predicated(body_jaxpr)
+    if lane_checks:  # the body's checks hold only on lanes still looping
+        bb, _ = batching.batch_jaxpr(_lane_predicated(body_jaxpr), axis_data, [0, *b_in], carry_b)
+    else:
+        bb, _ = batching.batch_jaxpr(body_jaxpr, axis_data, b_in, carry_b)
     cb, _ = batching.batch_jaxpr(cond_jaxpr, axis_data, c_in, [pred_batched])
     cconsts, bconsts, carry = split_list(list(args), [ncc, nbc])
     cconsts = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(cconsts, cc_d)]
@@ -409,7 +415,7 @@ def _while_batching(
     def new_body(*a: Any) -> list[Any]:
         cc, bc, vals = split_list(a, [ncc, nbc])
         (pred,) = _closed_call(cb, *cc, *vals)
-        new = _closed_call(bb, *bc, *vals)
+        new = _closed_call(bb, *([pred] if lane_checks else []), *bc, *vals)
         res = []
         for old, nw in zip(vals, new):
             shape = get_aval(old).shape

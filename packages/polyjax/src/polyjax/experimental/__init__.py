@@ -1,10 +1,11 @@
 """Experimental APIs (``polyjax.experimental``): `shard_map` with JAX's older
 argument names, `maps.xmap`, `multihost_utils` (collectives between processes),
-`io_callback` (a host callback with side effects) and `compilation_cache`."""
+`io_callback` (a host callback with side effects), `checkify` and
+`compilation_cache`."""
 
 from typing import Any
 
-__all__ = ["compilation_cache", "io_callback", "maps", "multihost_utils", "shard_map"]
+__all__ = ["checkify", "compilation_cache", "io_callback", "maps", "multihost_utils", "shard_map"]
 
 
 def __getattr__(name: str) -> Any:
