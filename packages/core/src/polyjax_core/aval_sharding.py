@@ -38,9 +38,12 @@ __all__ = [
     "AvalSharding",
     "ShardingTypeError",
     "apply_rule",
+    "concrete_mesh_for",
+    "note_concrete_mesh",
     "entries_of",
     "mesh_of",
     "register_rule",
+    "requested",
     "sharding_rules",
     "spec_str",
 ]
@@ -181,12 +184,16 @@ def register_rule(prim: Any, rule: Rule) -> None:
 
 def _out_sharding_param(params: dict) -> Any:
     s = params.get("out_sharding")
-    if s is None:
-        s = params.get("sharding")
     return s if s is not None and hasattr(s, "spec") or isinstance(s, PartitionSpec) else None
 
 
-def _resolve(s: Any, ndim: int) -> AvalSharding | None:
+def requested(s: Any, ndim: int) -> AvalSharding | None:
+    """The type-level sharding of an ``out_sharding=`` (a ``NamedSharding``, or a
+    `PartitionSpec` over the abstract mesh in context) for a result of rank ``ndim``.
+
+    Raises:
+      ValueError: a bare spec with no mesh set.
+    """
     from polyjax_core import mesh_context
 
     if isinstance(s, PartitionSpec):
@@ -214,12 +221,12 @@ def apply_rule(prim: Any, in_avals: Sequence[Any], outs: Any, params: dict) -> A
     is asked for (every program outside explicit mode). A primitive without a
     rule gives unsharded outputs (the coverage test lists such primitives).
     """
-    requested = _out_sharding_param(params)
-    if requested is None and not _any_sharded(in_avals):
+    want = _out_sharding_param(params)
+    if want is None and not _any_sharded(in_avals):
         return outs
     out_list = list(outs) if prim.multiple_results else [outs]
-    if requested is not None and len(out_list) == 1:
-        specs: list[Any] = [_resolve(requested, len(out_list[0].shape))]
+    if want is not None and len(out_list) == 1:
+        specs: list[Any] = [requested(want, len(out_list[0].shape))]
         return _with_shardings(prim, outs, out_list, specs, None)
     rule = sharding_rules.get(prim)
     if rule is None:
@@ -263,3 +270,25 @@ def _with_shardings(prim: Any, outs: Any, out_list: list, specs: list, mesh: Any
 def explicit_only(mesh: AbstractMesh) -> bool:
     """Whether ``mesh`` has an ``Explicit`` axis (so types may carry shardings)."""
     return any(t is AxisType.Explicit for t in mesh.axis_types)
+
+
+# abstract mesh -> the last concrete mesh seen placing an array with it (lowering
+# needs devices to pin a typed value; `set_mesh`'s mesh comes first).
+_concrete_meshes: dict[AbstractMesh, Any] = {}
+
+
+def note_concrete_mesh(mesh: Any) -> None:
+    """Remembers a concrete mesh that placed an explicitly sharded array."""
+    if not isinstance(mesh, AbstractMesh):
+        _concrete_meshes[mesh.abstract_mesh] = mesh
+
+
+def concrete_mesh_for(abstract: AbstractMesh) -> Any | None:
+    """The concrete mesh to lower a type over ``abstract`` with: ``set_mesh``'s if it
+    matches, else the last one noted (`note_concrete_mesh`), else None."""
+    from polyjax_core import mesh_context
+
+    mesh = mesh_context.get_concrete_mesh()
+    if mesh is not None and mesh.abstract_mesh == abstract:
+        return mesh
+    return _concrete_meshes.get(abstract)

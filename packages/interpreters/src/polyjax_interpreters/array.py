@@ -41,7 +41,7 @@ from jaxlib import _jax, xla_client
 
 from polyjax_core import basearray, config, dtypes, tracing
 from polyjax_core.abstract_values import ShapedArray, get_aval, register_aval_handler
-from polyjax_core.aval_sharding import AvalSharding
+from polyjax_core.aval_sharding import AvalSharding, note_concrete_mesh
 from polyjax_core.tree_util import prefix_subtrees, tree_flatten, tree_leaves, tree_unflatten
 from polyjax_interpreters import backends
 from polyjax_interpreters.sharding import GSPMDSharding, Sharding, SingleDeviceSharding
@@ -93,6 +93,8 @@ def _typed_aval(aval: ShapedArray, impl: Any) -> ShapedArray:
     if s is None or spec is None or not hasattr(aval, "aval_sharding"):
         return aval
     typed = AvalSharding.make(s.mesh, tuple(spec), len(aval.shape))
+    if typed is not None:
+        note_concrete_mesh(s.mesh)
     return aval if typed == aval.aval_sharding else aval.update(sharding=typed)
 
 

@@ -191,7 +191,7 @@ def broadcast_in_dim(
       broadcast_dimensions: for each axis of `operand`, the result axis it becomes
         (strictly increasing). Each operand axis has size 1 or the size of that
         result axis.
-      out_sharding: the result's sharding (only None is supported for now).
+      out_sharding: the result's sharding (explicit mode: its type's sharding).
 
     Returns:
       An array of shape `shape` and the dtype of `operand`.
@@ -247,8 +247,6 @@ def _broadcast_in_dim_abstract_eval(
                 f"shape {operand.shape}, target broadcast shape {shape}, broadcast_dimensions "
                 f"{dims} "
             )
-    if sharding is not None:
-        raise NotImplementedError("broadcast_in_dim: out_sharding is not supported yet")
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
@@ -352,7 +350,7 @@ def reshape(
       new_sizes: the result shape; its size must equal the operand's.
       dimensions: if given, a permutation of the operand's axes applied before the
         reshape (the elements are read in this axis order).
-      out_sharding: the result's sharding (only None is supported for now).
+      out_sharding: the result's sharding (explicit mode: its type's sharding).
 
     Returns:
       The reshaped array.
@@ -391,8 +389,6 @@ def _reshape_abstract_eval(
             "reshape dimensions must be a permutation of operand dimensions, got dimensions "
             f"{dimensions} for shape {operand.shape}."
         )
-    if sharding is not None:
-        raise NotImplementedError("reshape: out_sharding is not supported yet")
     return ShapedArray(new_sizes, operand.dtype, operand.weak_type)
 
 
@@ -676,8 +672,6 @@ def _iota_abstract_eval(*, dtype: Any, shape: tuple, dimension: int, sharding: A
             "iota dimension must be between 0 and len(shape), got "
             f"dimension={dimension} for shape {shape}"
         )
-    if sharding is not None:
-        raise NotImplementedError("iota: out_sharding is not supported yet")
     return ShapedArray(shape, dtype)
 
 
@@ -710,7 +704,7 @@ def full(shape: Sequence[Any], fill_value: Any, dtype: Any = None, *, sharding: 
       fill_value: a scalar; it is cast to `dtype`.
       dtype: the element type; by default that of `fill_value` (a Python scalar gives
         a weakly-typed result, as in JAX).
-      sharding: the result's sharding (only None is supported for now).
+      sharding: the result's sharding (explicit mode: its type's sharding).
 
     Example:
       >>> full((2, 3), 1.0, np.float32).shape

@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from polyjax_core.aval_sharding import ShardingTypeError, entries_of, spec_str
+from polyjax_core.aval_sharding import ShardingTypeError, entries_of, requested, spec_str
 
 __all__ = ["DEFAULT_RULES", "ELEMENTWISE", "default_rule"]
 
@@ -159,7 +159,9 @@ def _last_dims(prim: str, count: int):
 # Shape operations
 
 
-def _broadcast_in_dim(outs, avals, *, shape, broadcast_dimensions, **params):
+def _broadcast_in_dim(outs, avals, *, shape, broadcast_dimensions, sharding=None, **params):
+    if sharding is not None:
+        return requested(sharding, len(shape))
     x = avals[0]
     spec = entries_of(x)
     out: list[tuple] = [()] * len(shape)
@@ -215,7 +217,9 @@ def _concatenate(outs, avals, *, dimension, **params):
     return specs[0]
 
 
-def _reshape(outs, avals, *, new_sizes, dimensions=None, **params):
+def _reshape(outs, avals, *, new_sizes, dimensions=None, sharding=None, **params):
+    if sharding is not None:
+        return requested(sharding, len(new_sizes))
     x = avals[0]
     spec = entries_of(x)
     if dimensions is not None and any(spec):
@@ -258,8 +262,8 @@ def _reshape_error(x: Any, new: Sequence[int]) -> ShardingTypeError:
     )
 
 
-def _iota(outs, avals, **params):
-    return ()
+def _iota(outs, avals, *, shape, sharding=None, **params):
+    return () if sharding is None else requested(sharding, len(shape))
 
 
 # ---------------------------------------------------------------------------
