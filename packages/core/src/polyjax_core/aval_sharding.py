@@ -222,8 +222,8 @@ def apply_rule(prim: Any, in_avals: Sequence[Any], outs: Any, params: dict) -> A
     rule gives unsharded outputs (the coverage test lists such primitives).
     """
     want = _out_sharding_param(params)
-    if want is None and not _any_sharded(in_avals):
-        return outs
+    if want is None and params.get("sharding") is None and not _any_sharded(in_avals):
+        return outs  # (a `sharding` param: creation ops and constraints, by their rules)
     out_list = list(outs) if prim.multiple_results else [outs]
     if want is not None and len(out_list) == 1:
         specs: list[Any] = [requested(want, len(out_list[0].shape))]

@@ -36,7 +36,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from polyjax_core import dtypes
+from polyjax_core import dtypes, mesh_context
 from polyjax_core import symbolic_dims as sd
 from polyjax_core import vma as core_vma
 from polyjax_core.abstract_values import ShapedArray, ShapeDtypeStruct, get_aval
@@ -753,6 +753,9 @@ def full_like(
     dtype = dtypes.canonicalize_dtype(aval.dtype if dtype is None else dtype)
     # Converting the scalar (not the filled array) keeps the weak type without an op.
     value = _convert_element_type(fill_value, dtype, weak_type)
+    typed = aval.aval_sharding
+    if sharding is None and shape is None and typed is not None:  # explicit mode: like `x`
+        sharding = mesh_context.abstract_sharding(typed.mesh, typed.spec)
     # Inside shard_map the result is typed like `x`: varying over the same manual axes.
     return core_vma.cast_to(broadcast(value, fill_shape, out_sharding=sharding), aval.vma)
 
