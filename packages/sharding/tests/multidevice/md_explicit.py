@@ -405,3 +405,9 @@ def test_mlp_training_step_matches_one_device(mesh):
         one, _ = curve(dict(params), xs, ys)
     np.testing.assert_allclose(sharded, one, rtol=1e-4)
     assert sharded[-1] < sharded[0]
+
+
+def test_vmap_body_sees_the_other_dimensions_split(mesh):
+    seen = []
+    vmap(lambda r: seen.append(str(r.aval)) or r)(_put(mesh, (8, 4), "a", "b"))
+    assert seen == ["float32[4@b]"]  # as JAX 0.10.2's typeof inside vmap
