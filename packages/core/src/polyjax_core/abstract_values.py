@@ -68,7 +68,12 @@ class AbstractValue:
         def ndim(self) -> int: ...
 
         def update(
-            self, shape: Any = None, dtype: Any = None, weak_type: Any = None
+            self,
+            shape: Any = None,
+            dtype: Any = None,
+            weak_type: Any = None,
+            vma: Any = None,
+            sharding: Any = None,
         ) -> ShapedArray: ...
 
         def strip_weak_type(self) -> ShapedArray: ...
