@@ -874,7 +874,7 @@ def jaxpr_subcomp(
                     e.add_note(f"while lowering primitive '{prim}' at {si.summarize(src)}")
                 raise
         out = _rule_outputs(prim, out, len(eqn.outvars))
-        if ctx.device_assignment:
+        if ctx.device_assignment and prim.name != "sharding_constraint":  # (pins itself)
             out = _pin_typed(rule_ctx, eqn.outvars, out)
         for v, o in zip(eqn.outvars, out):
             if type(v) is not DropVar:

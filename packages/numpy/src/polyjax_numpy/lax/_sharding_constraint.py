@@ -165,15 +165,16 @@ def _batch(
 
 
 def _sharding_rule(outs: list, avals: list, *, sharding: Any, inserted: tuple) -> Any:
-    """The type takes the constraint's explicit axes (docs/explicit-sharding.md);
-    a vmapped one's inserted dimensions take the ``spmd_axis_name`` axes."""
+    """The type takes the constraint's explicit axes (docs/explicit-sharding.md); a
+    vmapped one's inserted dimensions are unsplit in the type, as in JAX (the
+    lowering still lays them out over ``spmd_axis_name``)."""
     spec = getattr(sharding, "spec", None)
     mesh = getattr(sharding, "mesh", None)
     if spec is None or mesh is None:
         return None
     entries = list(spec) + [None] * (avals[0].ndim - len(inserted) - len(spec))
-    for d, entry in sorted(inserted):
-        entries.insert(d, entry)
+    for d, _ in sorted(inserted):
+        entries.insert(d, None)
     return AvalSharding.make(mesh, entries, avals[0].ndim)
 
 
