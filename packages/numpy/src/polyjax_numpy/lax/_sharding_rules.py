@@ -155,6 +155,14 @@ def _last_dims(prim: str, count: int):
     return rule
 
 
+def _fft(outs, avals, *, fft_lengths, **params):
+    """The transformed (trailing) dimensions must be unsplit; the others keep theirs."""
+    x = avals[0]
+    n = len(fft_lengths)
+    _unsplit_dims("fft", x, range(x.ndim - n, x.ndim), "unsplit transformed dims")
+    return entries_of(x)
+
+
 # ---------------------------------------------------------------------------
 # Shape operations
 
@@ -453,7 +461,7 @@ DEFAULT_RULES: dict[str, Any] = {
     "scatter-max": _scatter,
     "conv_general_dilated": _conv,
     "top_k": _last_dims("top_k", 1),
-    "fft": _last_dims("fft", 3),
+    "fft": _fft,
     "cholesky": _last_dims("cholesky", 2),
     "eig": _last_dims("eig", 2),
     "eigh": _last_dims("eigh", 2),
