@@ -44,6 +44,7 @@ __all__ = [
     "mesh_of",
     "register_rule",
     "requested",
+    "sharding_of",
     "sharding_rules",
     "spec_str",
 ]
@@ -144,6 +145,18 @@ def entries_of(aval: Any) -> tuple[tuple, ...]:
     if s is None:
         return ((),) * len(getattr(aval, "shape", ()))
     return s.entries
+
+
+def sharding_of(aval: Any) -> Any:
+    """``aval``'s explicit sharding as an ``out_sharding=`` value (a ``NamedSharding``
+    over its abstract mesh), or None: for results typed like an operand (a
+    cotangent like its primal)."""
+    s = getattr(aval, "aval_sharding", None)
+    if s is None:
+        return None
+    from polyjax_core import mesh_context
+
+    return mesh_context.abstract_sharding(s.mesh, s.spec)
 
 
 def spec_str(entries: Sequence[tuple]) -> str:

@@ -42,6 +42,8 @@ from jaxlib import _jax, xla_client
 from polyjax_core import basearray, config, dtypes, tracing
 from polyjax_core.abstract_values import ShapedArray, get_aval, register_aval_handler
 from polyjax_core.aval_sharding import AvalSharding, note_concrete_mesh
+from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
+from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.tree_util import prefix_subtrees, tree_flatten, tree_leaves, tree_unflatten
 from polyjax_interpreters import backends
 from polyjax_interpreters.sharding import GSPMDSharding, Sharding, SingleDeviceSharding
@@ -818,6 +820,8 @@ def _as_sharding(device: Any) -> Any:
         return SingleDeviceSharding(device)
     if isinstance(device, _jax.SingleDeviceSharding):  # jaxlib's own class
         return SingleDeviceSharding(device._device, memory_kind=device._memory_kind)
+    if isinstance(device, PartitionSpec) and get_concrete_mesh() is not None:
+        return spec_to_sharding(device)  # over the mesh of `set_mesh`, as JAX
     raise TypeError(
         f"device_put: expected a Device or a Sharding as the target, got {device!r} of type "
         f"{type(device).__name__}."
@@ -825,7 +829,7 @@ def _as_sharding(device: Any) -> Any:
 
 
 def _is_target(d: Any) -> bool:
-    return d is None or isinstance(d, (_jax.Device, Sharding, _jax.Sharding))
+    return d is None or isinstance(d, (_jax.Device, Sharding, _jax.Sharding, PartitionSpec))
 
 
 def default_sharding() -> SingleDeviceSharding:

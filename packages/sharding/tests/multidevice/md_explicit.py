@@ -131,6 +131,17 @@ MATRIX = {
         [((8, 4), ("a", "b"))],
         "float32[8@a,4@b]",
     ),
+    "where scalar": (lambda x: jnp.where(x > 0, x, 0.0), [((8, 4), ("a",))], "float32[8@a,4]"),
+    "take_along_axis": (
+        lambda x: jnp.take_along_axis(x, jnp.zeros((8, 1), jnp.int32), axis=1),
+        [((8, 4), ("a",))],
+        "float32[8@a,1]",
+    ),
+    "grad relu": (
+        ad.grad(lambda x: jnp.maximum(x, 0.0).sum()),
+        [((8, 4), ("a", "b"))],
+        "float32[8@a,4@b]",
+    ),
     "cond": (
         lambda x: lax.cond(True, lambda: x, lambda: x * 2),
         [((8, 4), ("a", "b"))],
@@ -230,6 +241,7 @@ VALUE_CASES = (
     "einsum out_sharding",
     "reshard",
     "grad",
+    "take_along_axis",
 )
 
 

@@ -92,17 +92,22 @@ def _per_operand(outs, avals, **params):
 
 
 def _select_n(outs, avals, **params):
+    """The sharded cases must be equally sharded (unsharded ones, e.g. a broadcast
+    scalar, take part as JAX's broadcast to the cases' sharding does); the
+    predicate is a scalar, unsharded, or sharded as the cases."""
     cases = avals[1:]
-    first = entries_of(cases[0])
-    for c in cases[1:]:
+    sharded = [c for c in cases if c.aval_sharding is not None]
+    first = entries_of(sharded[0]) if sharded else entries_of(cases[0])
+    for c in sharded[1:]:
         if entries_of(c) != first:
             raise ShardingTypeError(
                 f"select cases must have the same shardings, got {[c.sharding for c in cases]}"
             )
     pred = avals[0]
-    if pred.shape and any(entries_of(pred)) and entries_of(pred) != first:
+    if pred.shape and pred.aval_sharding is not None and entries_of(pred) != first:
         raise ShardingTypeError(
-            f"select predicate must be sharded as its cases, got {_types([pred, cases[0]])}"
+            "select `which` must be scalar or have the same sharding as cases, got `which` "
+            f"sharding {pred.sharding} but case sharding {cases[0].sharding}"
         )
     return first
 
@@ -324,29 +329,36 @@ def _typed_str(aval: Any, like: Any, entries: Sequence[tuple]) -> str:
 
 
 def _gather(outs, avals, *, dimension_numbers, slice_sizes, **params):
+    """Offset dims keep the operand's split (dims taken whole), batch dims the
+    indices' (or, for batching dims, the paired operand dim's); indexing into a
+    split dimension: JAX's error asking for ``.at[...].get(out_sharding=)``."""
     operand, indices = avals
     ospec, ispec = entries_of(operand), entries_of(indices)
     dn = dimension_numbers
-    indexed = set(dn.start_index_map) | set(dn.collapsed_slice_dims)
-    bad = any(
-        ospec[d] and (d in indexed or slice_sizes[d] != operand.shape[d])
-        for d in range(operand.ndim)
-    )
-    if bad or any(ispec) or dn.operand_batching_dims:
-        if any(ospec) or any(ispec):
-            raise ShardingTypeError(
-                "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the "
-                "gather indexing as out sharding could not be resolved unambiguously (or would "
-                f"require collectives on inputs). Got operand={operand!r}, indices={indices!r}"
-            )
-    out = [()] * len(outs[0].shape)
-    kept = [
-        d
-        for d in range(operand.ndim)
-        if d not in dn.collapsed_slice_dims and d not in dn.operand_batching_dims
-    ]
+    batching = dict(zip(dn.start_indices_batching_dims, dn.operand_batching_dims))
+    indexed = (set(dn.start_index_map) | set(dn.collapsed_slice_dims)) - set(batching.values())
+    partial = [d for d in range(operand.ndim) if slice_sizes[d] != operand.shape[d]]
+    bad = [d for d in range(operand.ndim) if ospec[d] and (d in indexed or d in partial)]
+    if bad and not set(bad) <= set(batching.values()):
+        raise ShardingTypeError(
+            "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the "
+            "gather indexing as out sharding could not be resolved unambiguously (or would "
+            f"require collectives on inputs). Got operand={operand!r}, indices={indices!r}"
+        )
+    out: list[tuple] = [()] * len(outs[0].shape)
+    kept = [d for d in range(operand.ndim) if d not in dn.collapsed_slice_dims]
+    kept = [d for d in kept if d not in dn.operand_batching_dims]
     for od, d in zip(dn.offset_dims, kept):
         out[od] = ospec[d]
+    batch_out = [k for k in range(len(out)) if k not in dn.offset_dims]
+    for k, i in zip(batch_out, range(indices.ndim - 1)):
+        entry = ispec[i]
+        paired = ospec[batching[i]] if i in batching else ()
+        if entry and paired and entry != paired:
+            raise ShardingTypeError(
+                f"gather: batching dimensions sharded differently: {_types(avals)}"
+            )
+        out[k] = entry or paired
     return tuple(out)
 
 
