@@ -34,6 +34,7 @@ import numpy as np
 
 from polyjax_core import dtypes, mesh_context
 from polyjax_core import symbolic_dims as sd
+from polyjax_core.aval_sharding import AvalSharding
 
 __all__ = [
     "AbstractValue",
@@ -67,7 +68,12 @@ class AbstractValue:
         def ndim(self) -> int: ...
 
         def update(
-            self, shape: Any = None, dtype: Any = None, weak_type: Any = None
+            self,
+            shape: Any = None,
+            dtype: Any = None,
+            weak_type: Any = None,
+            vma: Any = None,
+            sharding: Any = None,
         ) -> ShapedArray: ...
 
         def strip_weak_type(self) -> ShapedArray: ...
@@ -99,6 +105,20 @@ def _as_dtype(dtype: Any) -> Any:
     return np.dtype(dtype)
 
 
+_KEEP: Any = object()
+
+
+def _as_aval_sharding(sharding: Any, ndim: int) -> AvalSharding | None:
+    """An `AvalSharding` from one, from a ``NamedSharding``-like (``.mesh``, ``.spec``)
+    or None."""
+    if sharding is None or type(sharding) is AvalSharding:
+        return sharding
+    mesh, spec = getattr(sharding, "mesh", None), getattr(sharding, "spec", None)
+    if mesh is None or spec is None:
+        raise TypeError(f"ShapedArray: sharding must be a NamedSharding, got {sharding!r}")
+    return AvalSharding.make(mesh, tuple(spec), ndim)
+
+
 class ShapedArray(AbstractValue):
     """The abstract value of an array: shape, dtype, weak type and varying manual axes.
 
@@ -119,7 +139,7 @@ class ShapedArray(AbstractValue):
       'float32[3,4]{V:i}'
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "vma", "_hash")
+    __slots__ = ("shape", "dtype", "weak_type", "vma", "aval_sharding", "_hash")
     array_abstraction_level = 1
 
     def __init__(
@@ -128,11 +148,13 @@ class ShapedArray(AbstractValue):
         dtype: Any,
         weak_type: bool = False,
         vma: frozenset = frozenset(),
+        sharding: Any = None,
     ):
         self.shape = sd.canonicalize_shape(shape, "ShapedArray")
         self.dtype = _as_dtype(dtype)
         self.weak_type = bool(weak_type)
         self.vma = vma if type(vma) is frozenset else frozenset(vma)
+        self.aval_sharding = _as_aval_sharding(sharding, len(self.shape))
         self._hash: int | None = None
 
     ndim = property(lambda self: len(self.shape))
@@ -145,21 +167,35 @@ class ShapedArray(AbstractValue):
     def sharding(self) -> Any:
         """The sharding the type carries, as JAX's `typeof(x).sharding`.
 
-        Decision (docs/sharding.md): polyjax's avals carry no sharding of their own
-        yet, so this is always the default one: a ``NamedSharding`` over the
-        abstract mesh in context (the empty one outside any mesh) with a spec of
-        one ``None`` per dimension. It needs a sharding factory (polyjax-sharding
-        registers ``NamedSharding`` on import); with polyjax-core alone it is None.
+        A ``NamedSharding`` over the abstract mesh: the type's own (explicit mode,
+        `aval_sharding`), else the default one over the mesh in context (the empty
+        one outside any mesh) with one ``None`` per dimension (docs/sharding.md).
+        It needs a sharding factory (polyjax-sharding registers ``NamedSharding``
+        on import); with polyjax-core alone it is None.
         """
-        return mesh_context.default_aval_sharding(len(self.shape))
+        s = self.aval_sharding
+        if s is None:
+            return mesh_context.default_aval_sharding(len(self.shape))
+        return mesh_context.abstract_sharding(s.mesh, s.spec)
 
-    def update(self, shape=None, dtype=None, weak_type=None, vma=None) -> ShapedArray:
-        """A copy with some of shape, dtype, weak_type and vma replaced."""
+    def update(
+        self, shape=None, dtype=None, weak_type=None, vma=None, sharding=_KEEP
+    ) -> ShapedArray:
+        """A copy with some of shape, dtype, weak_type, vma and sharding replaced.
+
+        The sharding is kept while the rank is (else dropped) unless given; None
+        drops it.
+        """
+        if sharding is _KEEP:
+            sharding = self.aval_sharding
+            if shape is not None and len(shape) != len(self.shape):
+                sharding = None
         return ShapedArray(
             self.shape if shape is None else shape,
             self.dtype if dtype is None else dtype,
             self.weak_type if weak_type is None else weak_type,
             self.vma if vma is None else vma,
+            sharding,
         )
 
     def strip_weak_type(self) -> ShapedArray:
@@ -172,15 +208,21 @@ class ShapedArray(AbstractValue):
             and self.shape == other.shape
             and self.weak_type == other.weak_type
             and self.vma == other.vma
+            and self.aval_sharding == other.aval_sharding
         )
 
     def __hash__(self) -> int:
         if self._hash is None:
-            self._hash = hash((self.shape, self.dtype, self.weak_type, self.vma))
+            self._hash = hash(
+                (self.shape, self.dtype, self.weak_type, self.vma, self.aval_sharding)
+            )
         return self._hash
 
     def _shape_str(self) -> str:
-        return ",".join(str(d) for d in self.shape)
+        s = self.aval_sharding
+        if s is None:
+            return ",".join(str(d) for d in self.shape)
+        return ",".join(f"{d}{s.dim_str(i)}" for i, d in enumerate(self.shape))
 
     def str_short(self, short_dtypes: bool = False) -> str:
         """`float32[3,4]` (or `f32[3,4]`, as jaxprs print it, with `short_dtypes=True`)."""
@@ -368,6 +410,13 @@ def jax_array_error() -> ValueError:
     )
 
 
+def _typed_sharding(sharding: Any) -> Any:
+    """What of a runtime sharding enters a type: a NamedSharding's explicit axes."""
+    if sharding is None or not hasattr(sharding, "spec") or not hasattr(sharding, "mesh"):
+        return None
+    return sharding
+
+
 def shaped_abstractify(x: Any) -> AbstractValue:
     """Like `get_aval`, but also accepts stand-ins without data (`ShapeDtypeStruct`).
 
@@ -375,7 +424,7 @@ def shaped_abstractify(x: Any) -> AbstractValue:
     """
     if isinstance(x, ShapeDtypeStruct):
         dtype = dtypes.canonicalize_dtype(x.dtype, allow_extended_dtype=True)
-        return ShapedArray(x.shape, dtype, x.weak_type)
+        return ShapedArray(x.shape, dtype, x.weak_type, sharding=_typed_sharding(x.sharding))
     if isinstance(x, AbstractValue):
         return x
     return get_aval(x)

@@ -43,6 +43,7 @@ __all__ = [
     "get_set_mesh",
     "pop_legacy_mesh",
     "push_legacy_mesh",
+    "abstract_sharding",
     "default_aval_sharding",
     "register_spec_to_sharding",
     "spec_to_sharding",
@@ -188,6 +189,14 @@ def default_aval_sharding(ndim: int) -> Any:
     if _spec_to_sharding is None:
         return None
     return _spec_to_sharding(get_abstract_mesh(), PartitionSpec(*(None,) * ndim))
+
+
+def abstract_sharding(mesh: AbstractMesh, spec: PartitionSpec) -> Any:
+    """The registered factory's sharding of ``spec`` over the abstract ``mesh`` (None
+    without a factory): what a type that carries a sharding reports."""
+    if _spec_to_sharding is None:
+        return None
+    return _spec_to_sharding(mesh, spec)
 
 
 def spec_to_sharding(spec: PartitionSpec, mesh: Any | None = None) -> Any:

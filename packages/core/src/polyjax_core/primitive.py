@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from polyjax_core import aval_sharding as _aval_sharding
 from polyjax_core import tracing
 from polyjax_core import vma as _vma
 from polyjax_core.effects import no_effects
@@ -84,6 +85,7 @@ class Primitive:
                 "(use def_abstract_eval)."
             )
         outs, effects = self._abstract_eval(*avals, **params)
+        outs = _aval_sharding.apply_rule(self, avals, outs, params)
         return _vma.output_avals(self, avals, outs, params), effects
 
     def evaluate(self, *args: Any, **params: Any) -> Any:

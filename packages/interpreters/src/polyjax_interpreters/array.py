@@ -41,6 +41,9 @@ from jaxlib import _jax, xla_client
 
 from polyjax_core import basearray, config, dtypes, tracing
 from polyjax_core.abstract_values import ShapedArray, get_aval, register_aval_handler
+from polyjax_core.aval_sharding import AvalSharding, note_concrete_mesh
+from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
+from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.tree_util import prefix_subtrees, tree_flatten, tree_leaves, tree_unflatten
 from polyjax_interpreters import backends
 from polyjax_interpreters.sharding import GSPMDSharding, Sharding, SingleDeviceSharding
@@ -80,6 +83,23 @@ def _deleted_error(x: Array) -> RuntimeError:
     )
 
 
+def _typed_aval(aval: ShapedArray, impl: Any) -> ShapedArray:
+    """``aval`` with the explicit-mode sharding its placement gives its type.
+
+    An array placed by a ``NamedSharding`` over a mesh with ``Explicit`` axes
+    carries that split in its type (``float32[8@a,4]``); any other placement
+    carries none (docs/explicit-sharding.md).
+    """
+    s = getattr(impl, "_sharding", None)
+    spec = getattr(s, "spec", None)
+    if s is None or spec is None or not hasattr(aval, "aval_sharding"):
+        return aval
+    typed = AvalSharding.make(s.mesh, tuple(spec), len(aval.shape))
+    if typed is not None:
+        note_concrete_mesh(s.mesh)
+    return aval if typed == aval.aval_sharding else aval.update(sharding=typed)
+
+
 class Array:
     """An array on a device (or spread over several): the result of every computation.
 
@@ -107,7 +127,7 @@ class Array:
         """Wraps jaxlib ArrayImpl ``impl`` (whose type is ``aval``) without any check."""
         self = _new(Array)
         self._impl = impl
-        self.aval = aval
+        self.aval = _typed_aval(aval, impl)
         self._committed = committed
         return self
 
@@ -185,7 +205,7 @@ class Array:
         impl, aval = self._impl, self.aval
         sharding = impl._sharding
         indices = sharding.devices_indices_map(aval.shape)
-        shard_aval = aval.update(shape=sharding.shard_shape(aval.shape))
+        shard_aval = aval.update(shape=sharding.shard_shape(aval.shape), sharding=None)
         buffers = {}
         if type(sharding) is SingleDeviceSharding:
             buffers[sharding._device] = self
@@ -638,7 +658,7 @@ def put_value(
     )
     out = _new(Array)
     out._impl = impl
-    out.aval = aval
+    out.aval = _typed_aval(aval, impl)
     out._committed = committed
     return out
 
@@ -800,6 +820,8 @@ def _as_sharding(device: Any) -> Any:
         return SingleDeviceSharding(device)
     if isinstance(device, _jax.SingleDeviceSharding):  # jaxlib's own class
         return SingleDeviceSharding(device._device, memory_kind=device._memory_kind)
+    if isinstance(device, PartitionSpec) and get_concrete_mesh() is not None:
+        return spec_to_sharding(device)  # over the mesh of `set_mesh`, as JAX
     raise TypeError(
         f"device_put: expected a Device or a Sharding as the target, got {device!r} of type "
         f"{type(device).__name__}."
@@ -807,7 +829,7 @@ def _as_sharding(device: Any) -> Any:
 
 
 def _is_target(d: Any) -> bool:
-    return d is None or isinstance(d, (_jax.Device, Sharding, _jax.Sharding))
+    return d is None or isinstance(d, (_jax.Device, Sharding, _jax.Sharding, PartitionSpec))
 
 
 def default_sharding() -> SingleDeviceSharding:

@@ -261,7 +261,13 @@ class BatchTracer(Tracer):
             d = self.batch_dim
             if d is not not_mapped:
                 shape = aval.shape
-                aval = aval.update(shape=shape[:d] + shape[d + 1 :])
+                typed = getattr(aval, "aval_sharding", None)
+                if typed is None:
+                    aval = aval.update(shape=shape[:d] + shape[d + 1 :])
+                else:  # explicit mode: the other dimensions keep their split
+                    e = typed.entries
+                    kept = typed.with_entries(e[:d] + e[d + 1 :])
+                    aval = aval.update(shape=shape[:d] + shape[d + 1 :], sharding=kept)
             self._aval = aval
         return aval
 
@@ -447,7 +453,13 @@ def _batch_jaxpr(
             in_avals.append(aval)
         else:
             shape = aval.shape
-            in_avals.append(aval.update(shape=(*shape[:d], size, *shape[d:])))
+            typed = getattr(aval, "aval_sharding", None)
+            if typed is None:
+                in_avals.append(aval.update(shape=(*shape[:d], size, *shape[d:])))
+            else:  # explicit mode: the batched dimension is unsplit
+                e = typed.entries
+                grown = typed.with_entries((*e[:d], (), *e[d:]))
+                in_avals.append(aval.update(shape=(*shape[:d], size, *shape[d:]), sharding=grown))
     out_dims: list[int | None] = []
 
     def fun(*args: Any) -> list[Any]:

@@ -39,10 +39,13 @@ from jaxlib import _jax, xla_client
 
 from polyjax_core import config, monitoring
 from polyjax_core.abstract_values import ShapedArray, ShapeDtypeStruct, get_aval
+from polyjax_core.aval_sharding import concrete_mesh_for
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.dce import dce_jaxpr
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
+from polyjax_core.mesh import AbstractMesh
+from polyjax_core.mesh_context import spec_to_sharding
 from polyjax_core.primitive import Primitive
 from polyjax_core.wrapped_fun import DebugInfo
 from polyjax_interpreters import _debug_nans, backends, compilation_cache, mlir
@@ -289,6 +292,16 @@ def spmd_placement(
 
 
 @weakref_lru_cache(maxsize=1024)
+def _with_devices(sharding: Any) -> Any:
+    """A sharding over devices: ``sharding``, or for one over an abstract mesh (an
+    explicit-mode ``out_sharding``) the same over the concrete mesh it stands for."""
+    mesh = getattr(sharding, "mesh", None)
+    if not isinstance(mesh, AbstractMesh):
+        return sharding
+    concrete = concrete_mesh_for(mesh)
+    return None if concrete is None else spec_to_sharding(sharding.spec, concrete)
+
+
 def body_shardings(closed: ClosedJaxpr) -> tuple[Any, ...]:
     """The shardings that equations of ``closed`` (and its sub-jaxprs) carry as params.
 
@@ -302,7 +315,9 @@ def body_shardings(closed: ClosedJaxpr) -> tuple[Any, ...]:
             for v in eqn.params.values():
                 for item in v if isinstance(v, (tuple, list)) else (v,):
                     if isinstance(item, _Sharding):
-                        found.append(item)
+                        item = _with_devices(item)
+                        if item is not None:
+                            found.append(item)
                     elif isinstance(item, ClosedJaxpr):
                         visit(item.jaxpr)
                     elif isinstance(item, Jaxpr):

@@ -52,8 +52,10 @@ from polyjax_core import dtypes, symbolic_dims
 from polyjax_core import effects as core_effects
 from polyjax_core import source_info as si
 from polyjax_core.abstract_values import AbstractValue, ShapedArray
+from polyjax_core.aval_sharding import concrete_mesh_for
 from polyjax_core.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
+from polyjax_core.mesh_context import spec_to_sharding
 from polyjax_core.rules import RuleTable
 from polyjax_core.symbolic_dims import DimExpr
 from polyjax_interpreters import _mlir_dims
@@ -911,10 +913,36 @@ def jaxpr_subcomp(
                     e.add_note(f"while lowering primitive '{prim}' at {si.summarize(src)}")
                 raise
         out = _rule_outputs(prim, out, len(eqn.outvars))
+        if ctx.device_assignment and prim.name != "sharding_constraint":  # (pins itself)
+            out = _pin_typed(rule_ctx, eqn.outvars, out)
         for v, o in zip(eqn.outvars, out):
             if type(v) is not DropVar:
                 env[v] = o
     return [read(x) for x in jaxpr.outvars]
+
+
+def _pin_typed(rule_ctx: Any, outvars: Sequence[Any], out: Sequence[Any]) -> list[Any]:
+    """Explicit mode: each output whose type carries a sharding is constrained to it,
+    so that the compiled program lays values out as the types say."""
+    pinned = list(out)
+    for i, v in enumerate(outvars):
+        typed = getattr(v.aval, "aval_sharding", None)
+        if typed is None or not isinstance(pinned[i], ir.Value):
+            continue
+        sharding = _typed_sharding(rule_ctx.module_context, typed)
+        if sharding is not None:
+            pinned[i] = sharding_constraint(rule_ctx, pinned[i], sharding, v.aval)
+    return pinned
+
+
+def _typed_sharding(mctx: ModuleContext, typed: Any) -> Any:
+    """A concrete sharding for a type's `AvalSharding` over this module's devices."""
+    mesh = concrete_mesh_for(typed.mesh)
+    if mesh is None or mesh.size != len(mctx.device_assignment):
+        return None
+    if set(mesh._flat_devices_tuple) != set(mctx.device_assignment):
+        return None
+    return spec_to_sharding(typed.spec, mesh)
 
 
 def _closed_parts(jaxpr: ClosedJaxpr | Jaxpr) -> tuple[Jaxpr, list[Any]]:

@@ -28,6 +28,7 @@ from polyjax_core.mesh import AbstractDevice, AbstractMesh, AxisType
 from polyjax_core.mesh_context import register_spec_to_sharding, use_abstract_mesh
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_interpreters.sharding import Sharding, SingleDeviceSharding
+from polyjax_sharding._explicit import auto_axes, explicit_axes, reshard
 from polyjax_sharding._mesh import Mesh, get_abstract_mesh, get_mesh, make_mesh, set_mesh, use_mesh
 from polyjax_sharding._named_sharding import (
     DuplicateSpecError,
@@ -55,7 +56,9 @@ __all__ = [
     "Sharding",
     "SingleDeviceSharding",
     "__version__",
+    "auto_axes",
     "distributed",
+    "explicit_axes",
     "get_abstract_mesh",
     "get_mesh",
     "launch",
@@ -63,6 +66,7 @@ __all__ = [
     "make_single_device_sharding",
     "multihost_utils",
     "pmap",
+    "reshard",
     "set_mesh",
     "shard_map",
     "shard_map_p",

@@ -63,11 +63,13 @@ from polyjax_core.abstract_values import (
     note_axis_order,
     shaped_abstractify,
 )
+from polyjax_core.aval_sharding import AvalSharding
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.jaxpr import ClosedJaxpr, JaxprEqn, Var
 from polyjax_core.jaxpr_eval import eval_jaxpr
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
-from polyjax_core.mesh_context import get_concrete_mesh
+from polyjax_core.mesh import AxisType
+from polyjax_core.mesh_context import get_concrete_mesh, use_abstract_mesh
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import Tracer
@@ -110,13 +112,17 @@ def _block_factors(spec: PartitionSpec, ndim: int, mesh: Mesh) -> list[int]:
 
 def _local_aval(aval: ShapedArray, spec: PartitionSpec, mesh: Mesh) -> ShapedArray:
     f = _block_factors(spec, len(aval.shape), mesh)
-    return aval.update(shape=tuple(s // k for s, k in zip(aval.shape, f)))
+    # Inside the body the mesh axes are manual: a block's type carries no explicit sharding.
+    return aval.update(shape=tuple(s // k for s, k in zip(aval.shape, f)), sharding=None)
 
 
 def _global_aval(aval: ShapedArray, spec: PartitionSpec, mesh: Mesh) -> ShapedArray:
     f = _block_factors(spec, len(aval.shape), mesh)
-    # Outside the body a value is one global array: no manual axes to vary over.
-    return aval.update(shape=tuple(s * k for s, k in zip(aval.shape, f)), vma=frozenset())
+    # Outside the body a value is one global array: no manual axes to vary over; over
+    # Explicit axes its type is sharded as `out_specs` says (docs/explicit-sharding.md).
+    shape = tuple(s * k for s, k in zip(aval.shape, f))
+    typed = AvalSharding.make(mesh, tuple(spec), len(shape))
+    return aval.update(shape=shape, vma=frozenset(), sharding=typed)
 
 
 def _unmentioned(spec: PartitionSpec, mesh: Mesh, manual: frozenset) -> tuple[Any, ...]:
@@ -138,10 +144,19 @@ def _manual_env(mesh: Mesh, manual: frozenset, check_vma: bool = False) -> Itera
     """
     checked = frozenset(_all_manual(mesh, manual)) if check_vma else frozenset()
     note_axis_order(mesh.axis_names)
+    inner = mesh.abstract_mesh.update_axis_types(dict.fromkeys(manual, AxisType.Manual))
     with (
         axis_env.extend_axis_env([(a, mesh.shape[a]) for a in _all_manual(mesh, manual)]),
         core_vma.checking_axes(checked),
+        _body_mesh(inner),
     ):
+        yield
+
+
+@contextmanager
+def _body_mesh(inner: Any) -> Iterator[None]:
+    """Inside the body, `get_abstract_mesh` reports the manual axes as Manual (as JAX)."""
+    with use_abstract_mesh(inner):
         yield
 
 

@@ -38,10 +38,12 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from polyjax_core import aval_sharding
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, dispatch, mlir
 from polyjax_interpreters import batching as _vmap  # `batching` names a keyword below
 from polyjax_interpreters import partial_eval as pe
+from polyjax_numpy.lax._sharding_rules import default_rule
 
 __all__ = ["define_rules", "standard_primitive"]
 
@@ -91,6 +93,7 @@ def define_rules(
     axis_batching: Rule | None = None,
     partial_eval: Rule | None = None,
     dce: Rule | None = None,
+    sharding: Rule | None = None,
 ) -> Primitive:
     """Gives `prim` its eager impl and the rules named, each in its transformation's table.
 
@@ -119,6 +122,9 @@ def define_rules(
       axis_batching: a batching rule that also gets the axis data.
       partial_eval: the known/unknown split rule of `partial_eval_jaxpr_custom`.
       dce: the dead-code elimination rule.
+      sharding: the sharding rule, `rule(out_avals, in_avals, **params) -> spec(s)`
+        (explicit mode); default: the one `_sharding_rules.DEFAULT_RULES` names
+        for the primitive, if any (add a new primitive's name there, or pass one).
 
     Returns:
       `prim`.
@@ -163,4 +169,7 @@ def define_rules(
         pe.partial_eval_jaxpr_custom_rules[prim] = partial_eval
     if dce is not None:
         pe.dce_rules[prim] = dce
+    sharding = sharding or default_rule(prim.name)
+    if sharding is not None:
+        aval_sharding.register_rule(prim, sharding)
     return prim

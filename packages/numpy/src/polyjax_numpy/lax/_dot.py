@@ -25,9 +25,10 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from polyjax_core import config, dtypes
+from polyjax_core import config, dtypes, mesh_context
 from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax._complex import real
@@ -185,7 +186,7 @@ def dot_general(
       precision: None, a `Precision` (or its name), or a pair of them.
       preferred_element_type: the accumulation and result dtype, or None for the
         wider of the input dtypes.
-      out_sharding: the result's sharding (only None is supported for now).
+      out_sharding: the result's sharding (explicit mode: its type's sharding).
 
     Returns:
       An array whose axes are the batch axes, then the free axes of `lhs`, then those
@@ -340,8 +341,6 @@ def _dot_general_abstract_eval(
         if dtype != np.dtype(bool):
             _check_preferred(dtype, preferred_element_type)
         dtype = preferred_element_type
-    if out_sharding is not None:
-        raise NotImplementedError("dot_general: out_sharding is not supported yet")
     return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
 
 
@@ -441,6 +440,16 @@ def _free_axes(ndim: int, batch: Sequence[int], contract: Sequence[int]) -> list
     return [i for i in range(ndim) if i not in batch and i not in contract]
 
 
+def _cotangent_sharding(aval: ShapedArray, layout: Sequence[int]) -> Any:
+    """Explicit mode: the cotangent of an operand is sharded as the operand (its
+    axes in `layout` order, before the transpose back), as JAX's types say."""
+    s = aval.aval_sharding
+    if s is None:
+        return None
+    spec = PartitionSpec(*(s.spec[axis] if axis < len(s.spec) else None for axis in layout))
+    return mesh_context.abstract_sharding(s.mesh, spec)
+
+
 def _dot_transpose_operand(
     ct: Any,
     other: Any,
@@ -469,20 +478,20 @@ def _dot_transpose_operand(
     other_free = _free_axes(other_ndim, other_batch, other_contract)
     nb = len(batch)
     dnums = ((tuple(ct_other_free), tuple(other_free)), (tuple(range(nb)), tuple(other_batch)))
-    out = dot_general_p.bind(
-        ct,
-        other,
-        dimension_numbers=dnums,
-        out_sharding=None,
-        precision=precision,
-        preferred_element_type=None,
-    )
     # Which axis of this operand each axis of `out` is.
     paired = {o: c for c, o in zip(contract, other_contract)}
     layout = (
         list(batch)
         + _free_axes(aval.ndim, batch, contract)
         + [paired[o] for o in sorted(other_contract)]
+    )
+    out = dot_general_p.bind(
+        ct,
+        other,
+        dimension_numbers=dnums,
+        out_sharding=_cotangent_sharding(aval, layout),
+        precision=precision,
+        preferred_element_type=None,
     )
     perm = [0] * len(layout)
     for i, axis in enumerate(layout):

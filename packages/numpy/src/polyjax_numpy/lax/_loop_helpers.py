@@ -135,7 +135,12 @@ def _aval_of(x: Any) -> ShapedArray:
 
 
 def _same_type(a: Any, b: Any) -> bool:
-    return a.shape == b.shape and a.dtype == b.dtype and _vma(a) == _vma(b)
+    return (
+        a.shape == b.shape
+        and a.dtype == b.dtype
+        and _vma(a) == _vma(b)
+        and getattr(a, "aval_sharding", None) == getattr(b, "aval_sharding", None)
+    )
 
 
 def _vma(a: Any) -> frozenset:
@@ -279,6 +284,7 @@ def _long_type(a: Any) -> str:
 
 
 def _type_differences(a: Any, b: Any) -> str:
+    """``, so the dtypes do not match``...; '' when only the shardings differ (as JAX)."""
     reasons = []
     if a.dtype != b.dtype:
         reasons.append("the dtypes do not match")
@@ -286,7 +292,7 @@ def _type_differences(a: Any, b: Any) -> str:
         reasons.append("the shapes do not match")
     if _vma(a) != _vma(b):
         reasons.append("the manual axis types do not match")
-    return ", and ".join(reasons)
+    return ", so " + ", and ".join(reasons) if reasons else ""
 
 
 def _check_carry_structure(what: str, name: str, in_tree: Any, out_tree: Any) -> None:
@@ -316,7 +322,7 @@ def _check_carry_types(
         who = f"carry component {name}{path}" if path else f"carry {name}"
         return (
             f"the input {who} has type {_long_type(a)} but the corresponding output carry "
-            f"component has type {_long_type(b)}, so {_type_differences(a, b)}"
+            f"component has type {_long_type(b)}{_type_differences(a, b)}"
         )
 
     hint = ""
@@ -369,7 +375,7 @@ def _check_branch_types(
             clauses = [
                 f"the output of {names[0]}{f' at path {p}' if p else ''} has type "
                 f"{_long_type(a)} but the corresponding output of {names[i]} has type "
-                f"{_long_type(b)}, so {_type_differences(a, b)}"
+                f"{_long_type(b)}{_type_differences(a, b)}"
                 for p, a, b in bad
             ]
             hint = ""

@@ -26,6 +26,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.aval_sharding import sharding_of
 from polyjax_core.jaxpr import ClosedJaxpr
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
@@ -239,7 +240,9 @@ def _kept_axes(ndim: int, axes: Sequence[int]) -> tuple[int, ...]:
 # reduce_sum is linear: its transpose broadcasts the cotangent back over the axes.
 def _reduce_sum_transpose(ct, operand, *, axes, out_sharding):
     aval = operand.aval
-    return [broadcast_in_dim(ct, aval.shape, _kept_axes(aval.ndim, axes))]
+    # Explicit mode: the cotangent is sharded as the operand (as JAX types it).
+    like = sharding_of(aval)
+    return [broadcast_in_dim(ct, aval.shape, _kept_axes(aval.ndim, axes), out_sharding=like)]
 
 
 # max and min: the tangent flows from the elements equal to the result; ties share it

@@ -36,7 +36,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from polyjax_core import dtypes
+from polyjax_core import dtypes, mesh_context
 from polyjax_core import symbolic_dims as sd
 from polyjax_core import vma as core_vma
 from polyjax_core.abstract_values import ShapedArray, ShapeDtypeStruct, get_aval
@@ -191,7 +191,7 @@ def broadcast_in_dim(
       broadcast_dimensions: for each axis of `operand`, the result axis it becomes
         (strictly increasing). Each operand axis has size 1 or the size of that
         result axis.
-      out_sharding: the result's sharding (only None is supported for now).
+      out_sharding: the result's sharding (explicit mode: its type's sharding).
 
     Returns:
       An array of shape `shape` and the dtype of `operand`.
@@ -247,8 +247,6 @@ def _broadcast_in_dim_abstract_eval(
                 f"shape {operand.shape}, target broadcast shape {shape}, broadcast_dimensions "
                 f"{dims} "
             )
-    if sharding is not None:
-        raise NotImplementedError("broadcast_in_dim: out_sharding is not supported yet")
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
@@ -352,7 +350,7 @@ def reshape(
       new_sizes: the result shape; its size must equal the operand's.
       dimensions: if given, a permutation of the operand's axes applied before the
         reshape (the elements are read in this axis order).
-      out_sharding: the result's sharding (only None is supported for now).
+      out_sharding: the result's sharding (explicit mode: its type's sharding).
 
     Returns:
       The reshaped array.
@@ -391,8 +389,6 @@ def _reshape_abstract_eval(
             "reshape dimensions must be a permutation of operand dimensions, got dimensions "
             f"{dimensions} for shape {operand.shape}."
         )
-    if sharding is not None:
-        raise NotImplementedError("reshape: out_sharding is not supported yet")
     return ShapedArray(new_sizes, operand.dtype, operand.weak_type)
 
 
@@ -676,8 +672,6 @@ def _iota_abstract_eval(*, dtype: Any, shape: tuple, dimension: int, sharding: A
             "iota dimension must be between 0 and len(shape), got "
             f"dimension={dimension} for shape {shape}"
         )
-    if sharding is not None:
-        raise NotImplementedError("iota: out_sharding is not supported yet")
     return ShapedArray(shape, dtype)
 
 
@@ -710,7 +704,7 @@ def full(shape: Sequence[Any], fill_value: Any, dtype: Any = None, *, sharding: 
       fill_value: a scalar; it is cast to `dtype`.
       dtype: the element type; by default that of `fill_value` (a Python scalar gives
         a weakly-typed result, as in JAX).
-      sharding: the result's sharding (only None is supported for now).
+      sharding: the result's sharding (explicit mode: its type's sharding).
 
     Example:
       >>> full((2, 3), 1.0, np.float32).shape
@@ -759,6 +753,9 @@ def full_like(
     dtype = dtypes.canonicalize_dtype(aval.dtype if dtype is None else dtype)
     # Converting the scalar (not the filled array) keeps the weak type without an op.
     value = _convert_element_type(fill_value, dtype, weak_type)
+    typed = aval.aval_sharding
+    if sharding is None and shape is None and typed is not None:  # explicit mode: like `x`
+        sharding = mesh_context.abstract_sharding(typed.mesh, typed.spec)
     # Inside shard_map the result is typed like `x`: varying over the same manual axes.
     return core_vma.cast_to(broadcast(value, fill_shape, out_sharding=sharding), aval.vma)
 

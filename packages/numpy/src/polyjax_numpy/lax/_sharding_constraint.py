@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from polyjax_core.abstract_values import ShapedArray
+from polyjax_core.aval_sharding import AvalSharding
 from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
@@ -108,8 +109,9 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
     """Lays out ``xs`` as ``out_shardings`` says: `device_put` outside `jit`, a
     sharding constraint inside.
 
-    polyjax has no explicit-sharding mode yet, so unlike JAX's ``reshard`` this
-    accepts shardings over meshes of any axis type.
+    In explicit mode the result's type carries the new sharding
+    (``reshard(x, P(None, 'a'))`` is ``f32[8,4@a]``). Unlike JAX's ``reshard``
+    this also accepts shardings over meshes of other axis types.
 
     Example:
       >>> import polyjax, numpy as np
@@ -162,6 +164,20 @@ def _batch(
     return out, d
 
 
+def _sharding_rule(outs: list, avals: list, *, sharding: Any, inserted: tuple) -> Any:
+    """The type takes the constraint's explicit axes (docs/explicit-sharding.md); a
+    vmapped one's inserted dimensions are unsplit in the type, as in JAX (the
+    lowering still lays them out over ``spmd_axis_name``)."""
+    spec = getattr(sharding, "spec", None)
+    mesh = getattr(sharding, "mesh", None)
+    if spec is None or mesh is None:
+        return None
+    entries = list(spec) + [None] * (avals[0].ndim - len(inserted) - len(spec))
+    for d, _ in sorted(inserted):
+        entries.insert(d, None)
+    return AvalSharding.make(mesh, entries, avals[0].ndim)
+
+
 define_rules(
     sharding_constraint_p,
     _abstract_eval,
@@ -170,6 +186,7 @@ define_rules(
     jvp=_jvp,
     transpose=_transpose,
     axis_batching=_batch,
+    sharding=_sharding_rule,
 )
 
 

@@ -38,6 +38,7 @@ from polyjax_interpreters.array import Array, device_put
 from polyjax_interpreters.batching import vmap
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax import _shape_ops
+from polyjax_numpy.numpy import _out_sharding as _os
 from polyjax_numpy.numpy import _util as _u
 
 _OBJECT = np.dtype(object)
@@ -291,13 +292,14 @@ def _float_default(dtype: Any) -> Any:
     return dtypes.default_float_dtype() if dtype is None else dtype
 
 
-def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+def zeros(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None) -> Any:
     """An array of `shape` filled with zeros (float32 unless `dtype` says otherwise).
 
     Args:
       shape: an int or a sequence of ints (static; symbolic dimensions allowed).
       dtype: the element type (default: the default float type).
       device: where to put the result.
+      out_sharding: the result's sharding (explicit mode; docs/explicit-sharding.md).
 
     Raises:
       TypeError: `shape` is not a sequence of non-negative integers.
@@ -308,10 +310,11 @@ def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
       >>> jnp.zeros((2, 3)).shape
       (2, 3)
     """
-    return _full(shape, 0, _float_default(dtype), "zeros", device)
+    out = _full(shape, 0, _float_default(dtype), "zeros", device)
+    return _os.finish(out, out_sharding)
 
 
-def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+def ones(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None) -> Any:
     """An array of `shape` filled with ones (float32 unless `dtype` says otherwise).
 
     Example:
@@ -319,10 +322,11 @@ def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
       >>> jnp.ones(2, jnp.int32)
       Array([1, 1], dtype=int32)
     """
-    return _full(shape, 1, _float_default(dtype), "ones", device)
+    out = _full(shape, 1, _float_default(dtype), "ones", device)
+    return _os.finish(out, out_sharding)
 
 
-def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+def empty(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None) -> Any:
     """As `zeros`: arrays are immutable, so an "uninitialized" array is a zero one.
 
     Example:
@@ -330,10 +334,13 @@ def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
       >>> jnp.empty(2)
       Array([0., 0.], dtype=float32)
     """
-    return _full(shape, 0, _float_default(dtype), "empty", device)
+    out = _full(shape, 0, _float_default(dtype), "empty", device)
+    return _os.finish(out, out_sharding)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Any:
+def full(
+    shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None
+) -> Any:
     """An array of `shape` filled with `fill_value` (broadcast if it is an array).
 
     Args:
@@ -350,9 +357,10 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) 
     """
     _u.check_arraylike("full", fill_value)
     if _u.ndim(fill_value) == 0:
-        return _full(shape, fill_value, dtype, "full", device)
+        return _os.finish(_full(shape, fill_value, dtype, "full", device), out_sharding)
     shape = static_shape(shape, "full shape")
-    return on_device(_u.broadcast_to(asarray(fill_value, dtype=dtype), shape), device)
+    out = on_device(_u.broadcast_to(asarray(fill_value, dtype=dtype), shape), device)
+    return _os.finish(out, out_sharding)
 
 
 def _full_like(a: Any, fill_value: Any, dtype: Any, shape: Any, fun_name: str, device: Any) -> Any:
@@ -458,6 +466,7 @@ def arange(
     dtype: Any = None,
     *,
     device: Any = None,
+    out_sharding: Any = None,
 ) -> Any:
     """Evenly spaced values in the half-open interval `[start, stop)`.
 
@@ -472,6 +481,7 @@ def arange(
       dtype: the result's dtype; by default the promotion of the bounds on JAX's
         lattice (int32 for Python ints, float32 for Python floats).
       device: where to put the result.
+      out_sharding: the result's sharding (explicit mode; docs/explicit-sharding.md).
 
     Returns:
       A 1-D, strongly typed array.
@@ -502,7 +512,7 @@ def arange(
     if stop is None and step is None:
         # arange(n): an iota, which also takes a symbolic size.
         size = start if sd.is_symbolic_dim(start) else max(int(np.ceil(start)), 0)
-        return on_device(_shape_ops.iota(dtype, size), device)
+        return _os.finish(on_device(_shape_ops.iota(dtype, size), device), out_sharding)
     if any(sd.is_symbolic_dim(b) for b in bounds):
         raise TypeError(
             "jnp.arange with symbolic dimensions is supported only as arange(n); got "
@@ -514,7 +524,8 @@ def arange(
     # NumPy has no arange for the ml_dtypes types, so those go through float32.
     compute = dtype if np.dtype(dtype).kind in "biufc" else np.float32
     values = np.arange(start, stop, step, dtype=compute)
-    return on_device(device_put(values.astype(dtype, copy=False)), device)
+    out = on_device(device_put(values.astype(dtype, copy=False)), device)
+    return _os.finish(out, out_sharding)
 
 
 def _linspace_bounds(start: Any, stop: Any, dtype: Any, fun_name: str) -> tuple[Any, Any, Any]:

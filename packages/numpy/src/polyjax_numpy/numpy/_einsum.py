@@ -27,6 +27,7 @@ import opt_einsum
 
 from polyjax_core import dtypes
 from polyjax_numpy.lax import _dot, _shape_ops
+from polyjax_numpy.numpy import _out_sharding as _os
 from polyjax_numpy.numpy import _reductions as _r
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._matrices import diagonal
@@ -100,6 +101,7 @@ def einsum(
     optimize: Any = "auto",
     precision: Any = None,
     preferred_element_type: Any = None,
+    out_sharding: Any = None,
 ) -> Any:
     """Einstein summation: products of the operands summed over the indices not kept.
 
@@ -113,6 +115,7 @@ def einsum(
         or an explicit path (a list of tuples, optionally after "einsum_path").
       precision: None, a `lax.Precision` (or name), or a pair of them, for each `dot_general`.
       preferred_element_type: the accumulation and result dtype.
+      out_sharding: the result's sharding (explicit mode; docs/explicit-sharding.md).
 
     Returns:
       The result, of the operands' common dtype or `preferred_element_type`.
@@ -126,6 +129,14 @@ def einsum(
       Array([3, 7], dtype=int32)
     """
     _r._check_out(out, "einsum")
+    with _os.requesting(out_sharding):
+        result = _einsum(subscripts, operands, optimize, precision, preferred_element_type)
+    return _os.finish(result, out_sharding)
+
+
+def _einsum(
+    subscripts: Any, operands: Any, optimize: Any, precision: Any, preferred_element_type: Any
+) -> Any:
     arrays, args = _split_operands(subscripts, operands)
     _, contractions = opt_einsum.contract_path(
         *args, einsum_call=True, use_blas=True, optimize=_path_option(optimize, len(arrays))
@@ -228,7 +239,14 @@ def _contract_pair(
         (tuple(x_names.index(c) for c in contracted), tuple(y_names.index(c) for c in contracted)),
         (tuple(x_names.index(c) for c in batch), tuple(y_names.index(c) for c in batch)),
     )
-    out = _dot.dot_general(x, y, dnums, precision=precision, preferred_element_type=out_dtype)
+    out = _dot.dot_general(
+        x,
+        y,
+        dnums,
+        precision=precision,
+        preferred_element_type=out_dtype,
+        out_sharding=_os.inner(),
+    )
     out_names = (
         "".join(batch)
         + "".join(c for c in x_names if c not in shared_names)

@@ -25,6 +25,7 @@ from polyjax_core.errors import ConcretizationTypeError
 from polyjax_core.tracing import Tracer
 from polyjax_numpy.lax import _bits, _complex, _cumulative, _shape_ops, _slicing
 from polyjax_numpy.lax import _elementwise as lax
+from polyjax_numpy.numpy import _out_sharding as _os
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._creation import asarray, concrete_int, static_shape
 
@@ -159,7 +160,14 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     return _u.as_array(_u.convert(x, dtype, False))
 
 
-def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None) -> Any:
+def reshape(
+    a: Any,
+    shape: Any = None,
+    order: str = "C",
+    *,
+    newshape: Any = None,
+    out_sharding: Any = None,
+) -> Any:
     """`a` with a new shape holding the same elements (one entry may be -1).
 
     Args:
@@ -167,6 +175,7 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
       shape: an int or a sequence of ints (or symbolic dimensions); one may be -1.
       order: "C" (row-major, the default) or "F" (column-major).
       newshape: NumPy's older name for `shape`.
+      out_sharding: the result's sharding (explicit mode; docs/explicit-sharding.md).
 
     Example:
       >>> import polyjax.numpy as jnp
@@ -183,10 +192,10 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     old = _u.shape(a)
     new = _shape_ops._compute_newshape(old, shape)
     if order == "C":
-        return _shape_ops.reshape(a, new)
+        return _shape_ops.reshape(a, new, out_sharding=out_sharding)
     if order == "F":
         dims = tuple(range(len(old)))[::-1]
-        return transpose(_shape_ops.reshape(a, new[::-1], dims))
+        return _os.finish(transpose(_shape_ops.reshape(a, new[::-1], dims)), out_sharding)
     if order == "A":
         raise NotImplementedError("np.reshape order=A is not implemented.")
     raise ValueError(f"Unexpected value for 'order' argument: {order}.")

@@ -28,6 +28,7 @@ from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
 from polyjax_numpy.lax import _complex, _dot, _shape_ops
 from polyjax_numpy.numpy import _manipulation, _ufuncs
+from polyjax_numpy.numpy import _out_sharding as _os
 from polyjax_numpy.numpy import _reductions as _r
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._matrices import diagonal
@@ -50,14 +51,14 @@ def _contract(
     a: Any, b: Any, dimension_numbers: Any, precision: Any, out_dtype: Any, weak: bool
 ) -> Any:
     out = _dot.dot_general(
-        a, b, dimension_numbers, precision=precision, preferred_element_type=out_dtype
+        a,
+        b,
+        dimension_numbers,
+        precision=precision,
+        preferred_element_type=out_dtype,
+        out_sharding=_os.inner(),
     )
     return _u.convert(out, out_dtype, weak)
-
-
-def _check_out_sharding(name: str, out_sharding: Any) -> None:
-    if out_sharding is not None:
-        raise NotImplementedError(f"jnp.{name}: out_sharding is not supported yet")
 
 
 def _scalar_product(a: Any, b: Any, out_dtype: Any, weak: bool) -> Any:
@@ -79,7 +80,7 @@ def matmul(
       b: an array of rank >= 1; a 1-D `b` is a column vector.
       precision: None, a `lax.Precision` (or name), or a pair of them.
       preferred_element_type: the accumulation and result dtype.
-      out_sharding: not supported yet.
+      out_sharding: the result's sharding (explicit mode; docs/explicit-sharding.md).
 
     Returns:
       The product; leading (batch) axes broadcast together.
@@ -92,7 +93,12 @@ def matmul(
       >>> jnp.matmul(jnp.ones((2, 3)), jnp.ones(3))
       Array([3., 3.], dtype=float32)
     """
-    _check_out_sharding("matmul", out_sharding)
+    with _os.requesting(out_sharding):
+        out = _matmul(a, b, precision, preferred_element_type)
+    return _os.finish(out, out_sharding)
+
+
+def _matmul(a: Any, b: Any, precision: Any, preferred_element_type: Any) -> Any:
     a, b, out_dtype, weak = _operands("matmul", a, b, preferred_element_type)
     a_shape, b_shape = _u.shape(a), _u.shape(b)
     for i, s in enumerate((a_shape, b_shape)):
@@ -146,14 +152,19 @@ def dot(
       b: an array or scalar.
       precision: None, a `lax.Precision` (or name), or a pair of them.
       preferred_element_type: the accumulation and result dtype.
-      out_sharding: not supported yet.
+      out_sharding: the result's sharding (explicit mode; docs/explicit-sharding.md).
 
     Example:
       >>> import polyjax.numpy as jnp
       >>> jnp.dot(jnp.array([1, 2]), jnp.array([[3, 4], [5, 6]]))
       Array([13, 16], dtype=int32)
     """
-    _check_out_sharding("dot", out_sharding)
+    with _os.requesting(out_sharding):
+        out = _dot_product(a, b, precision, preferred_element_type)
+    return _os.finish(out, out_sharding)
+
+
+def _dot_product(a: Any, b: Any, precision: Any, preferred_element_type: Any) -> Any:
     a, b, out_dtype, weak = _operands("dot", a, b, preferred_element_type)
     a_nd, b_nd = _u.ndim(a), _u.ndim(b)
     if a_nd == 0 or b_nd == 0:

@@ -28,6 +28,7 @@ from polyjax_core import dtypes
 from polyjax_core.typing import Shape
 from polyjax_numpy.lax import _bits, _shape_ops
 from polyjax_numpy.lax import _elementwise as lax
+from polyjax_numpy.numpy import _out_sharding as _os
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.random import _prng
 from polyjax_numpy.random._args import (
@@ -43,13 +44,14 @@ from polyjax_numpy.random._args import (
 __all__ = ["bits", "normal", "randint", "uniform"]
 
 
-def bits(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
+def bits(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Random unsigned integers, every bit uniformly distributed.
 
     Args:
       key: a single PRNG key (typed or raw).
       shape: the result's shape.
       dtype: an unsigned integer dtype (default uint32).
+      out_sharding: the result's sharding (explicit mode: drawn, then resharded).
 
     Returns:
       An array of `shape` and `dtype`.
@@ -63,7 +65,8 @@ def bits(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
     dtype = dtypes.canonicalize_dtype(np.uint32 if dtype is None else dtype)
     if not dtypes.issubdtype(dtype, np.unsignedinteger):
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
-    return _prng.random_bits(typed, dtype.itemsize * 8, check_shape("bits", shape))
+    out = _prng.random_bits(typed, dtype.itemsize * 8, check_shape("bits", shape))
+    return _os.finish(out, out_sharding)
 
 
 def _uniform_unit(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np.dtype) -> Any:
@@ -91,6 +94,8 @@ def uniform(
     dtype: Any = None,
     minval: Any = 0.0,
     maxval: Any = 1.0,
+    *,
+    out_sharding: Any = None,
 ) -> Any:
     """Floats drawn uniformly from [minval, maxval).
 
@@ -99,6 +104,7 @@ def uniform(
       shape: the result's shape; `minval` and `maxval` must broadcast to it.
       dtype: a floating dtype (default float32, float64 under x64).
       minval, maxval: the bounds, scalars or arrays.
+      out_sharding: the result's sharding (explicit mode: drawn, then resharded).
 
     Returns:
       An array of `shape` and `dtype`.
@@ -109,7 +115,8 @@ def uniform(
       Array([0.947667 , 0.9785799], dtype=float32)
     """
     shape = check_shape("uniform", shape)
-    return sample("uniform", _uniform, key, (minval, maxval), shape, dtype)
+    out = sample("uniform", _uniform, key, (minval, maxval), shape, dtype)
+    return _os.finish(out, out_sharding)
 
 
 @staged("shape", "dtype")
@@ -133,8 +140,10 @@ def uniform_draw(
     return lax.max(lo, scaled)
 
 
-def normal(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
+def normal(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Standard normal draws (complex dtypes: real and imaginary parts each of variance 1/2).
+
+    ``out_sharding`` (explicit mode): the draw is resharded to it, as JAX does.
 
     Example:
       >>> from polyjax_numpy import random
@@ -142,7 +151,8 @@ def normal(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
       Array([1.6226422, 2.0252647], dtype=float32)
     """
     shape = check_shape("normal", shape)
-    return sample("normal", _normal, key, (), shape, dtype, dtype_rule=_float_or_complex_dtype)
+    out = sample("normal", _normal, key, (), shape, dtype, dtype_rule=_float_or_complex_dtype)
+    return _os.finish(out, out_sharding)
 
 
 def _float_or_complex_dtype(fun_name: str, dtype: Any) -> np.dtype:

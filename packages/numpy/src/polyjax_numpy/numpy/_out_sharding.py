@@ -1,0 +1,53 @@
+"""``out_sharding=`` of the contractions (`dot`, `matmul`, `einsum`) in explicit mode.
+
+A contraction built of several lax operations gives its result the requested
+sharding in two steps: each inner ``dot_general`` is asked for a replicated
+result (which settles a contraction over a sharded dimension, an error
+otherwise), then the result is resharded to the requested sharding. The
+inner request is a ``dot_general`` parameter, so transformations that rebind
+the equation see it. (docs/explicit-sharding.md)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from typing import Any
+
+from polyjax_core import mesh_context
+from polyjax_core.partition_spec import PartitionSpec
+from polyjax_numpy.lax import _sharding_constraint
+
+__all__ = ["finish", "inner", "requesting"]
+
+_inner: contextvars.ContextVar[Any] = contextvars.ContextVar("inner_out_sharding", default=None)
+
+
+def _replicated_like(out_sharding: Any) -> Any:
+    mesh = getattr(out_sharding, "mesh", None)
+    mesh = mesh_context.get_abstract_mesh() if mesh is None else mesh.abstract_mesh
+    return mesh_context.abstract_sharding(mesh, PartitionSpec())
+
+
+@contextlib.contextmanager
+def requesting(out_sharding: Any) -> Iterator[None]:
+    """Inner contractions in the block ask for replicated results (if ``out_sharding``)."""
+    if out_sharding is None:
+        yield
+        return
+    token = _inner.set(_replicated_like(out_sharding))
+    try:
+        yield
+    finally:
+        _inner.reset(token)
+
+
+def inner() -> Any:
+    """The ``out_sharding`` an inner ``dot_general`` gets now (None: none)."""
+    return _inner.get()
+
+
+def finish(x: Any, out_sharding: Any) -> Any:
+    """``x`` resharded to ``out_sharding`` (unchanged for None)."""
+    return x if out_sharding is None else _sharding_constraint.reshard(x, out_sharding)
