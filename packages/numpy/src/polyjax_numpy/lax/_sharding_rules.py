@@ -413,7 +413,7 @@ ELEMENTWISE = frozenset(
     random_gamma_grad real reduce_precision regularized_incomplete_beta rem round rsqrt
     shift_left shift_right_arithmetic shift_right_logical sign sin sinh sqrt square sub tan
     tanh xor zeta threefry2x32 bitcast_convert_type copy copy_p add_any mul_add
-    stop_gradient pvary""".split()
+    stop_gradient pvary mulhi""".split()
 )
 
 DEFAULT_RULES: dict[str, Any] = {
@@ -463,6 +463,8 @@ DEFAULT_RULES: dict[str, Any] = {
     "platform_index": _unsharded,
     "axis_index": _unsharded,
     "rng_bit_generator": _unsharded,
+    "rng_uniform": _unsharded,
+    "stage": _same,
     "dot_general": _dot_general,
     "gather": _gather,
     "scatter": _scatter,
@@ -496,6 +498,7 @@ DEFAULT_RULES: dict[str, Any] = {
     "reduce_scatter": _unsharded,
     # Higher-order primitives: their outputs are typed by their bodies' jaxprs.
     "cond": _keep,
+    "composite": _keep,
     "while": _keep,
     "scan": _keep,
     "custom_linear_solve": _keep,
