@@ -100,6 +100,9 @@ class _TraceContextCache(threading.local):
 _tc_cache = _TraceContextCache()
 _global_generation = 0
 _trace_context_states: list[State] = []
+# Called with the new snapshot whenever a thread's `trace_context()` changes (jit
+# mirrors it into jaxlib's C++ cache key).
+trace_context_listeners: list[Callable[[tuple], None]] = []
 
 
 def _invalidate_all_threads() -> None:
@@ -133,6 +136,8 @@ def trace_context() -> tuple:
     value = tuple(s.value for s in _trace_context_states)
     cache.value = value
     cache.generation = generation
+    for listener in trace_context_listeners:
+        listener(value)
     return value
 
 

@@ -46,7 +46,7 @@ from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import PyTreeDef, prefix_subtrees, tree_flatten, tree_unflatten
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
-from polyjax_interpreters import ad, batching, dispatch, mlir
+from polyjax_interpreters import _cpp_jit, ad, batching, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.dispatch import Executable, arg_signature
@@ -553,12 +553,14 @@ _trace_context = config.trace_context
 class _Entry:
     """A call-cache entry: the executable and how to rebuild the output pytree."""
 
-    __slots__ = ("exe", "out_tree", "single")
+    __slots__ = ("exe", "out_tree", "single", "cpp_ok")
 
-    def __init__(self, exe: Executable, out_tree: PyTreeDef):
+    def __init__(self, exe: Executable, out_tree: PyTreeDef, cpp_ok: bool = False):
         self.exe = exe
         self.out_tree = out_tree
         self.single = out_tree.num_leaves == 1 and out_tree == _ONE_LEAF
+        # Whether C++ may run it on its own (see `_fast_path_allowed`).
+        self.cpp_ok = cpp_ok
 
 
 class JitWrapped:
@@ -611,10 +613,36 @@ class JitWrapped:
         # `updated=()`: copying `fun.__dict__` would overwrite the attributes set
         # above when `fun` is itself a JitWrapped (or wraps one).
         functools.update_wrapper(self, fun, updated=())
+        self._cpp = self._make_cpp()
         _live_jitted.add(self)
 
     def __repr__(self) -> str:
         return f"<jitted function {self._name}>"
+
+    def _make_cpp(self) -> Any:
+        """jaxlib's C++ function object for this jit, or None where it does not apply.
+
+        Donation (the Python path deletes donated inputs) and bare
+        `PartitionSpec`s (whose mesh comes from the context, which C++ does not
+        see) keep to the Python path.
+        """
+        if self._donate_argnums or self._donate_argnames or self._has_specs:
+            return None
+        this = weakref.ref(self)  # C++ holds the miss handler: no cycle through it
+
+        def cache_miss(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
+            wrapped = this()
+            assert wrapped is not None  # C++ only calls it from this object's __call__
+            return wrapped._cpp_miss(*args, **kwargs)
+
+        return _cpp_jit.make_pjit(
+            self._name,
+            self._fun,
+            cache_miss,
+            self._static_argnums,
+            tuple(self._static_argnames),
+            _cpp_jit.new_cache(self._max_entries),
+        )
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         # `@jit` on a method: bind like a function would.
@@ -752,24 +780,24 @@ class JitWrapped:
     # -- calling -----------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # The fast path, inline: all arguments arrays, no static arguments or
-        # keywords, outside any trace, and a cache hit. It needs no pytree
-        # flattening (the key's first item, a config tuple, never equals the
-        # PyTreeDef that starts the general keys). Everything else goes through
-        # `_call`, an API boundary for traceback filtering.
-        if self._fast and not kwargs and _trace_state.trace is _eval_trace:
-            for a in args:
-                if type(a) is not Array:
-                    break
-            else:
-                key = (_trace_context(), *[(a.aval, a._impl._sharding, a._committed) for a in args])
-                entry = self._cache.get(key)
-                if entry is not None and not _disable_jit.value:
-                    if len(self._cache) > self._lru_from:
-                        self._touch(key)
-                    outs = entry.exe.call(args)
-                    return outs[0] if entry.single else entry.out_tree.unflatten(outs)
+        # The fast path: jaxlib's C++ function object (see `_cpp_jit`), outside
+        # any trace. `_trace_context()` refreshes the configuration snapshot that
+        # C++ keys on. Under a trace, or when it does not apply, `_call`: an API
+        # boundary for traceback filtering.
+        if _trace_state.trace is _eval_trace and self._cpp is not None:
+            _trace_context()
+            return self._cpp(*args, **kwargs)
         return self._call(*args, **kwargs)
+
+    def _cpp_miss(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
+        """What C++ calls on a miss: (outputs, fast-path data or None, False)."""
+        if _trace_state.trace is not _eval_trace or _disable_jit.value:
+            return self._call(*args, **kwargs), None, False
+        out, entry, leaves = self._call_entry(args, kwargs)
+        data = None
+        if entry.cpp_ok and _cpp_jit.is_plain(leaves):
+            data = _cpp_jit.fastpath_data(entry.exe, len(leaves), out)
+        return out, data, False
 
     @si.api_boundary
     def _call(self, *args: Any, **kwargs: Any) -> Any:
@@ -777,6 +805,11 @@ class JitWrapped:
             return self._fun(*args, **kwargs)
         if _trace_state.trace is not _eval_trace:
             return self._bind(args, kwargs)
+        return self._call_entry(args, kwargs)[0]
+
+    @si.api_boundary
+    def _call_entry(self, args: tuple, kwargs: dict) -> tuple[Any, _Entry, Sequence[Any]]:
+        """Runs the call outside any trace: (outputs, the cache entry used, flat inputs)."""
         key: tuple[Any, ...]
         if self._fast and not kwargs and all(type(a) is Array for a in args):
             key = (_trace_context(), *[(a.aval, a._impl._sharding, a._committed) for a in args])
@@ -796,7 +829,7 @@ class JitWrapped:
             )
         entry = self._lookup(key, args, kwargs, leaves)
         outs = entry.exe.call(leaves)
-        return outs[0] if entry.single else entry.out_tree.unflatten(outs)
+        return (outs[0] if entry.single else entry.out_tree.unflatten(outs)), entry, leaves
 
     def _touch(self, key: Hashable) -> None:
         """Marks ``key`` most recently used (only once the cache is half full: before
@@ -868,7 +901,7 @@ class JitWrapped:
                 placement,
                 config.use_shardy_partitioner.value,
             )
-            entry = _Entry(exe, traced.out_tree)
+            entry = _Entry(exe, traced.out_tree, _fast_path_allowed(exe, traced))
             sig = _Signature(
                 traced.debug.safe_arg_names(len(leaves)),
                 key[-len(leaves) :] if leaves else (),
@@ -905,9 +938,23 @@ class JitWrapped:
         with self._lock:
             self._cache.clear()
             self._seen.clear()
+            if self._cpp is not None:
+                self._cpp._clear_cache()
 
     def _cache_size(self) -> int:
         return len(self._cache)
+
+
+def _fast_path_allowed(exe: Executable, traced: TracedCall) -> bool:
+    """Whether C++ may run ``exe`` on its own: no effects (tokens, ordering, checks
+    run by Python), no pruned inputs, no donation, and no debug_nans/debug_infs."""
+    return (
+        not traced.jaxpr.effects
+        and exe.kept_var_idx == tuple(range(len(exe.in_avals)))
+        and not any(traced.donated)
+        and not config.debug_nans.value
+        and not config.debug_infs.value
+    )
 
 
 # (Defined with the placement rules; eager primitives with bodies use it too.)

@@ -1,0 +1,163 @@
+"""jit's C++ fast path: jaxlib's ``pjit`` function object, fed by polyjax's own cache.
+
+jaxlib's ``PjitFunction`` flattens a call's arguments, computes their signature
+(pytree structure, static arguments, each array's dtype, shape, weak type,
+sharding and commitment, and the values of every jaxlib ``Config`` that is part
+of the jit key), looks the signature up in its cache and, on a hit, runs the
+executable and rebuilds the output pytree, all in C++. On a miss it calls back
+into Python (`JitWrapped`'s ordinary path), which returns the result and, when
+the call can be repeated without Python, the "fast-path data" describing the
+executable; later calls with the same signature never enter Python.
+
+polyjax's ``Array`` stays a Python wrapper around jaxlib's ``ArrayImpl``
+(ARCHITECTURE decision 6). The C++ side sees the ``ArrayImpl``\\ s because it
+flattens with a private C++ pytree registry (`REGISTRY`): polyjax's node types,
+plus ``Array`` as a node whose one child is its buffer. Output buffers come
+back through the same node, so the results are ``Array``\\ s again.
+
+What C++ cannot see is mirrored into its key or checked before entering it:
+
+- polyjax's thread-local configuration (`config.trace_context`) is copied into
+  a jaxlib ``Config`` that is part of the jit key (`_CONTEXT`), each time the
+  snapshot changes in a thread;
+- the current trace is checked by the caller (`JitWrapped.__call__`): under
+  ``make_jaxpr``, ``grad``, ``vmap`` or an outer ``jit`` the C++ object is never
+  called, so a traced call cannot hit the fast path.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, NamedTuple
+
+from jaxlib import _jax
+
+from polyjax_core import _pytree, _pytree_cpp, config
+from polyjax_interpreters.array import Array
+
+__all__ = ["REGISTRY", "FastpathData", "make_pjit"]
+
+
+class FastpathData(NamedTuple):
+    """What jaxlib's C++ needs to run an executable without Python (read by field name)."""
+
+    xla_executable: Any
+    out_pytree_def: Any
+    in_shardings: list[Any]
+    out_shardings: list[Any]
+    out_avals: list[Any]
+    out_committed: list[bool]
+    kept_var_bitvec: list[bool]
+    in_device_local_layouts: list[Any]
+    const_args: list[Any]
+
+
+_make = Array._make
+
+
+def _flatten_array(x: Array) -> tuple[tuple[Any], bool]:
+    # The wrapper's commitment is part of the key: it can differ from its buffer's
+    # (a computation re-wraps a committed buffer as uncommitted).
+    return (x._impl,), x._committed
+
+
+def _unflatten_array(committed: bool, children: Any) -> Array:
+    # The buffer carries the aval it was made with (weak type included).
+    (impl,) = children
+    return _make(impl, impl.aval, committed)
+
+
+def _registry() -> Any:
+    cpp = _pytree_cpp.create_mirror(_pytree.default_registry)
+    cpp.register_node(Array, _flatten_array, _unflatten_array)
+    return cpp
+
+
+REGISTRY = _registry()
+
+
+def _register_jaxlib_states() -> None:
+    """The config states jaxlib's C++ jit reads; JAX registers its own if it is imported.
+
+    Either set works for polyjax: its own options are in the key through
+    `_CONTEXT`, and only calls whose inputs are all Arrays take the fast path (so
+    jaxlib's x64 flag, which types Python scalars, never matters).
+    """
+    if "jax._src.config" in sys.modules:
+        return
+    jit_state = _jax.jax_jit
+    new = _jax.config.Config
+    jit_state.set_enable_x64_state(
+        new("jax_enable_x64", False, include_in_jit_key=True, include_in_trace_context=True)
+    )
+    jit_state.set_disable_jit_state(
+        new("jax_disable_jit", False, include_in_jit_key=True, include_in_trace_context=True)
+    )
+    jit_state.set_post_hook_state(new("jax_post_hook", None))
+
+
+_register_jaxlib_states()
+
+# polyjax's configuration snapshot, as part of the C++ key (set per thread).
+_CONTEXT = _jax.config.Config("polyjax_trace_context", None, include_in_jit_key=True)
+config.trace_context_listeners.append(_CONTEXT.set_local)
+
+
+def _no_fallback(x: Any, sharding: Any, layout: Any) -> Any:
+    # Fast-path entries are only made for calls whose every input is an Array,
+    # and any other input changes the signature, so C++ never needs this.
+    raise TypeError(f"polyjax's jit fast path got an argument of type {type(x).__name__}")
+
+
+def make_pjit(
+    name: str,
+    fun: Any,
+    cache_miss: Any,
+    static_argnums: tuple[int, ...],
+    static_argnames: tuple[str, ...],
+    cache: Any,
+) -> Any:
+    """A jaxlib ``PjitFunction`` calling ``cache_miss(*args, **kwargs)`` on a miss.
+
+    ``cache_miss`` returns ``(outputs, FastpathData or None, False)``.
+    """
+    return _jax.pjit(
+        name,
+        fun,
+        cache_miss,
+        list(static_argnums),
+        list(static_argnames),
+        "polyjax",  # (each function has a cache of its own: nothing to tell apart)
+        REGISTRY,
+        _no_fallback,
+        cache,
+    )
+
+
+def new_cache(capacity: int) -> Any:
+    """A C++ call cache holding at most ``capacity`` signatures per function."""
+    return _jax.PjitFunctionCache(capacity)
+
+
+def is_plain(leaves: Any) -> bool:
+    """Whether C++ can take these flat inputs as they are: Arrays committed as their buffers."""
+    return all(type(x) is Array and x._committed == x._impl._committed for x in leaves)
+
+
+def fastpath_data(exe: Any, n_args: int, outputs: Any) -> FastpathData:
+    """The fast-path data of single- or multi-device executable ``exe`` for ``outputs``."""
+    out_def = REGISTRY.flatten(outputs)[1]
+    n_out = len(exe.out_avals)
+    ins = getattr(exe, "in_shardings", None) or [exe.sharding] * n_args
+    outs = getattr(exe, "out_shardings", None) or [exe.sharding] * n_out
+    return FastpathData(
+        exe.xla,
+        out_def,
+        list(ins),
+        list(outs),
+        list(exe.out_avals),
+        [exe.out_committed] * n_out,
+        [True] * n_args,
+        [None] * n_args,
+        [],
+    )
