@@ -15,14 +15,16 @@ flattens with a private C++ pytree registry (`REGISTRY`): polyjax's node types,
 plus ``Array`` as a node whose one child is its buffer. Output buffers come
 back through the same node, so the results are ``Array``\\ s again.
 
-What C++ cannot see is mirrored into its key or checked before entering it:
+What C++ cannot see is mirrored into its key, through jaxlib ``Config``
+objects that are part of the jit key and that polyjax updates when its own
+state changes:
 
-- polyjax's thread-local configuration (`config.trace_context`) is copied into
-  a jaxlib ``Config`` that is part of the jit key (`_CONTEXT`), each time the
-  snapshot changes in a thread;
-- the current trace is checked by the caller (`JitWrapped.__call__`): under
-  ``make_jaxpr``, ``grad``, ``vmap`` or an outer ``jit`` the C++ object is never
-  called, so a traced call cannot hit the fast path.
+- polyjax's configuration (`config.trace_context`): the global values
+  (`_GLOBAL_CONFIG`) and the calling thread's overrides (`_LOCAL_CONFIG`);
+- whether the calling thread is tracing (`_TRACING`): under ``make_jaxpr``,
+  ``grad``, ``vmap`` or an outer ``jit`` the key differs, and the miss handler
+  never hands C++ fast-path data then, so a traced call always reaches Python
+  (which binds the ``jit`` primitive).
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ from typing import Any, NamedTuple
 
 from jaxlib import _jax
 
-from polyjax_core import _pytree, _pytree_cpp, config
-from polyjax_interpreters.array import Array
+from polyjax_core import _pytree, _pytree_cpp, config, tracing
+from polyjax_interpreters.array import Array, _new
 
 __all__ = ["REGISTRY", "FastpathData", "make_pjit"]
 
@@ -52,28 +54,35 @@ class FastpathData(NamedTuple):
     const_args: list[Any]
 
 
-_make = Array._make
-
-
-def _flatten_array(x: Array) -> tuple[tuple[Any], bool]:
-    # The wrapper's commitment is part of the key: it can differ from its buffer's
-    # (a computation re-wraps a committed buffer as uncommitted).
-    return (x._impl,), x._committed
-
-
-def _unflatten_array(committed: bool, children: Any) -> Array:
-    # The buffer carries the aval it was made with (weak type included).
-    (impl,) = children
-    return _make(impl, impl.aval, committed)
-
-
-def _registry() -> Any:
+def _in_registry() -> Any:
+    # A dataclass-style node: C++ reads ``_impl`` (the child) and ``_committed``
+    # (part of the key: a computation may re-wrap a committed buffer as
+    # uncommitted) without calling Python.
     cpp = _pytree_cpp.create_mirror(_pytree.default_registry)
-    cpp.register_node(Array, _flatten_array, _unflatten_array)
+    cpp.register_dataclass_node(Array, ["_impl"], ["_committed"])
     return cpp
 
 
-REGISTRY = _registry()
+def _rebuild(committed: bool, children: Any) -> Array:
+    # The buffer carries the aval it was made with (weak type included).
+    self = _new(Array)
+    self._impl = impl = children[0]
+    self.aval = impl.aval
+    self._committed = committed
+    return self
+
+
+def _out_registry() -> Any:
+    # Outputs are rebuilt through a custom node: one plain Python call per Array,
+    # about half the cost of a dataclass node's keyword construction. (Only the
+    # output tree definitions come from it; inputs flatten with `REGISTRY`.)
+    cpp = _pytree_cpp.create_mirror(_pytree.default_registry)
+    cpp.register_node(Array, lambda x: ((x._impl,), x._committed), _rebuild)
+    return cpp
+
+
+REGISTRY = _in_registry()
+_OUT_REGISTRY = _out_registry()
 
 
 def _register_jaxlib_states() -> None:
@@ -98,9 +107,21 @@ def _register_jaxlib_states() -> None:
 
 _register_jaxlib_states()
 
-# polyjax's configuration snapshot, as part of the C++ key (set per thread).
-_CONTEXT = _jax.config.Config("polyjax_trace_context", None, include_in_jit_key=True)
-config.trace_context_listeners.append(_CONTEXT.set_local)
+# What C++ cannot see, as part of its key: polyjax's configuration (the global
+# values, and this thread's overrides) and whether this thread is tracing.
+_GLOBAL_CONFIG = _jax.config.Config("polyjax_config", None, include_in_jit_key=True)
+_LOCAL_CONFIG = _jax.config.Config("polyjax_config_overrides", None, include_in_jit_key=True)
+_TRACING = _jax.config.Config("polyjax_tracing", False, include_in_jit_key=True)
+
+
+def _mirror_config() -> None:
+    _GLOBAL_CONFIG.set_global(config.global_snapshot())
+    _LOCAL_CONFIG.set_local(config.local_overrides() or None)
+
+
+_mirror_config()
+config.trace_context_listeners.append(_mirror_config)
+tracing.trace_listeners.append(_TRACING.set_local)
 
 
 def _no_fallback(x: Any, sharding: Any, layout: Any) -> Any:
@@ -146,7 +167,7 @@ def is_plain(leaves: Any) -> bool:
 
 def fastpath_data(exe: Any, n_args: int, outputs: Any) -> FastpathData:
     """The fast-path data of single- or multi-device executable ``exe`` for ``outputs``."""
-    out_def = REGISTRY.flatten(outputs)[1]
+    out_def = _OUT_REGISTRY.flatten(outputs)[1]
     n_out = len(exe.out_avals)
     ins = getattr(exe, "in_shardings", None) or [exe.sharding] * n_args
     outs = getattr(exe, "out_shardings", None) or [exe.sharding] * n_out

@@ -613,29 +613,33 @@ class JitWrapped:
         # `updated=()`: copying `fun.__dict__` would overwrite the attributes set
         # above when `fun` is itself a JitWrapped (or wraps one).
         functools.update_wrapper(self, fun, updated=())
-        self._cpp = self._make_cpp()
+        self._cpp: Callable[[], Any] | None = None  # (a weak reference, see `as_function`)
         _live_jitted.add(self)
 
     def __repr__(self) -> str:
         return f"<jitted function {self._name}>"
 
-    def _make_cpp(self) -> Any:
-        """jaxlib's C++ function object for this jit, or None where it does not apply.
+    def as_function(self) -> Any:
+        """What `jit` returns: jaxlib's C++ function object running this jit, or
+        this object itself where the C++ fast path does not apply.
 
-        Donation (the Python path deletes donated inputs) and bare
+        The C++ object takes every call; on a miss it calls back into this
+        object (`_cpp_miss`). It carries this object's public attributes
+        (``trace``, ``lower``, ``eval_shape``, ``clear_cache``) and holds it as
+        ``_jit``. Donation (the Python path deletes donated inputs) and bare
         `PartitionSpec`s (whose mesh comes from the context, which C++ does not
-        see) keep to the Python path.
+        see) keep to this object.
         """
         if self._donate_argnums or self._donate_argnames or self._has_specs:
-            return None
-        this = weakref.ref(self)  # C++ holds the miss handler: no cycle through it
+            return self
+        this = weakref.ref(self)  # held by the C++ object: no cycle through the handler
 
         def cache_miss(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
             wrapped = this()
-            assert wrapped is not None  # C++ only calls it from this object's __call__
+            assert wrapped is not None  # the C++ object holds it as `_jit`
             return wrapped._cpp_miss(*args, **kwargs)
 
-        return _cpp_jit.make_pjit(
+        cpp = _cpp_jit.make_pjit(
             self._name,
             self._fun,
             cache_miss,
@@ -643,12 +647,12 @@ class JitWrapped:
             tuple(self._static_argnames),
             _cpp_jit.new_cache(self._max_entries),
         )
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        # `@jit` on a method: bind like a function would.
-        if obj is None:
-            return self
-        return functools.partial(self, obj)
+        functools.update_wrapper(cpp, self._fun, updated=())
+        cpp._jit = self
+        for name in ("trace", "lower", "eval_shape", "clear_cache", "_cache_size", "_cache"):
+            setattr(cpp, name, getattr(self, name))
+        self._cpp = weakref.ref(cpp)
+        return cpp
 
     # -- splitting the call into static and dynamic parts ---------------------
 
@@ -780,13 +784,25 @@ class JitWrapped:
     # -- calling -----------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # The fast path: jaxlib's C++ function object (see `_cpp_jit`), outside
-        # any trace. `_trace_context()` refreshes the configuration snapshot that
-        # C++ keys on. Under a trace, or when it does not apply, `_call`: an API
-        # boundary for traceback filtering.
-        if _trace_state.trace is _eval_trace and self._cpp is not None:
-            _trace_context()
-            return self._cpp(*args, **kwargs)
+        # What `jit` returns is jaxlib's C++ function object (see `as_function`)
+        # whenever it applies; this Python call serves the others (donation,
+        # bare PartitionSpecs). Its fast path, inline: all arguments arrays, no
+        # keywords, outside any trace, and a cache hit; it needs no pytree
+        # flattening (the key's first item, a config tuple, never equals the
+        # PyTreeDef that starts the general keys). Everything else goes through
+        # `_call`, an API boundary for traceback filtering.
+        if self._fast and not kwargs and _trace_state.trace is _eval_trace:
+            for a in args:
+                if type(a) is not Array:
+                    break
+            else:
+                key = (_trace_context(), *[(a.aval, a._impl._sharding, a._committed) for a in args])
+                entry = self._cache.get(key)
+                if entry is not None and not _disable_jit.value:
+                    if len(self._cache) > self._lru_from:
+                        self._touch(key)
+                    outs = entry.exe.call(args)
+                    return outs[0] if entry.single else entry.out_tree.unflatten(outs)
         return self._call(*args, **kwargs)
 
     def _cpp_miss(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
@@ -938,8 +954,9 @@ class JitWrapped:
         with self._lock:
             self._cache.clear()
             self._seen.clear()
-            if self._cpp is not None:
-                self._cpp._clear_cache()
+            cpp = self._cpp() if self._cpp is not None else None
+            if cpp is not None:
+                cpp._clear_cache()
 
     def _cache_size(self) -> int:
         return len(self._cache)
@@ -1040,7 +1057,7 @@ def jit(
     device: Any = None,
     backend: str | None = None,
     inline: bool = False,
-) -> JitWrapped:
+) -> Any:
     """Compiles ``fun`` with XLA: traced once per input signature, then reused.
 
     Args:
@@ -1110,7 +1127,15 @@ def jit(
         device=device,
         backend=backend,
         inline=inline,
-    )
+    ).as_function()
+
+
+def jitted_object(fun: Any) -> JitWrapped | None:
+    """The `JitWrapped` behind what `jit` returned (either form), or None."""
+    if type(fun) is JitWrapped:
+        return fun
+    inner = getattr(fun, "_jit", None)
+    return inner if type(inner) is JitWrapped else None
 
 
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -1130,7 +1155,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
       >>> eval_shape(lambda x: x.T, ShapeDtypeStruct((2, 3), np.float32))
       ShapeDtypeStruct(shape=(3, 2), dtype=float32)
     """
-    traced = jit(fun)._trace_call(args, kwargs)
+    traced = jitted_object(jit(fun))._trace_call(args, kwargs)  # type: ignore[union-attr]  # jit's own result
     outs = [
         ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.jaxpr.out_avals
     ]
