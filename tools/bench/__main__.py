@@ -2,7 +2,8 @@
 """Measure polyjax's dispatch, import and compile costs next to JAX's figures.
 
 Usage:
-    uv run --locked python tools/bench [--quick] [--json PATH] [--jax PYTHON] [--only sharded]
+    uv run --locked python tools/bench [--quick] [--json PATH] [--jax PYTHON]
+        [--only sharded|export|dispatch]
 
 What it measures, on the default backend (set JAX_PLATFORMS to choose another):
 

@@ -29,6 +29,7 @@ state changes:
 
 from __future__ import annotations
 
+import itertools
 import sys
 from typing import Any, NamedTuple
 
@@ -114,9 +115,23 @@ _LOCAL_CONFIG = _jax.config.Config("polyjax_config_overrides", None, include_in_
 _TRACING = _jax.config.Config("polyjax_tracing", False, include_in_jit_key=True)
 
 
+# Each distinct snapshot gets a small int: C++ hashes and compares the key's
+# config values on every call, and an int is cheaper than a tuple of ~30 options.
+_snapshot_ids: dict[tuple, int] = {}
+_next_id = itertools.count()  # (atomic: two threads never get the same id)
+
+
+def _snapshot_id(snapshot: tuple) -> int:
+    found = _snapshot_ids.get(snapshot)
+    if found is None:
+        found = _snapshot_ids.setdefault(snapshot, next(_next_id))
+    return found
+
+
 def _mirror_config() -> None:
-    _GLOBAL_CONFIG.set_global(config.global_snapshot())
-    _LOCAL_CONFIG.set_local(config.local_overrides() or None)
+    _GLOBAL_CONFIG.set_global(_snapshot_id(config.global_snapshot()))
+    overrides = config.local_overrides()
+    _LOCAL_CONFIG.set_local(_snapshot_id(overrides) if overrides else None)
 
 
 _mirror_config()
