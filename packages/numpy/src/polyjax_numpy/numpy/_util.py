@@ -230,11 +230,14 @@ def _array_and_python_scalar(args: Sequence[Any]) -> list[Any] | None:
     sharding = x._impl._sharding
     if x.aval.dtype.kind not in "fc" or type(sharding) is not _SingleDeviceSharding:
         return None
+    if type(value) is int and not -_INT32_BOUND <= value < _INT32_BOUND:
+        return None  # (the general path says whether it overflows the default int)
     scalar = _dispatch.device_scalar(value, _weak_scalar_aval(x.aval.dtype), sharding)
     return [x, scalar] if first else [scalar, x]
 
 
 _PY_NUMBERS = frozenset({int, float})
+_INT32_BOUND = 2**31
 _trace_state = tracing._state
 _eval_trace = tracing.eval_trace
 
