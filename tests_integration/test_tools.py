@@ -549,3 +549,19 @@ def test_bench_rejects_unknown_options():
         cwd=REPO,
     )
     assert out.returncode == 2 and "usage: tools/bench" in out.stderr
+
+
+def test_bench_only_dispatch_prints_issue_16_rows():
+    out = subprocess.run(
+        [sys.executable, str(TOOLS / "bench"), "--only", "dispatch", "--quick"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    names = ("jit_dispatch_small", "jit_dispatch_pytree", "eager_op.sin", "eager_op.mul_add")
+    rows = [line for line in out.stdout.splitlines() if line.startswith(names)]
+    assert [r.split(":")[0] for r in rows] == list(names)
+    for row in rows:  # a median and a minimum; no JAX column without --jax
+        assert re.search(rf"\s{_TIME}\s+{_TIME}\s+-\s+-$", row), row

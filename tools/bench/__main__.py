@@ -34,6 +34,9 @@ What it measures, on the default backend (set JAX_PLATFORMS to choose another):
 Only with ``--only NAME`` (each starts a dozen fresh processes), side by side
 with JAX when ``--jax PYTHON`` is given, alternating fresh children:
 
+- ``dispatch``: issue 16's dispatch rows (jitted small and pytree calls, eager
+  ``sin`` and ``x * y + 1``), each measured in both libraries' children;
+
 - ``while_loop_eager``: an eager ``lax.fori_loop`` of 100 steps, called again
   and again with the same body function, per call;
 - ``import_time``: ``python -c "import polyjax.numpy as jnp; print(jnp.ones(3)
@@ -672,6 +675,80 @@ def bench_sharded(quick: bool, jax_python: str | None) -> list[Result]:
     ]
 
 
+# Issue 16, point 6: dispatch rows side by side with JAX 0.10.2 (`--jax PYTHON`),
+# the same code in both libraries, one child process per library and round.
+_CHILD_DISPATCH = """
+import json, statistics, sys, time
+LIB = sys.argv[1]
+if LIB == "jax":
+    import jax
+else:
+    import polyjax as jax
+import numpy as np
+quick = sys.argv[2] == "quick"
+x = jax.device_put(np.arange(4, dtype=np.float32))
+y = jax.device_put(np.ones(4, np.float32))
+add = jax.jit(lambda a, b: a + b)
+tree = {f"w{i:02d}": jax.device_put(np.full(4, i, np.float32)) for i in range(20)}
+bump = jax.jit(lambda d: {k: v + 1.0 for k, v in d.items()})
+sin = jax.lax.sin
+
+def per_call(fn, number, repeat):
+    jax.block_until_ready(fn())
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            out = fn()
+        jax.block_until_ready(out)
+        times.append((time.perf_counter() - t0) / number)
+    return statistics.median(times), min(times)
+
+n, r = (200, 3) if quick else (10000, 7)
+print(json.dumps({
+    "jit_dispatch_small": per_call(lambda: add(x, y), n, r),
+    "jit_dispatch_pytree": per_call(lambda: bump(tree), n // 4, r),
+    "eager_op.sin": per_call(lambda: sin(x), n, r),
+    "eager_op.mul_add": per_call(lambda: x * 2.0 + 1, n // 2, r),
+}))
+"""
+
+DISPATCH_ROWS = {
+    "jit_dispatch_small": ("jit x + y, f32[4], per call", 1.0),
+    "jit_dispatch_pytree": ("jit dict of 20 f32[4] in/out, per call", 1.0),
+    "eager_op.sin": ("eager lax.sin(x), per op", 1.1),
+    "eager_op.mul_add": ("eager x * 2.0 + 1, per expression", 1.1),
+}
+
+
+def _dispatch_child(python: str, lib: str, quick: bool) -> dict[str, tuple[float, float]]:
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    args = [_CHILD_DISPATCH, lib, "quick" if quick else "full"]
+    return {k: tuple(v) for k, v in _run_child(python, lib, args, env).items()}
+
+
+def bench_dispatch_side_by_side(quick: bool, jax_python: str | None) -> list[Result]:
+    """Issue 16's dispatch rows, polyjax and (if given) JAX alternating in children."""
+    try:
+        ours, theirs = _alternating_rounds(_dispatch_child, DISPATCH_ROWS, quick, jax_python)
+    except Exception as e:  # report it, keep going
+        error = f"{type(e).__name__}: {e}"
+        return [Result(k, None, error=error) for k in DISPATCH_ROWS]
+    results = []
+    for k, (what, bound) in DISPATCH_ROWS.items():
+        jax_median = min(m for m, _ in theirs[k]) if theirs[k] else None
+        results.append(
+            Result(
+                f"{k}: {what}",
+                min(m for m, _ in ours[k]),
+                min(m for _, m in ours[k]),
+                jax=jax_median,
+                target=None if jax_median is None else jax_median * bound,
+            )
+        )
+    return results
+
+
 # ---------------------------------------------------------------------------
 # export_roundtrip: export with a symbolic batch, serialize, deserialize, call
 
@@ -997,12 +1074,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        choices=["sharded", "export", *BENCH_ISSUE16],
+        choices=["sharded", "export", "dispatch", *BENCH_ISSUE16],
         help="run only these benchmarks",
     )
     args = parser.parse_args(argv)
     if args.only == "sharded":
         results = bench_sharded(args.quick, args.jax)
+        print(header())
+        print(render(results))
+        return 0
+    if args.only == "dispatch":
+        results = bench_dispatch_side_by_side(args.quick, args.jax)
         print(header())
         print(render(results))
         return 0

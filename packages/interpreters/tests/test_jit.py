@@ -380,7 +380,7 @@ def test_jit_method_binding(toy):
 
 
 def test_call_cache_is_lru(toy):
-    g = jit(lambda x: toy.sin(x))
+    g = jit(lambda x: toy.sin(x))._jit  # the Python object: its cache (C++'s: test_jit_cpp)
     g._max_entries, g._lru_from = 2, 1
     a, b, c = (device_put(arr(n)) for n in (1, 2, 3))
     g(a)

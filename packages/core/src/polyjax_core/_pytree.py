@@ -124,6 +124,8 @@ class _Registry:
         self.custom: list[_NodeKind] = []  # registration order, replayed into `cpp`
         self.cpp: Any = None
         self.cpp_register: Callable[[Any, _NodeKind], None] | None = None
+        # Further C++ registries kept in step (e.g. jit's, where Array is a node).
+        self.cpp_mirrors: list[Any] = []
         for t, tag in ((tuple, _TUPLE), (list, _LIST), (dict, _DICT), (type(None), _NONE)):
             self.kinds[t] = self.lookup[t] = _NodeKind(t, tag)
 
@@ -133,6 +135,9 @@ class _Registry:
             raise ValueError(f"Duplicate custom PyTreeDef type registration for {kind.type!r}.")
         if self.cpp is not None and self.cpp_register is not None:
             self.cpp_register(self.cpp, kind)
+        if self.cpp_register is not None:
+            for mirror in self.cpp_mirrors:
+                self.cpp_register(mirror, kind)
         self.kinds[kind.type] = kind
         self.custom.append(kind)
         self.lookup[kind.type] = kind

@@ -54,6 +54,22 @@ def create(registry: _Registry) -> Any:
     return registry.cpp
 
 
+def create_mirror(registry: _Registry) -> Any:
+    """A new C++ registry with ``registry``'s nodes, kept in step with it from now on.
+
+    The caller may register more node types on it (jit registers ``Array`` as a
+    node around its jaxlib buffer); those stay private to the mirror.
+    """
+    from jaxlib._jax import pytree as cpp_pytree
+
+    cpp = cpp_pytree.PyTreeRegistry()
+    for kind in registry.custom:
+        _register(cpp, kind)
+    registry.cpp_register = _register
+    registry.cpp_mirrors.append(cpp)
+    return cpp
+
+
 def treedef_tuple(registry: _Registry, defs: list) -> Any:
     """A C++ tuple tree definition whose children are the given C++ definitions."""
     from jaxlib._jax import pytree as cpp_pytree

@@ -104,11 +104,16 @@ class _TraceContextCache(threading.local):
 _tc_cache = _TraceContextCache()
 _global_generation = 0
 _trace_context_states: list[State] = []
+# Called (with no arguments) whenever an option of the trace context changes, globally
+# or in the calling thread: jit mirrors `global_snapshot()` and `local_overrides()`
+# into jaxlib's C++ cache key.
+trace_context_listeners: list[Callable[[], None]] = []
 
 
 def _invalidate_all_threads() -> None:
     global _global_generation
     _global_generation += 1
+    _notify()
 
 
 def trace_context() -> tuple:
@@ -138,6 +143,26 @@ def trace_context() -> tuple:
     cache.value = value
     cache.generation = generation
     return value
+
+
+def global_snapshot() -> tuple:
+    """The global values of the trace-context options (thread-local overrides ignored)."""
+    return tuple(s.global_value for s in _trace_context_states)
+
+
+def local_overrides() -> tuple:
+    """This thread's overrides of trace-context options, as ``(name, value)`` pairs.
+
+    Together with `global_snapshot` it decides `trace_context`.
+    """
+    return tuple(
+        (s.name, s._local.value) for s in _trace_context_states if "value" in s._local.__dict__
+    )
+
+
+def _notify() -> None:
+    for listener in trace_context_listeners:
+        listener()
 
 
 def trace_context_names() -> tuple[str, ...]:
@@ -267,6 +292,7 @@ class State(Generic[T]):
             self._local.value = new_value
         if self.include_in_trace_context:
             _tc_cache.value = None
+            _notify()
         if self._update_thread_local_hook is not None:
             self._update_thread_local_hook(None if new_value is _UNSET else new_value)
 

@@ -136,8 +136,26 @@ class EvalTrace(Trace):
 eval_trace = EvalTrace()
 
 
+# Called with True when a thread leaves the bottom trace and False when it comes
+# back (jit mirrors it into jaxlib's C++ cache key: a traced call never takes the
+# C++ fast path).
+trace_listeners: list[Callable[[bool], None]] = []
+
+
 class _TraceState(threading.local):
-    trace: Trace = eval_trace  # every new thread starts at the bottom
+    def __init__(self) -> None:
+        self._trace: Trace = eval_trace  # every new thread starts at the bottom
+
+    @property
+    def trace(self) -> Trace:
+        return self._trace
+
+    @trace.setter
+    def trace(self, new: Trace) -> None:
+        old, self._trace = self._trace, new
+        if (old is eval_trace) is not (new is eval_trace):
+            for listener in trace_listeners:
+                listener(new is not eval_trace)
 
 
 _state = _TraceState()

@@ -47,7 +47,7 @@ from polyjax_export._exported import (
 )
 from polyjax_export._shape_spec import parse_constraint
 from polyjax_interpreters import mlir
-from polyjax_interpreters.jit import JitWrapped
+from polyjax_interpreters.jit import JitWrapped, jitted_object
 
 __all__ = ["export", "PLATFORM_INDEX"]
 
@@ -89,7 +89,8 @@ def export(
       >>> exp.in_avals, exp.out_avals
       ((ShapedArray(float32[b,3]),), (ShapedArray(float32[b,3]),))
     """
-    if not isinstance(fun_jit, JitWrapped):
+    jitted = jitted_object(fun_jit)
+    if jitted is None:
         raise ValueError(f"Function to be exported must be the result of `jit` but is: {fun_jit}")
     platforms = _check_platforms(platforms)
     checks = tuple(disabled_checks)
@@ -98,7 +99,7 @@ def export(
             raise ValueError(f"disabled_checks must be DisabledSafetyCheck objects, got {c!r}")
 
     def do_export(*args: Any, **kwargs: Any) -> Exported:
-        return _export(fun_jit, platforms, checks, args, kwargs)
+        return _export(jitted, platforms, checks, args, kwargs)
 
     return do_export
 

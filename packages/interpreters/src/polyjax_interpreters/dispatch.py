@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -60,6 +61,7 @@ __all__ = [
     "LoweredModule",
     "Placement",
     "apply_primitive",
+    "device_scalar",
     "arg_placement",
     "body_shardings",
     "replicated_sharding",
@@ -629,6 +631,7 @@ class Executable:
         "_all_kept",
         "has_host_callbacks",
         "ordered_effects",
+        "host_scalars",
         "__weakref__",
     )
     has_host_callbacks: bool
@@ -651,16 +654,19 @@ class Executable:
         ]
         self._donated_idx = tuple(i for i, d in enumerate(lowered.donated_invars) if d)
         self._all_kept = self.kept_var_idx == tuple(range(len(self.in_avals)))
+        # Inputs that are host scalars in this eager signature (set by apply_primitive).
+        self.host_scalars: tuple[int, ...] = ()
 
     def _buffer(self, x: Any, i: int) -> Any:
-        """The device buffer for flat input ``i``: ``x`` itself, moved, or transferred."""
+        """The device buffer for flat input ``i``: ``x`` itself, moved, or transferred
+        (a host scalar from the device-scalar cache)."""
         if type(x) is Array:
             impl = x._impl
             if impl._sharding._device != self.device:
                 check_alive(x)
                 impl = put_value(x, self.in_avals[i], self.sharding, committed=False)._impl
             return impl
-        return put_value(x, self.in_avals[i], self.sharding, committed=False)._impl
+        return host_scalar_or_put(x, self.in_avals[i], self.sharding)._impl
 
     def call(self, args: Sequence[Any]) -> list[Array]:
         """Runs on flat ``args`` (one per flat input, pruned ones included)."""
@@ -778,6 +784,7 @@ class SPMDExecutable(Executable):
         ]
         self._donated_idx = tuple(i for i, d in enumerate(lowered.donated_invars) if d)
         self._all_kept = self.kept_var_idx == tuple(range(len(self.in_avals)))
+        self.host_scalars = ()
 
     def call(self, args: Sequence[Any]) -> list[Array]:
         shardings, avals = self.in_shardings, self.in_avals
@@ -883,6 +890,36 @@ class _LRU:
 _eager_cache = _LRU(maxsize=4096)
 _eager_lock = threading.RLock()
 
+# Host scalars on their way into a computation (``x * 2.0``, ``jit(f)(x, 1)``),
+# already on a device: one transfer per distinct value, type and placement, not
+# one per call. Keyed by the value's bytes (so -0.0 and NaNs stay exact).
+_device_scalars = _LRU(maxsize=1024)
+
+
+def device_scalar(value: int | float, aval: ShapedArray, sharding: Any) -> Array:
+    """Python scalar ``value`` as an uncommitted rank-0 Array of type ``aval`` on
+    ``sharding``'s device, from the device-scalar cache (``x * 2.0`` outside jit)."""
+    # 0.0 == -0.0 (and hash alike): the sign joins the key for zeros.
+    key = (aval, sharding, type(value), value, value == 0 and math.copysign(1.0, value))
+    out = _device_scalars.get(key)
+    if out is None:
+        host = np.asarray(value, dtype=aval.dtype)
+        out = _device_scalars.put(key, put_value(host, aval, sharding, committed=False))
+    return out
+
+
+def host_scalar_or_put(x: Any, aval: ShapedArray, sharding: Any) -> Array:
+    """Host value ``x`` on the devices of ``sharding`` as type ``aval`` (uncommitted);
+    scalars come from a cache of device scalars."""
+    if aval.shape != ():
+        return put_value(x, aval, sharding, committed=False)
+    host = np.asarray(x, dtype=aval.dtype)
+    key = (aval, host.tobytes(), sharding)
+    out = _device_scalars.get(key)
+    if out is None:
+        out = _device_scalars.put(key, put_value(host, aval, sharding, committed=False))
+    return out
+
 
 def arg_signature(x: Any) -> Any:
     """What an argument contributes to a dispatch cache key: its type, placement and commitment."""
@@ -919,8 +956,17 @@ def apply_primitive(prim: Primitive, *args: Any, **params: Any) -> Any:
         key, exe = None, None
     if exe is None:
         exe = _compile_primitive(prim, params, args, key)
-    outs = exe.call(args)
+    # Host scalars come from the device-scalar cache (no transfer per call).
+    outs = exe.call(_with_device_scalars(exe, args) if exe.host_scalars else args)
     return outs if prim.multiple_results else outs[0]
+
+
+def _with_device_scalars(exe: Executable, args: Sequence[Any]) -> list[Any]:
+    out = list(args)
+    for i in exe.host_scalars:
+        sharding = exe.sharding if exe.sharding is not None else exe.in_shardings[i]  # type: ignore[attr-defined]  # no single sharding: an SPMDExecutable
+        out[i] = host_scalar_or_put(out[i], exe.in_avals[i], sharding)
+    return out
 
 
 def _compile_primitive(prim: Primitive, params: dict, args: tuple, key: Any) -> Executable:
@@ -953,10 +999,15 @@ def _compile_primitive(prim: Primitive, params: dict, args: tuple, key: Any) -> 
             keep_unused=True,
             placement=placement,
         )
-        exe = _debug_nans.maybe_checked(compile_lowered(lowered), prim.name)
+        exe = compile_lowered(lowered)
+        exe.host_scalars = tuple(
+            i for i, x in enumerate(args) if type(x) is not Array and np.ndim(x) == 0
+        )
+        exe = _debug_nans.maybe_checked(exe, prim.name)
         return exe if key is None else _eager_cache.put(key, exe)
 
 
 def clear_eager_cache() -> None:
-    """Drops every cached one-primitive executable."""
+    """Drops every cached one-primitive executable and device scalar."""
     _eager_cache.clear()
+    _device_scalars.clear()

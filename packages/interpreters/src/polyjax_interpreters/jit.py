@@ -46,7 +46,7 @@ from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import PyTreeDef, prefix_subtrees, tree_flatten, tree_unflatten
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
-from polyjax_interpreters import _debug_nans, ad, batching, dispatch, mlir
+from polyjax_interpreters import _cpp_jit, _debug_nans, ad, batching, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.dispatch import Executable, arg_signature
@@ -568,12 +568,14 @@ _trace_context = config.trace_context
 class _Entry:
     """A call-cache entry: the executable and how to rebuild the output pytree."""
 
-    __slots__ = ("exe", "out_tree", "single")
+    __slots__ = ("exe", "out_tree", "single", "cpp_ok")
 
-    def __init__(self, exe: Executable, out_tree: PyTreeDef):
+    def __init__(self, exe: Executable, out_tree: PyTreeDef, cpp_ok: bool = False):
         self.exe = exe
         self.out_tree = out_tree
         self.single = out_tree.num_leaves == 1 and out_tree == _ONE_LEAF
+        # Whether C++ may run it on its own (see `_fast_path_allowed`).
+        self.cpp_ok = cpp_ok
 
 
 class JitWrapped:
@@ -626,16 +628,46 @@ class JitWrapped:
         # `updated=()`: copying `fun.__dict__` would overwrite the attributes set
         # above when `fun` is itself a JitWrapped (or wraps one).
         functools.update_wrapper(self, fun, updated=())
+        self._cpp: Callable[[], Any] | None = None  # (a weak reference, see `as_function`)
         _live_jitted.add(self)
 
     def __repr__(self) -> str:
         return f"<jitted function {self._name}>"
 
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        # `@jit` on a method: bind like a function would.
-        if obj is None:
+    def as_function(self) -> Any:
+        """What `jit` returns: jaxlib's C++ function object running this jit, or
+        this object itself where the C++ fast path does not apply.
+
+        The C++ object takes every call; on a miss it calls back into this
+        object (`_cpp_miss`). It carries this object's public attributes
+        (``trace``, ``lower``, ``eval_shape``, ``clear_cache``) and holds it as
+        ``_jit``. Donation (the Python path deletes donated inputs) and bare
+        `PartitionSpec`s (whose mesh comes from the context, which C++ does not
+        see) keep to this object.
+        """
+        if self._donate_argnums or self._donate_argnames or self._has_specs:
             return self
-        return functools.partial(self, obj)
+        this = weakref.ref(self)  # held by the C++ object: no cycle through the handler
+
+        def cache_miss(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
+            wrapped = this()
+            assert wrapped is not None  # the C++ object holds it as `_jit`
+            return wrapped._cpp_miss(*args, **kwargs)
+
+        cpp = _cpp_jit.make_pjit(
+            self._name,
+            self._fun,
+            cache_miss,
+            self._static_argnums,
+            tuple(self._static_argnames),
+            _cpp_jit.new_cache(self._max_entries),
+        )
+        functools.update_wrapper(cpp, self._fun, updated=())
+        cpp._jit = self
+        for name in ("trace", "lower", "eval_shape", "clear_cache", "_cache_size", "_cache"):
+            setattr(cpp, name, getattr(self, name))
+        self._cpp = weakref.ref(cpp)
+        return cpp
 
     # -- splitting the call into static and dynamic parts ---------------------
 
@@ -767,8 +799,10 @@ class JitWrapped:
     # -- calling -----------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # The fast path, inline: all arguments arrays, no static arguments or
-        # keywords, outside any trace, and a cache hit. It needs no pytree
+        # What `jit` returns is jaxlib's C++ function object (see `as_function`)
+        # whenever it applies; this Python call serves the others (donation,
+        # bare PartitionSpecs). Its fast path, inline: all arguments arrays, no
+        # keywords, outside any trace, and a cache hit; it needs no pytree
         # flattening (the key's first item, a config tuple, never equals the
         # PyTreeDef that starts the general keys). Everything else goes through
         # `_call`, an API boundary for traceback filtering.
@@ -786,12 +820,27 @@ class JitWrapped:
                     return outs[0] if entry.single else entry.out_tree.unflatten(outs)
         return self._call(*args, **kwargs)
 
+    def _cpp_miss(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
+        """What C++ calls on a miss: (outputs, fast-path data or None, False)."""
+        if _trace_state.trace is not _eval_trace or _disable_jit.value:
+            return self._call(*args, **kwargs), None, False
+        out, entry, leaves = self._call_entry(args, kwargs)
+        data = None
+        if entry.cpp_ok and _cpp_jit.is_plain(leaves):
+            data = _cpp_jit.fastpath_data(entry.exe, len(leaves), out)
+        return out, data, False
+
     @si.api_boundary
     def _call(self, *args: Any, **kwargs: Any) -> Any:
         if _disable_jit.value:
             return self._fun(*args, **kwargs)
         if _trace_state.trace is not _eval_trace:
             return self._bind(args, kwargs)
+        return self._call_entry(args, kwargs)[0]
+
+    @si.api_boundary
+    def _call_entry(self, args: tuple, kwargs: dict) -> tuple[Any, _Entry, Sequence[Any]]:
+        """Runs the call outside any trace: (outputs, the cache entry used, flat inputs)."""
         key: tuple[Any, ...]
         if self._fast and not kwargs and all(type(a) is Array for a in args):
             key = (_trace_context(), *[(a.aval, a._impl._sharding, a._committed) for a in args])
@@ -811,7 +860,7 @@ class JitWrapped:
             )
         entry = self._lookup(key, args, kwargs, leaves)
         outs = entry.exe.call(leaves)
-        return outs[0] if entry.single else entry.out_tree.unflatten(outs)
+        return (outs[0] if entry.single else entry.out_tree.unflatten(outs)), entry, leaves
 
     def _touch(self, key: Hashable) -> None:
         """Marks ``key`` most recently used (only once the cache is half full: before
@@ -891,7 +940,7 @@ class JitWrapped:
                 placement,
                 config.use_shardy_partitioner.value,
             )
-            entry = _Entry(exe, traced.out_tree)
+            entry = _Entry(exe, traced.out_tree, _fast_path_allowed(exe, traced))
             if self._seen and config.explain_cache_misses.value:
                 logger.warning(_explain_miss(self._name, self._seen, sig))
             self._seen.append(sig)
@@ -922,9 +971,26 @@ class JitWrapped:
         with self._lock:
             self._cache.clear()
             self._seen.clear()
+            cpp = self._cpp() if self._cpp is not None else None
+            if cpp is not None:
+                cpp._clear_cache()
 
     def _cache_size(self) -> int:
         return len(self._cache)
+
+
+def _fast_path_allowed(exe: Executable, traced: TracedCall) -> bool:
+    """Whether C++ may run ``exe`` on its own: no effects (tokens, ordering, checks
+    run by Python), no host callbacks (their errors surface at the call in Python),
+    no pruned inputs, no donation, and no debug_nans/debug_infs."""
+    return (
+        not traced.jaxpr.effects
+        and not getattr(exe, "has_host_callbacks", False)
+        and exe.kept_var_idx == tuple(range(len(exe.in_avals)))
+        and not any(traced.donated)
+        and not config.debug_nans.value
+        and not config.debug_infs.value
+    )
 
 
 # (Defined with the placement rules; eager primitives with bodies use it too.)
@@ -1010,7 +1076,7 @@ def jit(
     device: Any = None,
     backend: str | None = None,
     inline: bool = False,
-) -> JitWrapped:
+) -> Any:
     """Compiles ``fun`` with XLA: traced once per input signature, then reused.
 
     Args:
@@ -1080,7 +1146,15 @@ def jit(
         device=device,
         backend=backend,
         inline=inline,
-    )
+    ).as_function()
+
+
+def jitted_object(fun: Any) -> JitWrapped | None:
+    """The `JitWrapped` behind what `jit` returned (either form), or None."""
+    if type(fun) is JitWrapped:
+        return fun
+    inner = getattr(fun, "_jit", None)
+    return inner if type(inner) is JitWrapped else None
 
 
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -1100,7 +1174,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
       >>> eval_shape(lambda x: x.T, ShapeDtypeStruct((2, 3), np.float32))
       ShapeDtypeStruct(shape=(3, 2), dtype=float32)
     """
-    traced = jit(fun)._trace_call(args, kwargs)
+    traced = jitted_object(jit(fun))._trace_call(args, kwargs)  # type: ignore[union-attr]  # jit's own result
     outs = [
         ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.jaxpr.out_avals
     ]

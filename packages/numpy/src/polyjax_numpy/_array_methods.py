@@ -20,6 +20,7 @@ from typing import Any
 from polyjax_core import symbolic_dims as sd
 from polyjax_core import tracing
 from polyjax_interpreters import array as array_mod
+from polyjax_interpreters.jit import jit as _jit
 from polyjax_numpy.numpy import (
     _creation,
     _cumulative,
@@ -37,15 +38,39 @@ from polyjax_numpy.numpy import (
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._index_update import at as _at
 
+_PY_NUMBERS = _u._PY_NUMBERS
+# The operators whose Python-scalar operand takes the jitted fast path (see `_defer`).
+_ARITHMETIC = frozenset(
+    {
+        _ufuncs.add,
+        _ufuncs.subtract,
+        _ufuncs.multiply,
+        _ufuncs.true_divide,
+        _ufuncs.floor_divide,
+        _ufuncs.remainder,
+        _ufuncs.power,
+    }
+)
+
 __all__: list[str] = []  # importing the module registers everything; it exports nothing
 
 
 def _defer(fn: Callable[[Any, Any], Any], reflected: bool) -> Callable[[Any, Any], Any]:
     """The operator method: `NotImplemented` for operands that are not arrays."""
 
+    # `Array op Python scalar` outside any trace: both operands as Arrays (the
+    # scalar from the device-scalar cache) into a jitted `fn`, which jit's C++
+    # fast path runs without entering Python, as JAX's jitted ufuncs do.
+    jitted = _jit(fn)
+    numbers = _PY_NUMBERS if fn in _ARITHMETIC else frozenset()
+
     if reflected:
 
         def method(self: Any, other: Any) -> Any:
+            if type(other) in numbers:
+                both = _u._array_and_python_scalar((other, self))
+                if both is not None:
+                    return jitted(*both)
             if not _u.is_operand(other):
                 return NotImplemented
             return fn(_u.from_protocol(other), self)
@@ -53,6 +78,10 @@ def _defer(fn: Callable[[Any, Any], Any], reflected: bool) -> Callable[[Any, Any
     else:
 
         def method(self: Any, other: Any) -> Any:
+            if type(other) in numbers:
+                both = _u._array_and_python_scalar((self, other))
+                if both is not None:
+                    return jitted(*both)
             if not _u.is_operand(other):
                 return NotImplemented
             return fn(self, _u.from_protocol(other))

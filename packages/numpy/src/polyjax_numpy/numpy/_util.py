@@ -12,17 +12,20 @@ array methods share them, so that `x + y` and `jnp.add(x, y)` are one code path.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from polyjax_core import config, dtypes
+from polyjax_core import config, dtypes, tracing
 from polyjax_core import symbolic_dims as sd
-from polyjax_core.abstract_values import get_aval, jax_array_error
+from polyjax_core.abstract_values import ShapedArray, get_aval, jax_array_error
 from polyjax_core.tracing import Tracer
+from polyjax_interpreters import dispatch as _dispatch
 from polyjax_interpreters.array import Array, device_put
+from polyjax_interpreters.sharding import SingleDeviceSharding as _SingleDeviceSharding
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax import _shape_ops, _shape_rules
 from polyjax_numpy.lax._dim_value import dim_as_value
@@ -211,10 +214,46 @@ def promote_shapes(name: str, *args: Any) -> list[Any]:
     return [_shape_ops.broadcast_to_rank(x, result_rank) if shape(x) else x for x in args]
 
 
+def _array_and_python_scalar(args: Sequence[Any]) -> list[Any] | None:
+    """``x * 2.0`` outside any trace, for a float or complex Array ``x`` on one device:
+    the scalar as a weakly typed device scalar of ``x``'s dtype (cached: no transfer
+    per call; see docs/jit.md), else None."""
+    if len(args) != 2 or _trace_state.trace is not _eval_trace:
+        return None
+    a, b = args
+    if type(a) is Array and type(b) in _PY_NUMBERS:
+        x, value, first = a, b, True
+    elif type(b) is Array and type(a) in _PY_NUMBERS:
+        x, value, first = b, a, False
+    else:
+        return None
+    sharding = x._impl._sharding
+    if x.aval.dtype.kind not in "fc" or type(sharding) is not _SingleDeviceSharding:
+        return None
+    if type(value) is int and not -_INT32_BOUND <= value < _INT32_BOUND:
+        return None  # (the general path says whether it overflows the default int)
+    scalar = _dispatch.device_scalar(value, _weak_scalar_aval(x.aval.dtype), sharding)
+    return [x, scalar] if first else [scalar, x]
+
+
+_PY_NUMBERS = frozenset({int, float})
+_INT32_BOUND = 2**31
+_trace_state = tracing._state
+_eval_trace = tracing.eval_trace
+
+
+@functools.lru_cache(maxsize=64)
+def _weak_scalar_aval(dtype: np.dtype) -> ShapedArray:
+    return ShapedArray((), dtype, weak_type=True)
+
+
 def promote_args(name: str, *args: Any) -> list[Any]:
     """Checks, promotes the dtypes and the ranks of the operands of `jnp.<name>`."""
     if _same_types(args):  # the common case, without computing a promotion
         return list(args)
+    fast = _array_and_python_scalar(args)
+    if fast is not None:
+        return fast
     args = _dims_as_values(args)
     check_arraylike(name, *args)
     return promote_shapes(name, *promote_dtypes(*args))
