@@ -1,4 +1,5 @@
 """Experimental APIs (``polyjax.experimental``): `shard_map` with JAX's older
-argument names, `maps.xmap`, and `multihost_utils` (collectives between processes)."""
+argument names, `maps.xmap`, `multihost_utils` (collectives between processes),
+and `ode` (`odeint`)."""
 
-__all__ = ["maps", "multihost_utils", "shard_map"]
+__all__ = ["maps", "multihost_utils", "ode", "shard_map"]
