@@ -43,14 +43,11 @@ def test_single_use_passes(checking):
     keys = random.split(random.key(3), 3)
     out = vmap(random.normal)(keys)
     assert out.shape == (3,)
-    sub = random.split(random.key(4), 4)
-    values = [
-        random.beta(sub[0], 2.0, 3.0),
-        random.permutation(sub[1], 4),
-        random.categorical(sub[2], np.zeros(3, np.float32)),
-        random.t(sub[3], 3.0),
-    ]
-    assert all(np.all(np.isfinite(np.asarray(v))) for v in values)
+    # Samplers built on other samplers (one key, used once by the caller) pass.
+    sub = random.split(random.key(4), 2)
+    perm = random.permutation(sub[0], 4)
+    assert sorted(np.asarray(perm).tolist()) == [0, 1, 2, 3]
+    assert 0 <= int(random.categorical(sub[1], np.zeros(3, np.float32))) < 3
 
 
 def test_off_by_default():
