@@ -2199,6 +2199,34 @@ def _eigh_check(args, out):
     np.testing.assert_allclose(w, np.linalg.eigvalsh(a), rtol=1e-4, atol=1e-4)
 
 
+def _schur_check(args, out):
+    """`a = z t z^H` with `z` unitary and `t` (quasi) upper triangular."""
+    (a,), (t, z) = args, out
+    a, t, z = (np.asarray(v, C128) for v in (a, t, z))
+    tol = dict(rtol=1e-4, atol=1e-4)
+    z_h = np.conj(np.swapaxes(z, -1, -2))
+    np.testing.assert_allclose(z @ t @ z_h, a, **tol)
+    np.testing.assert_allclose(z_h @ z, np.broadcast_to(np.eye(a.shape[-1]), a.shape), **tol)
+    below = -2 if np.isrealobj(args[0]) else -1
+    assert np.all(np.tril(t, below) == 0)
+
+
+def _hessenberg_check(args, out):
+    """The packed result's Hessenberg part is `q^H a q` for the `q` its reflectors make."""
+    (a,), (packed, taus) = args, out
+    a, packed, taus = (np.asarray(v, C128) for v in (a, packed, taus))
+    n = a.shape[-1]
+    for idx in np.ndindex(a.shape[:-2]):
+        q = np.eye(n, dtype=C128)
+        for i in range(n - 1):
+            v = np.zeros(n, C128)
+            v[i + 1] = 1
+            v[i + 2 :] = packed[idx][i + 2 :, i]
+            q = q @ (np.eye(n) - taus[idx][i] * np.outer(v, np.conj(v)))
+        h = np.triu(packed[idx], -1)
+        np.testing.assert_allclose(q @ h @ np.conj(q.T), a[idx], rtol=1e-4, atol=1e-4)
+
+
 def _eig_check(args, out):
     """Eigenvectors are unique only up to scale (and order): check the defining
     equations, their unit norm, and the eigenvalues as sorted sets against NumPy."""
@@ -2337,6 +2365,26 @@ CASES += [
             x, compute_left_eigenvectors=False, compute_right_eigenvectors=False
         )[0],
         tol=10,
+    ),
+    Case(
+        "schur",
+        (linalg.schur_p,),
+        lambda x: list(linalg.schur(x)),
+        operands((-1, 1)),
+        None,
+        (F32, C64),
+        shapes=_MATRICES,
+        check=_schur_check,
+    ),
+    Case(
+        "hessenberg",
+        (linalg.hessenberg_p,),
+        lambda x: list(linalg.hessenberg(x)),
+        operands((-1, 1)),
+        None,
+        (F32, C64),
+        shapes=_MATRICES,
+        check=_hessenberg_check,
     ),
     Case(
         "qr",
@@ -2562,6 +2610,8 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     "geqrf": "an internal step of qr (whose derivative is checked), as in JAX",
     "householder_product": "no jvp, as in JAX",
     "composite": "no jvp, as in JAX (ValueError: wrap it in custom_jvp)",
+    "schur": "no jvp, as in JAX (the decomposition is not unique)",
+    "hessenberg": "no jvp, as in JAX (the decomposition is not unique)",
 }
 NOT_DIFFERENTIABLE.pop("zeta")
 

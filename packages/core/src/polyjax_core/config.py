@@ -50,6 +50,7 @@ __all__ = [
     "persistent_cache_min_compile_time_secs",
     "persistent_cache_min_entry_size_bytes",
     "debug_infs",
+    "debug_key_reuse",
     "debug_nans",
     "default_device",
     "default_matmul_precision",
@@ -915,6 +916,13 @@ debug_nans = define_bool_state(
     False,
     "Check every computation's outputs for NaNs and raise FloatingPointError at the "
     "first operation that produces one.",
+    include_in_trace_context=True,
+)
+
+debug_key_reuse = define_bool_state(
+    "jax_debug_key_reuse",
+    False,
+    "Raise KeyReuseError when a consumed PRNG key is used again (see polyjax.random).",
     include_in_trace_context=True,
 )
 

@@ -57,6 +57,7 @@ from polyjax_numpy.lax._elementwise import (
     sub,
 )
 from polyjax_numpy.lax._reductions import argmax, reduce_sum
+from polyjax_numpy.lax._schur import hessenberg, hessenberg_p, schur, schur_p
 from polyjax_numpy.lax._shape_ops import (
     broadcast_in_dim,
     broadcasted_iota,
@@ -76,6 +77,8 @@ __all__ = [
     "eig_p",
     "eigh",
     "eigh_p",
+    "hessenberg",
+    "hessenberg_p",
     "householder_product",
     "householder_product_p",
     "lu",
@@ -83,6 +86,8 @@ __all__ = [
     "lu_pivots_to_permutation",
     "qr",
     "qr_p",
+    "schur",
+    "schur_p",
     "svd",
     "svd_p",
     "tridiagonal_solve",

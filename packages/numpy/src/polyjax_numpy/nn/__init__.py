@@ -36,6 +36,11 @@ from polyjax_numpy.nn._activations import (
     tanh,
 )
 from polyjax_numpy.nn._attention import dot_product_attention
+from polyjax_numpy.nn._scaled_matmul import (
+    get_scaled_dot_general_config,
+    scaled_dot_general,
+    scaled_matmul,
+)
 from polyjax_numpy.nn._softmax import (
     log_softmax,
     logmeanexp,
@@ -50,6 +55,7 @@ __all__ = [
     "dot_product_attention",
     "elu",
     "gelu",
+    "get_scaled_dot_general_config",
     "glu",
     "hard_sigmoid",
     "hard_silu",
@@ -67,6 +73,8 @@ __all__ = [
     "one_hot",
     "relu",
     "relu6",
+    "scaled_dot_general",
+    "scaled_matmul",
     "selu",
     "sigmoid",
     "silu",

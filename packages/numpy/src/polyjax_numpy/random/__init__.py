@@ -25,11 +25,11 @@ from polyjax_numpy.random._gamma import (
     random_gamma_p,
     t,
 )
+from polyjax_numpy.random._key_reuse import clone, consumes_key
 from polyjax_numpy.random._multivariate import ball, multivariate_normal, orthogonal
 from polyjax_numpy.random._prng import (
     PRNGKey,
     PRNGKeyArray,
-    clone,
     fold_in,
     key,
     key_data,
@@ -57,6 +57,16 @@ from polyjax_numpy.random._univariate import (
     wald,
     weibull_min,
 )
+
+# The functions that consume their key, wrapped for the optional key-reuse checker.
+_CONSUMERS = """ball bernoulli beta binomial bits categorical cauchy chisquare choice dirichlet
+double_sided_maxwell exponential f fold_in gamma generalized_normal geometric gumbel laplace
+loggamma logistic lognormal maxwell multinomial multivariate_normal normal orthogonal pareto
+permutation poisson rademacher randint rayleigh split t triangular truncated_normal uniform wald
+weibull_min""".split()
+for _name in _CONSUMERS:
+    globals()[_name] = consumes_key(globals()[_name])
+del _name
 
 __all__ = [
     "PRNGKey",

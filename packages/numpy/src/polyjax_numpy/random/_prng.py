@@ -257,7 +257,7 @@ class PRNGKeyArray(ExtendedArray):
     in JAX.
     """
 
-    __slots__ = ("_base_array", "_impl")
+    __slots__ = ("__weakref__", "_base_array", "_impl")  # weakrefs: the key-reuse checker
     __array_priority__ = 100
 
     def __init__(self, impl: PRNGImpl, key_data: Any):

@@ -17,9 +17,12 @@ Decisions (details in docs/scipy.md):
   scaling and squaring; the squarings run as a fixed-length loop
   (`max_squarings` steps, each a no-op once done), so `expm` is differentiable
   in both modes, to any order. `expm_frechet` uses the block-matrix identity.
-- `sqrtm` diagonalizes with `eig` (there is no Schur kernel): complex results,
-  valid for diagonalizable matrices. `polar` uses the SVD for both methods.
-- No `schur`, `hessenberg`, `funm` or `eigh_tridiagonal` yet.
+- `sqrtm` diagonalizes with `eig`: complex results, valid for diagonalizable
+  matrices. `polar` uses the SVD for both methods.
+- The Schur-based functions (`schur`, `rsf2csf`, `hessenberg`, `funm`,
+  `solve_sylvester`), `eigh_tridiagonal` and `qr_multiply` live in
+  `_schur_based.py`; the size-only and operand-built special matrices in
+  `_special_matrices.py`.
 
 Example:
   >>> from polyjax_numpy.scipy import linalg
@@ -52,6 +55,27 @@ from polyjax_numpy.numpy import (
 from polyjax_numpy.numpy import _linalg_util as _lu
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy import linalg as np_linalg
+from polyjax_numpy.scipy._schur_based import (
+    eigh_tridiagonal,
+    funm,
+    hessenberg,
+    qr_multiply,
+    rsf2csf,
+    schur,
+    solve_sylvester,
+)
+from polyjax_numpy.scipy._special_matrices import (
+    convolution_matrix,
+    dft,
+    fiedler,
+    fiedler_companion,
+    hadamard,
+    helmert,
+    invhilbert,
+    invpascal,
+    leslie,
+    pascal,
+)
 
 __all__ = [
     "block_diag",
@@ -60,19 +84,36 @@ __all__ = [
     "cholesky",
     "circulant",
     "companion",
+    "convolution_matrix",
     "det",
+    "dft",
     "eigh",
+    "eigh_tridiagonal",
     "expm",
     "expm_frechet",
+    "fiedler",
+    "fiedler_companion",
+    "funm",
+    "hadamard",
     "hankel",
+    "helmert",
+    "hessenberg",
     "hilbert",
     "inv",
+    "invhilbert",
+    "invpascal",
+    "leslie",
     "lu",
     "lu_factor",
     "lu_solve",
+    "pascal",
     "polar",
     "qr",
+    "qr_multiply",
+    "rsf2csf",
+    "schur",
     "solve",
+    "solve_sylvester",
     "solve_triangular",
     "sqrtm",
     "svd",

@@ -1,11 +1,22 @@
 """Experimental APIs (``polyjax.experimental``): `shard_map` with JAX's older
 argument names, `maps.xmap`, `multihost_utils` (collectives between processes),
-`io_callback` (a host callback with side effects), `checkify` and
-`compilation_cache`."""
+`io_callback` (a host callback with side effects), `checkify`,
+`compilation_cache`, `ode` (`odeint`), `jet` and `sparse` (`BCOO`, `BCSR`,
+`sparsify`)."""
 
 from typing import Any
 
-__all__ = ["checkify", "compilation_cache", "io_callback", "maps", "multihost_utils", "shard_map"]
+__all__ = [
+    "checkify",
+    "compilation_cache",
+    "io_callback",
+    "jet",
+    "maps",
+    "multihost_utils",
+    "ode",
+    "shard_map",
+    "sparse",
+]
 
 
 def __getattr__(name: str) -> Any:

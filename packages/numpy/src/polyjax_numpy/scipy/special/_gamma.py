@@ -21,6 +21,7 @@ import numpy as np
 
 from polyjax_core.tracing import concrete_or_error
 from polyjax_core.typing import ArrayLike
+from polyjax_interpreters.jit import jit
 from polyjax_numpy import lax
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.scipy.special._common import inexact_args
@@ -301,3 +302,31 @@ def poch(z: ArrayLike, m: ArrayLike) -> Any:
     sign = gammasgn(z + m) * gammasgn(z)
     out = sign * jnp.exp(lax.lgamma(z + m) - lax.lgamma(z))
     return jnp.where(m == 0, jnp.ones_like(out), out)
+
+
+def comb(N: ArrayLike, k: ArrayLike, *, repetition: bool = False) -> Any:
+    """The number of combinations of `N` things taken `k` at a time, elementwise.
+
+    Computed in floating point as `1 / ((N + 1) B(N - k + 1, k + 1))` (SciPy's
+    ``exact=False``), so non-integer `N` gives the generalized binomial
+    coefficient; 0 where `k > N`, `k < 0` or `N < 0`. With `repetition`, the
+    count of multisets: `comb(N + k - 1, k)`.
+
+    Example:
+      >>> from polyjax_numpy.scipy import special
+      >>> special.comb(np.array([5.0, 5.5, 2.0]), 2.0)
+      Array([10.000005 , 12.3749895,  1.0000001], dtype=float32)
+    """
+    N, k = inexact_args("comb", N, k)
+    if repetition:
+        N = N + k - 1
+    return _comb(N, k)
+
+
+@jit
+def _comb(N: Any, k: Any) -> Any:
+    valid = (k <= N) & (k >= 0) & (N >= 0)
+    n_safe = jnp.where(valid, N, jnp.ones_like(N))
+    k_safe = jnp.where(valid, k, jnp.zeros_like(k))
+    value = jnp.exp(-jnp.log1p(n_safe) - betaln(n_safe - k_safe + 1, k_safe + 1))
+    return jnp.where(valid, value, jnp.zeros_like(value))
