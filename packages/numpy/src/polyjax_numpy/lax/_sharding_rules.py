@@ -482,6 +482,8 @@ DEFAULT_RULES: dict[str, Any] = {
     "lu": _last_dims("lu", 2),
     "qr": _last_dims("qr", 2),
     "svd": _last_dims("svd", 2),
+    "schur": _last_dims("schur", 2),
+    "hessenberg": _last_dims("hessenberg", 2),
     "geqrf": _last_dims("geqrf", 2),
     "householder_product": _last_dims("householder_product", 2),
     "triangular_solve": _last_dims("triangular_solve", 2),
