@@ -111,59 +111,27 @@ def _doc(kind: str, identity: str) -> str:
     """
 
 
-def segment_sum(
-    data: Any,
-    segment_ids: Any,
-    num_segments: int | None = None,
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
-    bucket_size: int | None = None,
-    mode: Any = None,
-) -> Any:
-    args = (num_segments, indices_are_sorted, unique_indices, bucket_size, mode)
-    return _segment("sum", data, segment_ids, *args)
+def _public(kind: str, noun: str, identity: str) -> Any:
+    """The public `segment_<kind>`: the shared signature over `_segment(kind, ...)`."""
+
+    def segment(
+        data: Any,
+        segment_ids: Any,
+        num_segments: int | None = None,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        bucket_size: int | None = None,
+        mode: Any = None,
+    ) -> Any:
+        args = (num_segments, indices_are_sorted, unique_indices, bucket_size, mode)
+        return _segment(kind, data, segment_ids, *args)
+
+    segment.__name__ = segment.__qualname__ = f"segment_{kind}"
+    segment.__doc__ = _doc(noun, identity)
+    return segment
 
 
-def segment_prod(
-    data: Any,
-    segment_ids: Any,
-    num_segments: int | None = None,
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
-    bucket_size: int | None = None,
-    mode: Any = None,
-) -> Any:
-    args = (num_segments, indices_are_sorted, unique_indices, bucket_size, mode)
-    return _segment("prod", data, segment_ids, *args)
-
-
-def segment_max(
-    data: Any,
-    segment_ids: Any,
-    num_segments: int | None = None,
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
-    bucket_size: int | None = None,
-    mode: Any = None,
-) -> Any:
-    args = (num_segments, indices_are_sorted, unique_indices, bucket_size, mode)
-    return _segment("max", data, segment_ids, *args)
-
-
-def segment_min(
-    data: Any,
-    segment_ids: Any,
-    num_segments: int | None = None,
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
-    bucket_size: int | None = None,
-    mode: Any = None,
-) -> Any:
-    args = (num_segments, indices_are_sorted, unique_indices, bucket_size, mode)
-    return _segment("min", data, segment_ids, *args)
-
-
-segment_sum.__doc__ = _doc("sum", "0")
-segment_prod.__doc__ = _doc("product", "1")
-segment_max.__doc__ = _doc("maximum", "-inf (the lowest value for integers)")
-segment_min.__doc__ = _doc("minimum", "inf (the highest value for integers)")
+segment_sum = _public("sum", "sum", "0")
+segment_prod = _public("prod", "product", "1")
+segment_max = _public("max", "maximum", "-inf (the lowest value for integers)")
+segment_min = _public("min", "minimum", "inf (the highest value for integers)")
