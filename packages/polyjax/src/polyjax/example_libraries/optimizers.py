@@ -133,6 +133,16 @@ def optimizer(opt_maker: Callable[..., tuple]) -> Callable[..., Optimizer]:
 # --- optimizers for one array
 
 
+def _with_zeros(count: int) -> Callable[[Any], tuple]:
+    """The `init` whose state is the parameters and `count` zero arrays like them."""
+    return lambda x0: (x0, *(jnp.zeros_like(x0) for _ in range(count)))
+
+
+def _first(state: tuple) -> Any:
+    """The `get_params` of a state whose first entry is the parameters."""
+    return state[0]
+
+
 @optimizer
 def sgd(step_size: float | Schedule) -> tuple:
     """Stochastic gradient descent: ``x -= step_size(i) * g``."""
@@ -150,7 +160,7 @@ def momentum(step_size: float | Schedule, mass: float) -> tuple:
         v = mass * v + g
         return x - step_size(i) * v, v
 
-    return (lambda x0: (x0, jnp.zeros_like(x0))), update, (lambda s: s[0])
+    return _with_zeros(1), update, _first
 
 
 @optimizer
@@ -163,7 +173,7 @@ def nesterov(step_size: float | Schedule, mass: float) -> tuple:
         v = mass * v + g
         return x - step_size(i) * (mass * v + g), v
 
-    return (lambda x0: (x0, jnp.zeros_like(x0))), update, (lambda s: s[0])
+    return _with_zeros(1), update, _first
 
 
 def _inverse_sqrt(a: Any) -> Any:
@@ -177,16 +187,13 @@ def adagrad(step_size: float | Schedule, momentum: float = 0.9) -> tuple:
     """Adagrad (with momentum on the normalized gradient)."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
-
     def update(i, g, state):
         x, g_sq, m = state
         g_sq = g_sq + g * g
         m = (1 - momentum) * (g * _inverse_sqrt(g_sq)) + momentum * m
         return x - step_size(i) * m, g_sq, m
 
-    return init, update, (lambda s: s[0])
+    return _with_zeros(2), update, _first
 
 
 @optimizer
@@ -199,7 +206,7 @@ def rmsprop(step_size: float | Schedule, gamma: float = 0.9, eps: float = 1e-8) 
         avg_sq = gamma * avg_sq + (1 - gamma) * g * g
         return x - step_size(i) * g / jnp.sqrt(avg_sq + eps), avg_sq
 
-    return (lambda x0: (x0, jnp.zeros_like(x0))), update, (lambda s: s[0])
+    return _with_zeros(1), update, _first
 
 
 @optimizer
@@ -209,16 +216,13 @@ def rmsprop_momentum(
     """RMSProp with momentum on the scaled steps."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
-
     def update(i, g, state):
         x, avg_sq, mom = state
         avg_sq = gamma * avg_sq + (1 - gamma) * g * g
         mom = momentum * mom + step_size(i) * g / jnp.sqrt(avg_sq + eps)
         return x - mom, avg_sq, mom
 
-    return init, update, (lambda s: s[0])
+    return _with_zeros(2), update, _first
 
 
 @optimizer
@@ -228,9 +232,6 @@ def adam(
     """Adam, with bias-corrected first and second moment estimates."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
-
     def update(i, g, state):
         x, m, v = state
         m = (1 - b1) * g + b1 * m
@@ -239,7 +240,7 @@ def adam(
         m_hat, v_hat = m / (1 - b1**t), v / (1 - b2**t)
         return x - step_size(i) * m_hat / (jnp.sqrt(v_hat) + eps), m, v
 
-    return init, update, (lambda s: s[0])
+    return _with_zeros(2), update, _first
 
 
 @optimizer
@@ -249,9 +250,6 @@ def adamax(
     """AdaMax: Adam with the infinity norm in place of the second moment."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
-
     def update(i, g, state):
         x, m, u = state
         m = (1 - b1) * g + b1 * m
@@ -259,7 +257,7 @@ def adamax(
         t = jnp.asarray(i, m.dtype) + 1
         return x - (step_size(i) / (1 - b1**t)) * m / (u + eps), m, u
 
-    return init, update, (lambda s: s[0])
+    return _with_zeros(2), update, _first
 
 
 @optimizer
@@ -286,7 +284,7 @@ def sm3(step_size: float | Schedule, momentum: float = 0.9) -> tuple:
         vs = [jnp.max(accum, axis=tuple(a for a in range(ndim) if a != d)) for d in range(ndim)]
         return x - step_size(i) * m, m, vs
 
-    return init, update, (lambda s: s[0])
+    return init, update, _first
 
 
 # --- schedules
