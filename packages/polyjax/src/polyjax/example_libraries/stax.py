@@ -127,23 +127,17 @@ def _kernel_shape(rhs_spec: str, lhs_spec: str, input_shape: Any, out_chan: int,
     ]
 
 
-def GeneralConv(
+def _conv_layer(
+    conv: Callable[[Any, Any], Any],
     dimension_numbers: tuple[str, str, str],
     out_chan: int,
     filter_shape: tuple[int, ...],
-    strides: tuple[int, ...] | None = None,
-    padding: str = "VALID",
-    W_init: Any = None,
-    b_init: Any = _CONV_B,
+    W_init: Any,
+    b_init: Any,
 ) -> Layer:
-    """A convolution with the layouts `dimension_numbers` (e.g. ``("NHWC", "HWIO", "NHWC")``)."""
+    """The layer ``conv(inputs, W) + b``, its kernel laid out by `dimension_numbers`."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
-    one = (1,) * len(filter_shape)
-    strides = strides or one
     W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
-
-    def conv(x, w):
-        return lax.conv_general_dilated(x, w, strides, padding, one, one, dimension_numbers)
 
     def init_fun(rng, input_shape):
         kernel_shape = _kernel_shape(rhs_spec, lhs_spec, input_shape, out_chan, filter_shape)
@@ -157,6 +151,25 @@ def GeneralConv(
         return conv(inputs, W) + b
 
     return init_fun, apply_fun
+
+
+def GeneralConv(
+    dimension_numbers: tuple[str, str, str],
+    out_chan: int,
+    filter_shape: tuple[int, ...],
+    strides: tuple[int, ...] | None = None,
+    padding: str = "VALID",
+    W_init: Any = None,
+    b_init: Any = _CONV_B,
+) -> Layer:
+    """A convolution with the layouts `dimension_numbers` (e.g. ``("NHWC", "HWIO", "NHWC")``)."""
+    one = (1,) * len(filter_shape)
+    strides = strides or one
+
+    def conv(x, w):
+        return lax.conv_general_dilated(x, w, strides, padding, one, one, dimension_numbers)
+
+    return _conv_layer(conv, dimension_numbers, out_chan, filter_shape, W_init, b_init)
 
 
 Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
@@ -172,26 +185,13 @@ def GeneralConvTranspose(
     b_init: Any = _CONV_B,
 ) -> Layer:
     """A transposed convolution (`lax.conv_transpose`) with the layouts `dimension_numbers`."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
     one = (1,) * len(filter_shape)
     strides = strides or one
-    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
 
     def conv(x, w):
         return lax.conv_transpose(x, w, strides, padding, dimension_numbers=dimension_numbers)
 
-    def init_fun(rng, input_shape):
-        kernel_shape = _kernel_shape(rhs_spec, lhs_spec, input_shape, out_chan, filter_shape)
-        output_shape = _output_shape(conv, input_shape, kernel_shape)
-        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
-        k1, k2 = random.split(rng)
-        return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
-
-    def apply_fun(params, inputs, **kwargs):
-        W, b = params
-        return conv(inputs, W) + b
-
-    return init_fun, apply_fun
+    return _conv_layer(conv, dimension_numbers, out_chan, filter_shape, W_init, b_init)
 
 
 Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
