@@ -59,6 +59,15 @@ def _batch_rule(prim: Any) -> Any:
     return rule
 
 
+def _lapack_primitive(name: str, abstract_eval: Any, lowering: Any) -> Any:
+    """A CPU-only primitive of one matrix and two results, batched as a loop of the kernel."""
+    prim = standard_primitive(
+        name, abstract_eval, lowering, multiple_results=True, lowering_platform="cpu"
+    )
+    batching.primitive_batchers[prim] = _batch_rule(prim)
+    return prim
+
+
 # --- schur
 
 
@@ -89,14 +98,7 @@ def _schur_lowering(ctx: Any, x: ir.Value, *, compute_schur_vectors: bool) -> li
     return _nan_where_failed(ctx, info, [t, z], [aval, aval])
 
 
-schur_p = standard_primitive(
-    "schur",
-    _schur_abstract_eval,
-    _schur_lowering,
-    multiple_results=True,
-    lowering_platform="cpu",
-)
-batching.primitive_batchers[schur_p] = _batch_rule(schur_p)
+schur_p = _lapack_primitive("schur", _schur_abstract_eval, _schur_lowering)
 
 
 def schur(
@@ -164,14 +166,7 @@ def _hessenberg_lowering(ctx: Any, x: ir.Value) -> list:
     return _nan_where_failed(ctx, info, [a, taus], [a_aval, tau_aval])
 
 
-hessenberg_p = standard_primitive(
-    "hessenberg",
-    _hessenberg_abstract_eval,
-    _hessenberg_lowering,
-    multiple_results=True,
-    lowering_platform="cpu",
-)
-batching.primitive_batchers[hessenberg_p] = _batch_rule(hessenberg_p)
+hessenberg_p = _lapack_primitive("hessenberg", _hessenberg_abstract_eval, _hessenberg_lowering)
 
 
 def hessenberg(a: Any) -> tuple[Any, Any]:
