@@ -38,8 +38,8 @@ linear_call_p = Primitive("linear_call")
 linear_call_p.multiple_results = True
 
 
-def _trace(fun: Callable, res_tree: Any, lin_tree: Any, avals: list) -> tuple[Any, Any, tuple]:
-    """`fun(res, lin)` traced on flat avals: (closed jaxpr, out tree, hoisted const indices)."""
+def _trace(fun: Callable, res_tree: Any, lin_tree: Any, avals: list) -> tuple[Any, Any]:
+    """`fun(res, lin)` traced on flat avals: (closed jaxpr, out tree)."""
     n_res = res_tree.num_leaves
     box: list[Any] = []
 
@@ -67,6 +67,25 @@ def _abstract_eval(*avals: Any, callee: Any, **_: Any) -> list[Any]:
     return [v.aval for v in callee.jaxpr.outvars]
 
 
+def _bind(
+    fun: Any, fun_transpose: Any, res_leaves: Any, lin_leaves: Any, res_tree: Any, lin_tree: Any
+) -> tuple[list[Any], Any]:
+    """`fun` on the leaves as one `linear_call_p` (traced to its callee): outputs and their tree."""
+    avals = [get_aval(x) for x in (*res_leaves, *lin_leaves)]
+    closed, out_tree = _trace(fun, res_tree, lin_tree, avals)
+    outs = linear_call_p.bind(
+        *res_leaves,
+        *lin_leaves,
+        callee=closed,
+        fun=fun,
+        fun_transpose=fun_transpose,
+        res_tree=res_tree,
+        lin_tree=lin_tree,
+        out_tree=out_tree,
+    )
+    return outs, out_tree
+
+
 def _transpose(cts, *args, callee, fun, fun_transpose, res_tree, lin_tree, out_tree):
     n_res = res_tree.num_leaves
     residuals, linear = args[:n_res], args[n_res:]
@@ -74,20 +93,8 @@ def _transpose(cts, *args, callee, fun, fun_transpose, res_tree, lin_tree, out_t
         raise ValueError("linear_call: cannot transpose with respect to the residual arguments.")
     cts = [ad.instantiate_zeros(c) for c in cts]
     lin_avals = [x.aval if ad.is_undefined_primal(x) else get_aval(x) for x in linear]
-    ct_tree = out_tree
     # The transpose is another linear_call, to fun_transpose, with fun as its transpose.
-    avals = [get_aval(r) for r in residuals] + [get_aval(c) for c in cts]
-    closed, tree = _trace(fun_transpose, res_tree, ct_tree, avals)
-    cts_in = linear_call_p.bind(
-        *residuals,
-        *cts,
-        callee=closed,
-        fun=fun_transpose,
-        fun_transpose=fun,
-        res_tree=res_tree,
-        lin_tree=ct_tree,
-        out_tree=tree,
-    )
+    cts_in, _ = _bind(fun_transpose, fun, residuals, cts, res_tree, out_tree)
     if len(cts_in) != len(lin_avals):
         raise TypeError(
             f"linear_call: fun_transpose returned {len(cts_in)} cotangents for "
@@ -129,16 +136,5 @@ def linear_call(
     """
     res_leaves, res_tree = tree_flatten(residual_args)
     lin_leaves, lin_tree = tree_flatten(linear_args)
-    avals = [get_aval(x) for x in res_leaves + lin_leaves]
-    closed, out_tree = _trace(fun, res_tree, lin_tree, avals)
-    outs = linear_call_p.bind(
-        *res_leaves,
-        *lin_leaves,
-        callee=closed,
-        fun=fun,
-        fun_transpose=fun_transpose,
-        res_tree=res_tree,
-        lin_tree=lin_tree,
-        out_tree=out_tree,
-    )
+    outs, out_tree = _bind(fun, fun_transpose, res_leaves, lin_leaves, res_tree, lin_tree)
     return tree_unflatten(out_tree, outs)
