@@ -130,6 +130,26 @@ def _result_avals(result_shape_dtypes: Any, api: str) -> tuple[tuple[ShapedArray
     return tuple(avals), tree
 
 
+def _bind_callback(
+    prim: Primitive,
+    callback: Callable[..., Any],
+    result_shape_dtypes: Any,
+    args: tuple,
+    kwargs: dict,
+    **params: Any,
+) -> Any:
+    """Binds `prim` (named as the API) on the flattened arguments; results as a pytree."""
+    flat_args, in_tree = tree_flatten((args, kwargs))
+    result_avals, out_tree = _result_avals(result_shape_dtypes, prim.name)
+    outs = prim.bind(
+        *flat_args,
+        callback=_FlatCallback(callback, in_tree),
+        result_avals=result_avals,
+        **params,
+    )
+    return tree_unflatten(out_tree, outs)
+
+
 def _host_numpy(callback: _FlatCallback, result_avals: Sequence[ShapedArray]) -> Callable:
     def host(*arrays: np.ndarray) -> list[np.ndarray]:
         return _check_results(callback(*arrays), result_avals)
@@ -279,16 +299,15 @@ def pure_callback(
             f"vmap_method must be on of the allowed methods {[*VMAP_METHODS, None]}, "
             f"but got: {vmap_method}"
         )
-    flat_args, in_tree = tree_flatten((args, kwargs))
-    result_avals, out_tree = _result_avals(result_shape_dtypes, "pure_callback")
-    outs = pure_callback_p.bind(
-        *flat_args,
-        callback=_FlatCallback(callback, in_tree),
-        result_avals=result_avals,
+    return _bind_callback(
+        pure_callback_p,
+        callback,
+        result_shape_dtypes,
+        args,
+        kwargs,
         vmap_method=vmap_method,
         sharding=sharding,
     )
-    return tree_unflatten(out_tree, outs)
 
 
 # ---------------------------------------------------------------------------
@@ -374,16 +393,15 @@ def io_callback(
       >>> seen
       [7]
     """
-    flat_args, in_tree = tree_flatten((args, kwargs))
-    result_avals, out_tree = _result_avals(result_shape_dtypes, "io_callback")
-    outs = io_callback_p.bind(
-        *flat_args,
-        callback=_FlatCallback(callback, in_tree),
-        result_avals=result_avals,
+    return _bind_callback(
+        io_callback_p,
+        callback,
+        result_shape_dtypes,
+        args,
+        kwargs,
         ordered=ordered,
         sharding=sharding,
     )
-    return tree_unflatten(out_tree, outs)
 
 
 # ---------------------------------------------------------------------------
