@@ -107,7 +107,7 @@ def check_axis_names(axis_names: tuple[Any, ...], owner: str) -> None:
         seen.add(name)
 
 
-class _AxisQueries:
+class AxisQueries:
     """Questions about axis types, shared by `AbstractMesh` and the concrete `Mesh`.
 
     A subclass provides ``axis_names``, ``axis_sizes`` and ``axis_types``.
@@ -167,7 +167,7 @@ class _AxisQueries:
         return f"{axes}, axis_types={self.axis_types}"
 
 
-class AbstractMesh(_AxisQueries):
+class AbstractMesh(AxisQueries):
     """A mesh's axis names, sizes and types, without devices.
 
     Args:

@@ -25,7 +25,6 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from polyjax_core import symbolic_dims as sd
 from polyjax_export._exported import _IMPLS
 from polyjax_interpreters import mlir
-from polyjax_numpy.lax import _lapack
 
 __all__ = ["check_module_signature", "inline_call", "module_text"]
 
@@ -149,10 +148,12 @@ def _wrapper_module(
     exp: Any, platform_index: int | None, arg_types: Sequence[ir.Type], out_types: Sequence[ir.Type]
 ) -> ir.Module:
     """A module whose public main calls the artifact's main on `arg_types`."""
-    # LAPACK kernels are bound at the first lowering of a LAPACK call: an
-    # artifact may be the process's first user of them.
-    if b"lapack_" in bytes(exp.mlir_module_serialized):
-        _lapack.initialize()
+    # Some kernels (LAPACK's) are bound at the first lowering that calls them: an
+    # artifact may be the process's first user of them. Importing lax.linalg
+    # registers their initializer.
+    import polyjax_numpy.lax.linalg  # noqa: F401
+
+    mlir.initialize_custom_call_targets(bytes(exp.mlir_module_serialized))
     callee_module = _deserialize(exp.mlir_module_serialized)
     callee = _main(callee_module)
     callee.attributes["sym_name"] = ir.StringAttr.get("_exported_main")

@@ -35,7 +35,8 @@ from typing import Any, NamedTuple
 
 from jaxlib import _jax
 
-from polyjax_core import _pytree, _pytree_cpp, config, tracing
+from polyjax_core import config, tracing
+from polyjax_core.pytree_bridge import cpp_registry_mirror
 from polyjax_interpreters.array import Array, _new
 
 __all__ = ["REGISTRY", "FastpathData", "make_pjit"]
@@ -59,7 +60,7 @@ def _in_registry() -> Any:
     # A dataclass-style node: C++ reads ``_impl`` (the child) and ``_committed``
     # (part of the key: a computation may re-wrap a committed buffer as
     # uncommitted) without calling Python.
-    cpp = _pytree_cpp.create_mirror(_pytree.default_registry)
+    cpp = cpp_registry_mirror()
     cpp.register_dataclass_node(Array, ["_impl"], ["_committed"])
     return cpp
 
@@ -77,7 +78,7 @@ def _out_registry() -> Any:
     # Outputs are rebuilt through a custom node: one plain Python call per Array,
     # about half the cost of a dataclass node's keyword construction. (Only the
     # output tree definitions come from it; inputs flatten with `REGISTRY`.)
-    cpp = _pytree_cpp.create_mirror(_pytree.default_registry)
+    cpp = cpp_registry_mirror()
     cpp.register_node(Array, lambda x: ((x._impl,), x._committed), _rebuild)
     return cpp
 

@@ -185,6 +185,24 @@ def _canonical_platforms(platform: str) -> tuple[str, ...]:
     return _PLATFORM_ALIASES.get(platform, (platform,))
 
 
+# Custom-call targets bound lazily (jaxlib's LAPACK kernels are bound at their first
+# use): a module that names one, lowered here or deserialized (export), must have it
+# bound before it compiles. Target-name prefix -> the function that binds them.
+_custom_call_initializers: dict[str, Callable[[], None]] = {}
+
+
+def register_custom_call_initializer(prefix: str, initialize: Callable[[], None]) -> None:
+    """Registers ``initialize`` to run before compiling a module naming a target ``prefix*``."""
+    _custom_call_initializers[prefix] = initialize
+
+
+def initialize_custom_call_targets(module_text: bytes) -> None:
+    """Binds every lazily bound custom-call target that ``module_text`` (any form) names."""
+    for prefix, initialize in _custom_call_initializers.items():
+        if prefix.encode() in module_text:
+            initialize()
+
+
 def register_lowering(prim: Any, rule: LoweringRule, platform: str | None = None) -> LoweringRule:
     """Registers the StableHLO lowering rule of a primitive.
 

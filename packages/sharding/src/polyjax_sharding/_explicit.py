@@ -27,7 +27,7 @@ from polyjax_core.mesh import AxisType
 from polyjax_core.mesh_context import get_set_mesh
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
-from polyjax_numpy.lax._sharding_constraint import reshard
+from polyjax_numpy.lax import reshard
 from polyjax_sharding._mesh import Mesh, set_mesh
 from polyjax_sharding._named_sharding import NamedSharding
 

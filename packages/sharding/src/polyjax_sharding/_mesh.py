@@ -26,8 +26,8 @@ from polyjax_core import mesh_context
 from polyjax_core.mesh import (
     AbstractDevice,
     AbstractMesh,
+    AxisQueries,
     AxisType,
-    _AxisQueries,
     canonicalize_axis_types,
     check_axis_names,
 )
@@ -51,7 +51,7 @@ def _device_array(devices: Any) -> np.ndarray:
     return array
 
 
-class Mesh(_AxisQueries):
+class Mesh(AxisQueries):
     """Devices arranged in a grid whose axes have names.
 
     Args:

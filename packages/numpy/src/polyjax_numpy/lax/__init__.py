@@ -49,6 +49,18 @@ Areas (private modules):
     primitives;
   - `_transform_hooks`: what the transformations need from the array library,
     registered at import.
+  - `_sharding_rules`: the sharding rule of every primitive (explicit mode);
+  - `_array_helpers`: `tile`, `stack`, `unstack`, `broadcast_like`, `dtype`,
+    `shape_as_value`, composed from the structural primitives;
+  - `_shape_tuples`: output shapes of convolutions and windowed reductions;
+  - `_dot_algorithm`: `DotAlgorithm`, `DotAlgorithmPreset`;
+  - `_ragged_dot`: `ragged_dot`, `ragged_dot_general`;
+  - `_patches`: `conv_general_dilated_patches`, `conv_general_dilated_local`;
+  - `_approx_top_k`: `approx_max_k`, `approx_min_k`;
+  - `_mulhi`: `mulhi`; `_rng_uniform`: `rng_uniform`; `_stage`: `stage`;
+  - `_composite`: `composite` (a named operation with its decomposition);
+  - `_parallel_extras`: `pbroadcast`, `pswapaxes`;
+  - `_schur`: the Schur and Hessenberg decompositions (LAPACK `gees`, `gehrd`);
 
 Public submodule: `linalg` (`lax.linalg`: Cholesky, QR, eigen- and singular
 value decompositions, triangular solves, ...).

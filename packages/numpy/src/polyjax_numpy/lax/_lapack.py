@@ -64,6 +64,10 @@ def initialize() -> None:
         _initialized = True
 
 
+# An exported artifact may be the process's first user of the kernels.
+mlir.register_custom_call_initializer("lapack_", initialize)
+
+
 def target_name(fn_base: str, dtype: Any) -> str:
     """``lapack_<s|d|c|z><fn_base>_ffi`` for the element type `dtype`."""
     initialize()
