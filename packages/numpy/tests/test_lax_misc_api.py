@@ -361,3 +361,20 @@ def test_optimization_barrier_grads_and_vmap():
     np.testing.assert_allclose(
         np.asarray(vmap(f, in_axes=(1, None))(xb.T, y)), _loop(f, (0, None), (xb, y)), rtol=1e-6
     )
+
+
+@pytest.mark.parametrize("sampler", ["normal", "uniform"])
+def test_out_sharding_of_an_unsharded_type_asks_for_nothing(sampler):
+    # Libraries pass `typeof(x).sharding` on as `out_sharding` (optax's
+    # tree_random_like): outside explicit mode it names no mesh axes, and the draw
+    # is the same as without it, eagerly and under jit.
+    from polyjax_core.abstract_values import get_aval as typeof
+    from polyjax_numpy import random
+
+    s = typeof(np.ones(3, np.float32)).sharding
+    key = random.key(0)
+    want = np.asarray(getattr(random, sampler)(key, (3,)))
+    eager = getattr(random, sampler)(key, (3,), out_sharding=s)
+    jitted = jit(lambda k: getattr(random, sampler)(k, (3,), out_sharding=s))(key)
+    np.testing.assert_array_equal(np.asarray(eager), want)
+    np.testing.assert_array_equal(np.asarray(jitted), want)

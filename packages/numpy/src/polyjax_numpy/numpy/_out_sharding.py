@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from polyjax_core import mesh_context
+from polyjax_core.mesh import AbstractMesh
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_numpy.lax import _sharding_constraint
 
@@ -48,6 +49,20 @@ def inner() -> Any:
     return _inner.get()
 
 
+def _says_nothing(out_sharding: Any) -> bool:
+    """A sharding over a mesh with no devices that splits nothing: what
+    ``typeof(x).sharding`` is for an array outside explicit mode (libraries pass it
+    on as ``out_sharding``). It asks for no layout, as in JAX."""
+    mesh = getattr(out_sharding, "mesh", None)
+    spec = getattr(out_sharding, "spec", None)
+    return (
+        isinstance(mesh, AbstractMesh) and spec is not None and all(entry is None for entry in spec)
+    )
+
+
 def finish(x: Any, out_sharding: Any) -> Any:
-    """``x`` resharded to ``out_sharding`` (unchanged for None)."""
-    return x if out_sharding is None else _sharding_constraint.reshard(x, out_sharding)
+    """``x`` resharded to ``out_sharding`` (unchanged for None or a sharding that says
+    nothing, `_says_nothing`)."""
+    if out_sharding is None or _says_nothing(out_sharding):
+        return x
+    return _sharding_constraint.reshard(x, out_sharding)
