@@ -10,8 +10,9 @@ axis `axis` of equal size (an `all_to_all` splitting and concatenating
 Example:
   >>> import numpy as np
   >>> from polyjax_interpreters.batching import vmap
-  >>> vmap(lambda v: pbroadcast(v, "i", 2), axis_name="i")(np.arange(3.0, dtype=np.float32))
-  Array([2., 2., 2.], dtype=float32)
+  >>> out = vmap(lambda v: pbroadcast(v, "i", 2), axis_name="i")(np.arange(3.0, dtype=np.float32))
+  >>> np.asarray(out)
+  array([2., 2., 2.], dtype=float32)
 """
 
 from __future__ import annotations

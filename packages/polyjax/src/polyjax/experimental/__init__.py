@@ -27,4 +27,8 @@ def __getattr__(name: str) -> Any:
 
         globals()[name] = io_callback
         return io_callback
+    if name in __all__:  # a submodule, imported on first lookup
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

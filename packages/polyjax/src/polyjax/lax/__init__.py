@@ -16,3 +16,7 @@ from polyjax_numpy import lax as _lax
 from polyjax_numpy.lax import *  # noqa: F403
 
 __all__ = list(_lax.__all__)
+
+# `lax.linalg` is this package's own submodule (same names), so that
+# `polyjax.lax.linalg` is one module however it is reached.
+from polyjax.lax import linalg  # noqa: E402
