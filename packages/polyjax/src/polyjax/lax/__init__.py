@@ -19,4 +19,4 @@ __all__ = list(_lax.__all__)
 
 # `lax.linalg` is this package's own submodule (same names), so that
 # `polyjax.lax.linalg` is one module however it is reached.
-from polyjax.lax import linalg  # noqa: E402
+from polyjax.lax import linalg as linalg  # noqa: E402  (after the star import it replaces)
