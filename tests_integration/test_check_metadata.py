@@ -56,3 +56,13 @@ def test_compare_declared_with_imported(requires, problem):
 def test_unknown_module_is_reported():
     got = cm.compare("fk", {"m.py": "import no_such_module_here\n"}, [], set(), {})
     assert got == ["fk: imports modules no installed distribution provides: no_such_module_here"]
+
+
+@pytest.mark.parametrize(
+    "package",
+    sorted(p.name for p in (REPO / "packages").iterdir() if (p / "pyproject.toml").exists()),
+)
+def test_each_workspace_package_declares_exactly_what_it_imports(package):
+    # The sources' form of the check CI makes on each built wheel: a module that
+    # starts importing a distribution fails here, before the isolated installs.
+    assert cm.check_source(REPO / "packages" / package) == []
