@@ -637,6 +637,29 @@ def _scalar_i32_type() -> ir.Type:
 # Constants
 
 
+def scalar_attribute(value: Any, api: str) -> ir.Attribute:
+    """The MLIR attribute of a Python or NumPy scalar (a bool, str, int or float), as
+    custom calls' backend configs and composites' attributes take them.
+
+    Raises:
+      TypeError: ``value`` is of another type; the message names ``api``.
+    """
+    if isinstance(value, bool | np.bool_):
+        return ir.BoolAttr.get(bool(value))
+    if isinstance(value, str):
+        return ir.StringAttr.get(value)
+    if isinstance(value, int):
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
+    if isinstance(value, float):
+        return ir.FloatAttr.get(ir.F64Type.get(), value)
+    if isinstance(value, np.generic):
+        ir_type = dtype_to_ir_type(value.dtype)
+        if value.dtype.kind in "iu":
+            return ir.IntegerAttr.get(ir_type, int(value))
+        return ir.FloatAttr.get(ir_type, float(value))
+    raise TypeError(f"{api}: unsupported attribute value {value!r} of type {type(value)}.")
+
+
 def _dense_attr(x: np.ndarray) -> ir.DenseElementsAttr:
     """A DenseElementsAttr holding `x` (a splat when all elements are equal)."""
     elt = dtype_to_ir_type(x.dtype)

@@ -115,24 +115,6 @@ def _row_major(ndim: int) -> ir.Attribute:
     )
 
 
-def _attribute(value: Any) -> ir.Attribute:
-    if isinstance(value, bool | np.bool_):
-        return ir.BoolAttr.get(bool(value))
-    if isinstance(value, str):
-        return ir.StringAttr.get(value)
-    if isinstance(value, int):
-        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
-    if isinstance(value, float):
-        return ir.FloatAttr.get(ir.F64Type.get(), value)
-    if isinstance(value, np.generic):
-        dtype = value.dtype
-        ir_type = mlir.dtype_to_ir_type(dtype)
-        if dtype.kind in "iu":
-            return ir.IntegerAttr.get(ir_type, int(value))
-        return ir.FloatAttr.get(ir_type, float(value))
-    raise TypeError(f"ffi_call: unsupported attribute value {value!r} of type {type(value)}.")
-
-
 def _lowering(ctx: Any, *args: Any, target_name: str, result_avals: tuple, attributes: tuple,
               has_side_effect: bool, aliases: tuple, **_: Any) -> list[Any]:  # fmt: skip
     alias_attrs = [
@@ -148,7 +130,9 @@ def _lowering(ctx: Any, *args: Any, target_name: str, result_avals: tuple, attri
         list(args),
         call_target_name=ir.StringAttr.get(target_name),
         has_side_effect=ir.BoolAttr.get(has_side_effect),
-        backend_config=ir.DictAttr.get({k: _attribute(v) for k, v in attributes}),
+        backend_config=ir.DictAttr.get(
+            {k: mlir.scalar_attribute(v, "ffi_call") for k, v in attributes}
+        ),
         api_version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
         called_computations=ir.ArrayAttr.get([]),
         operand_layouts=ir.ArrayAttr.get([_row_major(a.ndim) for a in ctx.avals_in]),

@@ -23,7 +23,6 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
@@ -54,23 +53,6 @@ def _abstract_eval(*avals: Any, jaxpr: Any, **_: Any) -> list[Any]:
     return [v.aval for v in jaxpr.jaxpr.outvars]
 
 
-def _attribute(value: Any) -> ir.Attribute:
-    if isinstance(value, bool | np.bool_):
-        return ir.BoolAttr.get(bool(value))
-    if isinstance(value, str):
-        return ir.StringAttr.get(value)
-    if isinstance(value, int):
-        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
-    if isinstance(value, float):
-        return ir.FloatAttr.get(ir.F64Type.get(), value)
-    if isinstance(value, np.generic):
-        ir_type = mlir.dtype_to_ir_type(value.dtype)
-        if value.dtype.kind in "iub":
-            return ir.IntegerAttr.get(ir_type, int(value))
-        return ir.FloatAttr.get(ir_type, float(value))
-    raise TypeError(f"composite: unsupported attribute value {value!r} of type {type(value)}.")
-
-
 def _lowering(ctx, *args, jaxpr, hoisted, name, version, attributes):
     if ctx.module_context.dim_vars:
         # The decomposition would take the dimension variables as extra arguments.
@@ -85,7 +67,9 @@ def _lowering(ctx, *args, jaxpr, hoisted, name, version, attributes):
         [mlir.aval_to_ir_type(a) for a in ctx.avals_out],
         list(args),
         name=ir.StringAttr.get(name),
-        composite_attributes=ir.DictAttr.get({k: _attribute(v) for k, v in attributes}),
+        composite_attributes=ir.DictAttr.get(
+            {k: mlir.scalar_attribute(v, "composite") for k, v in attributes}
+        ),
         decomposition=ir.FlatSymbolRefAttr.get(ir.StringAttr(fn.name).value),
         version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32), version),
     )
