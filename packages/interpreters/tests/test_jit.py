@@ -222,6 +222,7 @@ def test_aot_stages(toy):
     assert "HloModule" in compiled.as_text()
     assert compiled.cost_analysis()["flops"] > 0
     assert compiled.memory_analysis().argument_size_in_bytes == 2 * 6 * 4
+    assert compiled.runtime_executable().hlo_modules()[0].to_string() in compiled.as_text()
     assert float(np.asarray(compiled(x, x))) == float(np.sum(x * x))
 
 

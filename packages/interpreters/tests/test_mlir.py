@@ -227,6 +227,22 @@ def test_context_is_reused_per_thread():
 # Lowering and running
 
 
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("jit_<lambda>", "jit__lambda"),  # trailing underscores go, as in JAX
+        ("jit_a-b", "jit_a-b"),
+        ("jit_f$", "jit_f"),
+        ("jit_a[0]", "jit_a_0"),
+        ("jit_<locals>.g", "jit__locals_.g"),
+        ("jit___x__", "jit___x"),
+        ("jit_", "jit"),
+    ],
+)
+def test_module_names_are_sanitized_as_jax_names_them(name, expected):
+    assert mlir._sanitize_module_name(name) == expected
+
+
 def test_lower_and_run_elementwise():
     def f(x, y):
         s, p = sum_and_prod_p.bind(x, y)

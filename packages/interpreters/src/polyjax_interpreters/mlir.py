@@ -1097,7 +1097,9 @@ def lower_fun(fun: Callable[..., Any], multiple_results: bool = True) -> Lowerin
 
 
 def _sanitize_module_name(name: str) -> str:
-    out = "".join(c if c.isalnum() or c in "_." else "_" for c in name)
+    # As JAX names modules: characters other than letters, digits, "_", "." and
+    # "-" become "_", and trailing underscores go (``jit__lambda`` for a lambda).
+    out = "".join(c if c.isalnum() or c in "_.-" else "_" for c in name).rstrip("_")
     return out or "module"
 
 

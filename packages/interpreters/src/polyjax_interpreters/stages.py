@@ -226,6 +226,17 @@ class Compiled(_Stage):
         """XLA's memory statistics (argument, output, temp, generated code sizes)."""
         return self._exe.xla.get_compiled_memory_stats()
 
+    def runtime_executable(self) -> Any:
+        """jaxlib's loaded executable behind this function (for debugging, as JAX's).
+
+        Example:
+          >>> import polyjax, polyjax.numpy as jnp
+          >>> exe = polyjax.jit(jnp.sin).lower(jnp.ones(3)).compile().runtime_executable()
+          >>> type(exe).__name__
+          'LoadedExecutable'
+        """
+        return self._exe.xla
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves, in_tree = tree_flatten((args, kwargs))
         if in_tree != self._t.in_tree:
