@@ -8,6 +8,12 @@ import sys
 from types import ModuleType
 
 import pytest
+from hypothesis import settings
+
+# Hypothesis's per-example deadline is a timing assertion: on a loaded CI machine
+# it fails tests whose results are right. Examples are judged by what they compute.
+settings.register_profile("polyjax", deadline=None)
+settings.load_profile("polyjax")
 
 _HERE = pathlib.Path(__file__).resolve().parent
 _TOOL = _HERE.parents[2] / "tools" / "api_coverage.py"
