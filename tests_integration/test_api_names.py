@@ -1,14 +1,11 @@
-"""Sweeps of JAX's public names: every name of a covered JAX module exists in polyjax.
+"""Sweeps of JAX's public API beyond the names of its modules.
 
-JAX's names are data here (taken from JAX 0.10.2's modules; JAX is never
-imported). Names polyjax does not have yet are listed in `NOT_YET`, grouped by
-why, so that this test is an honest account: a name missing from polyjax and
-from `NOT_YET` fails. A name that gets implemented may simply be dropped from
-`NOT_YET`.
-
-Also swept: the attributes of JAX's `Array` on polyjax's arrays and tracers,
-`isinstance(x, polyjax.Array)` for tracers of every transformation, and JAX's
-top-level configuration context managers called with no argument.
+Whether every module-level name exists is `test_api_coverage.py`'s business
+(from ../shared/jax_api_names.txt, with reasons for what is left out). Swept
+here: the keyword parameters of JAX's functions, the attributes of JAX's
+`Array` on polyjax's arrays and tracers, `isinstance(x, polyjax.Array)` for
+tracers of every transformation, and JAX's top-level configuration context
+managers called with no argument.
 """
 
 from __future__ import annotations
@@ -25,170 +22,12 @@ import polyjax
 import polyjax.numpy as jnp
 from polyjax import errors
 
-JAX_NAMES: dict[str, str] = {
-    "jax": """
-        Array Device NamedSharding P Ref ShapeDtypeStruct Shard ad allow_f16_reductions
-        api_util array_garbage_collection_guard auto_pcast block_until_ready
-        check_tracer_leaks checking_leaks checkpoint checkpoint_policies clear_caches
-        closure_convert config copy_to_host_async core custom_batching
-        custom_derivatives custom_gradient custom_jvp custom_vjp debug debug_infs
-        debug_key_reuse debug_nans default_backend default_device
-        default_matmul_precision default_prng_impl device_count device_get device_put
-        devices disable_jit distributed dlpack ds dtypes effects_barrier empty_ref
-        enable_checks enable_custom_prng enable_x64 ensure_compile_time_eval errors
-        eval_shape experimental explain_cache_misses export ffi float0 free_ref freeze
-        fwd_and_bwd grad hessian host_count host_id host_ids image interpreters jacfwd
-        jacobian jacrev jax2tf_associative_scan_reductions jit jvp lax legacy_prng_key
-        lib linear_transpose linearize live_arrays local_device_count local_devices
-        log_compiles make_array_from_callback make_array_from_process_local_data
-        make_array_from_single_device_arrays make_jaxpr make_mesh make_user_context
-        memory monitoring named_call named_scope new_ref nn no_execution no_tracing
-        numpy numpy_dtype_promotion numpy_rank_promotion ops pmap print_environment_info
-        process_count process_index process_indices profiler pure_callback random ref
-        remat remove_size_one_mesh_axis_from_type reshard scipy set_mesh shard_map
-        sharding smap softmax_custom_jvp stages thread_guard threefry_partitionable
-        transfer_guard transfer_guard_device_to_device transfer_guard_device_to_host
-        transfer_guard_host_to_device tree tree_util typeof typing value_and_grad
-        version vjp vmap
-    """,
-    "jax.tree_util": """
-        DictKey FlattenedIndexKey GetAttrKey KeyEntry KeyPath Partial PyTreeDef
-        SequenceKey all_leaves default_registry flatten_one_level
-        flatten_one_level_with_keys is_tree_node keystr register_dataclass
-        register_pytree_node register_pytree_node_class register_pytree_with_keys
-        register_pytree_with_keys_class register_static tree_all tree_broadcast
-        tree_flatten tree_flatten_with_path tree_leaves tree_leaves_with_path tree_map
-        tree_map_with_path tree_reduce tree_reduce_associative tree_structure
-        tree_transpose tree_unflatten treedef_children treedef_is_leaf treedef_tuple
-    """,
-    "jax.tree": """
-        all broadcast flatten flatten_with_path leaves leaves_with_path map
-        map_with_path reduce reduce_associative static structure transpose unflatten
-    """,
-    "jax.errors": """
-        ConcretizationTypeError InconclusiveDimensionOperation JAXIndexError
-        JAXTypeError JaxRuntimeError JaxprTypeError KeyReuseError
-        NonConcreteBooleanIndexError TracerArrayConversionError
-        TracerBoolConversionError TracerIntegerConversionError UnexpectedTracerError
-    """,
-    "jax.dtypes": """
-        TypePromotionError bfloat16 canonicalize_dtype extended finfo float0 iinfo
-        issubdtype itemsize_bits prng_key result_type scalar_type_of
-    """,
-    "jax.stages": """
-        ArgInfo Compiled CompilerOptions Lowered Traced Wrapped
-    """,
-    "jax.custom_derivatives": """
-        CustomVJPPrimal SymbolicZero closure_convert custom_gradient custom_jvp
-        custom_jvp_call_p custom_vjp custom_vjp_call_p custom_vjp_primal_tree_values
-        linear_call remat_opt_p zero_from_primal
-    """,
-    "jax.ad_checkpoint": """
-        Offloadable Recompute Saveable checkpoint_name checkpoint_policies
-        print_saved_residuals
-    """,
-    "jax.dlpack": """
-        from_dlpack is_supported_dtype
-    """,
-    "jax.nn": """
-        celu dot_product_attention elu gelu get_scaled_dot_general_config glu
-        hard_sigmoid hard_silu hard_swish hard_tanh identity initializers leaky_relu
-        log1mexp log_sigmoid log_softmax logmeanexp logsumexp mish one_hot relu relu6
-        scaled_dot_general scaled_matmul selu sigmoid silu soft_sign softmax softplus
-        sparse_plus sparse_sigmoid squareplus standardize swish tanh
-    """,
-    "jax.nn.initializers": """
-        Initializer constant delta_orthogonal glorot_normal glorot_uniform he_normal
-        he_uniform kaiming_normal kaiming_uniform lecun_normal lecun_uniform normal ones
-        orthogonal truncated_normal uniform variance_scaling xavier_normal
-        xavier_uniform zeros
-    """,
-    "jax.random": """
-        PRNGKey ball bernoulli beta binomial bits categorical cauchy chisquare choice
-        clone dirichlet double_sided_maxwell exponential f fold_in gamma
-        generalized_normal geometric gumbel key key_data key_dtype key_impl laplace
-        loggamma logistic lognormal maxwell multinomial multivariate_normal normal
-        orthogonal pareto permutation poisson rademacher randint random_gamma_p rayleigh
-        split t triangular truncated_normal uniform wald weibull_min wrap_key_data
-    """,
-    "jax.test_util": """
-        check_grads check_jvp check_vjp
-    """,
-    "jax.typing": "ArrayLike DTypeLike",
-}
-
 _SHARDING = "issue 12 (sharding and multiple devices)"
 _REFS = "mutable array references (not planned yet)"
-_INTERNAL = "JAX's internal or extension modules (not planned yet)"
-_FLAGS = "configuration options not implemented yet"
-_TRANSFORMS = "transformations and utilities not implemented yet"
-_EXPORT = "polyjax-export (not implemented yet)"
-_CALLBACKS = "host callbacks, debugging and effects (not implemented yet)"
-
-# module -> {name: reason}
-NOT_YET: dict[str, dict[str, str]] = {
-    "jax": {
-        **dict.fromkeys(
-            "NamedSharding P Shard auto_pcast distributed host_count host_id host_ids "
-            "make_array_from_callback make_array_from_process_local_data "
-            "make_array_from_single_device_arrays make_mesh pmap process_indices "
-            "remove_size_one_mesh_axis_from_type reshard set_mesh shard_map smap".split(),
-            _SHARDING,
-        ),
-        **dict.fromkeys("Ref empty_ref free_ref freeze new_ref ref".split(), _REFS),
-        **dict.fromkeys(
-            "ad api_util core custom_batching ds experimental image interpreters lib memory "
-            "monitoring ops profiler version".split(),
-            _INTERNAL,
-        ),
-        **dict.fromkeys(
-            "allow_f16_reductions array_garbage_collection_guard checking_leaks debug_key_reuse "
-            "enable_custom_prng jax2tf_associative_scan_reductions legacy_prng_key no_execution "
-            "no_tracing thread_guard transfer_guard_device_to_device transfer_guard_device_to_host "
-            "transfer_guard_host_to_device".split(),
-            _FLAGS,
-        ),
-        **dict.fromkeys(
-            "closure_convert custom_gradient ensure_compile_time_eval fwd_and_bwd named_call "
-            "named_scope copy_to_host_async live_arrays make_user_context "
-            "print_environment_info".split(),
-            _TRANSFORMS,
-        ),
-        **dict.fromkeys("debug effects_barrier ffi pure_callback".split(), _CALLBACKS),
-        "export": _EXPORT,
-    },
-    "jax.stages": {"CompilerOptions": _TRANSFORMS},
-    "jax.custom_derivatives": dict.fromkeys(
-        "closure_convert custom_gradient custom_vjp_primal_tree_values linear_call "
-        "remat_opt_p".split(),
-        _TRANSFORMS,
-    ),
-    "jax.ad_checkpoint": dict.fromkeys(
-        "Offloadable Recompute Saveable print_saved_residuals".split(), _TRANSFORMS
-    ),
-    "jax.dlpack": {"is_supported_dtype": _TRANSFORMS},
-    "jax.nn": dict.fromkeys(
-        "get_scaled_dot_general_config scaled_dot_general scaled_matmul".split(),
-        _TRANSFORMS,
-    ),
-}
 
 
 def _module(jax_name: str):
     return importlib.import_module("polyjax" + jax_name.removeprefix("jax"))
-
-
-def test_not_yet_lists_only_jax_names():
-    for module, missing in NOT_YET.items():
-        assert set(missing) <= set(JAX_NAMES[module].split()), module
-
-
-@pytest.mark.parametrize("module", sorted(JAX_NAMES))
-def test_every_jax_name_exists_or_is_listed_as_not_yet(module):
-    ours = _module(module)
-    allowed = NOT_YET.get(module, {})
-    missing = [n for n in JAX_NAMES[module].split() if n not in allowed and not hasattr(ours, n)]
-    assert not missing, f"{module}: missing {missing}"
 
 
 def test_names_of_issue_11_point_8():
@@ -212,17 +51,12 @@ ARRAY_NAMES = """
     repeat reshape round searchsorted shape sharding size sort squeeze std sum swapaxes take
     to_device trace transpose var view
 """.split()
-ARRAY_NOT_YET = dict.fromkeys(
-    "addressable_data addressable_shards global_shards".split(), _SHARDING
-)
 # What JAX's tracers do with the names that need a concrete array.
 TRACER_CONCRETIZATION = set(
     "addressable_shards committed global_shards is_fully_addressable is_fully_replicated".split()
 )
 TRACER_CONCRETIZATION_ON_CALL = {"item", "addressable_data"}
 TRACER_ATTRIBUTE_ERROR = {"copy_to_host_async", "device", "sharding"}
-# JAX's tracers have `to_device` (it fails when called); polyjax's do not yet.
-TRACER_NOT_YET = {"to_device": _TRANSFORMS}
 NOT_AN_ATTRIBUTE = {"flat"}  # JAX raises NotImplementedError, pointing to flatten()
 
 
@@ -237,8 +71,6 @@ def _has(x, name: str) -> bool:
 @pytest.mark.parametrize("name", ARRAY_NAMES)
 def test_jax_array_attributes_exist_on_arrays(name):
     x = jnp.ones((2, 3))
-    if name in ARRAY_NOT_YET:
-        return
     if name in NOT_AN_ATTRIBUTE:
         with pytest.raises(NotImplementedError):
             getattr(x, name)
@@ -271,7 +103,7 @@ def test_jax_array_attributes_on_tracers_behave_as_in_jax(transform):
     for name, got in results.items():
         if name in TRACER_CONCRETIZATION | TRACER_CONCRETIZATION_ON_CALL:
             assert got == "concretization", name
-        elif name in TRACER_ATTRIBUTE_ERROR or name in TRACER_NOT_YET:
+        elif name in TRACER_ATTRIBUTE_ERROR:
             assert got == "attribute", name
         elif name in NOT_AN_ATTRIBUTE:
             assert got == "not implemented", name

@@ -219,6 +219,13 @@ def register_property(name: str, getter: Callable[[Any], Any]) -> None:
     array_mod.register_array_attribute(name, getter)
 
 
+def _tracer_to_device(x: Any, device: Any, *, stream: Any = None) -> Any:
+    # Arrays have their own `to_device`; a traced one is placed as `device_put` places it.
+    if stream is not None:
+        raise NotImplementedError("to_device(stream=...) is not supported.")
+    return array_mod.device_put(x, device)
+
+
 def _register() -> None:
     operators: dict[str, Callable[..., Any]] = {}
     for base, fn in _BINARY.items():
@@ -241,6 +248,7 @@ def _register() -> None:
         register_method(name, fn)
     for name, getter in _PROPERTIES.items():
         register_property(name, getter)
+    tracing.register_tracer_attribute("to_device", _bound(_tracer_to_device))
 
 
 _register()
