@@ -8,7 +8,9 @@ import pytest
 import polyjax as jax
 from polyjax import lax
 from polyjax.experimental.maps import xmap
-from polyjax.experimental.shard_map import shard_map as old_shard_map
+
+with pytest.warns(DeprecationWarning, match="polyjax.shard_map"):  # deprecated, as in JAX
+    from polyjax.experimental.shard_map import shard_map as old_shard_map
 
 
 def test_shard_map_pmap_and_old_names():

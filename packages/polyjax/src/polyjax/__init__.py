@@ -302,7 +302,9 @@ def __getattr__(name: str) -> Any:
 
         return version("polyjax")
     else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from polyjax._jax_deprecations import module_getattr
+
+        return module_getattr(__name__)(name)  # JAX's deprecated names, or AttributeError
     globals()[name] = value
     return value
 

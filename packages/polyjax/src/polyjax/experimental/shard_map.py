@@ -2,7 +2,8 @@
 
 `shard_map(f, mesh, in_specs, out_specs, check_rep=True, auto=frozenset())`
 is ``polyjax.shard_map`` with ``check_vma=check_rep`` and the manual axes
-being the mesh axes not in ``auto``.
+being the mesh axes not in ``auto``. As in JAX, it is deprecated: looking it up
+warns (`DeprecationWarning`).
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from collections.abc import Callable
 from typing import Any
 
 import polyjax._runtime  # noqa: F401  (the lax primitives and their rules)
-from polyjax_sharding import shard_map as _shard_map
+from polyjax_sharding import shard_map as _new_shard_map
 
-__all__ = ["shard_map"]
+__all__ = ["shard_map"]  # noqa: F822  (deprecated: given by __getattr__, with a warning)
 
 
-def shard_map(
+def _shard_map(
     f: Callable[..., Any],
     mesh: Any,
     in_specs: Any,
@@ -43,11 +44,15 @@ def shard_map(
       >>> import polyjax
       >>> from polyjax.sharding import PartitionSpec as P
       >>> mesh = polyjax.make_mesh((1,), ("x",))
+      >>> import warnings
+      >>> with warnings.catch_warnings():  # deprecated, as in JAX: use polyjax.shard_map
+      ...     warnings.simplefilter("ignore", DeprecationWarning)
+      ...     from polyjax.experimental.shard_map import shard_map
       >>> shard_map(lambda a: a * 2, mesh, P("x"), P("x"))(np.ones(2))
       Array([2., 2.], dtype=float32)
     """
     manual = frozenset(a for a in mesh.axis_names if a not in frozenset(auto))
-    return _shard_map(
+    return _new_shard_map(
         f,
         mesh=mesh,
         in_specs=in_specs,
@@ -55,3 +60,8 @@ def shard_map(
         check_vma=check_rep,
         axis_names=manual if auto else frozenset(),
     )
+
+
+from polyjax._jax_deprecations import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # `shard_map` warns, as JAX's does

@@ -19,4 +19,7 @@ __all__ = list(_lax.__all__)
 
 # `lax.linalg` is this package's own submodule (same names), so that
 # `polyjax.lax.linalg` is one module however it is reached.
+from polyjax._jax_deprecations import module_getattr as _module_getattr  # noqa: E402
 from polyjax.lax import linalg as linalg  # noqa: E402  (after the star import it replaces)
+
+__getattr__ = _module_getattr(__name__)  # JAX's deprecated names, with JAX's advice

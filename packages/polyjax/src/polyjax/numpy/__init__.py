@@ -21,3 +21,7 @@ for _name in ("fft", "linalg"):
 del _name
 
 __all__ = list(_jnp.__all__)
+
+from polyjax._jax_deprecations import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # JAX's deprecated names, with JAX's advice

@@ -13,3 +13,7 @@ from polyjax_numpy.scipy import special as _special
 from polyjax_numpy.scipy.special import *  # noqa: F403
 
 __all__ = list(_special.__all__)
+
+from polyjax._jax_deprecations import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # JAX's deprecated names, with JAX's advice
