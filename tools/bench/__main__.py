@@ -3,6 +3,7 @@
 
 Usage:
     uv run --locked python tools/bench [--quick] [--json PATH] [--jax PYTHON] [--only NAME]
+                                       [--cpu-time]
 
 What it measures, on the default backend (set JAX_PLATFORMS to choose another):
 
@@ -534,7 +535,7 @@ def bench_training(quick: bool) -> list[Result]:
 # with few cores, queued calls of an 8-device program whose devices exchange
 # data (all-reduce) can stall XLA's CPU collectives, for JAX as for polyjax.
 _CHILD_SHARDED = """
-import json, statistics, sys, time
+import json, os, statistics, sys, time
 LIB = sys.argv[1]
 if LIB == "jax":
     import jax
@@ -547,6 +548,8 @@ import numpy as np
 devices = jax.devices()
 assert len(devices) == 8, devices
 quick = sys.argv[2] == "quick"
+# --cpu-time: the process's CPU time, which a loaded machine disturbs far less than wall time
+clock = time.process_time if os.environ.get("POLYJAX_BENCH_CLOCK") == "cpu" else time.perf_counter
 n = int(sys.argv[3])
 mesh = Mesh(np.array(devices).reshape(2, 4), ("a", "b"))
 line = Mesh(np.array(devices), ("a",))
@@ -576,10 +579,10 @@ def per_call(fn, number, repeat):
     jax.block_until_ready(fn())
     times = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(number):
             jax.block_until_ready(fn())
-        times.append((time.perf_counter() - t0) / number)
+        times.append((clock() - t0) / number)
     return statistics.median(times), min(times)
 
 print(json.dumps({
@@ -678,7 +681,7 @@ def bench_sharded(quick: bool, jax_python: str | None) -> list[Result]:
 # Issue 16, point 6: dispatch rows side by side with JAX 0.10.2 (`--jax PYTHON`),
 # the same code in both libraries, one child process per library and round.
 _CHILD_DISPATCH = """
-import json, statistics, sys, time
+import json, os, statistics, sys, time
 LIB = sys.argv[1]
 if LIB == "jax":
     import jax
@@ -686,6 +689,8 @@ else:
     import polyjax as jax
 import numpy as np
 quick = sys.argv[2] == "quick"
+# --cpu-time: the process's CPU time, which a loaded machine disturbs far less than wall time
+clock = time.process_time if os.environ.get("POLYJAX_BENCH_CLOCK") == "cpu" else time.perf_counter
 x = jax.device_put(np.arange(4, dtype=np.float32))
 y = jax.device_put(np.ones(4, np.float32))
 add = jax.jit(lambda a, b: a + b)
@@ -697,11 +702,11 @@ def per_call(fn, number, repeat):
     jax.block_until_ready(fn())
     times = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(number):
             out = fn()
         jax.block_until_ready(out)
-        times.append((time.perf_counter() - t0) / number)
+        times.append((clock() - t0) / number)
     return statistics.median(times), min(times)
 
 n, r = (200, 3) if quick else (10000, 7)
@@ -1077,7 +1082,15 @@ def main(argv: list[str] | None = None) -> int:
         choices=["sharded", "export", "dispatch", *BENCH_ISSUE16],
         help="run only these benchmarks",
     )
+    parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="the side-by-side dispatch and sharded rows measure each child's CPU time "
+        "(all its threads) instead of wall time: steadier on a machine other work shares",
+    )
     args = parser.parse_args(argv)
+    if args.cpu_time:
+        os.environ["POLYJAX_BENCH_CLOCK"] = "cpu"  # read by the children
     if args.only == "sharded":
         results = bench_sharded(args.quick, args.jax)
         print(header())
