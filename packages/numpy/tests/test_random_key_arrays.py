@@ -154,6 +154,23 @@ def test_keys_do_not_promote_with_numbers():
         jnp.where(True, X, 0)
 
 
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+def test_where_with_a_python_bool_and_astype_to_the_key_dtype(mode):
+    # optax's MultiSteps: `astype(where(emit, new, old), old.dtype)` over a key state.
+    k1, k2 = random.key(1), random.key(2)
+    f = lambda c: jnp.astype(jnp.where(c, k1, k2), k1.dtype)  # noqa: E731
+    out = jit(f, static_argnums=0)(False) if mode == "jit" else f(False)
+    assert out.dtype == k1.dtype
+    np.testing.assert_array_equal(random.key_data(out), random.key_data(k2))
+
+
+def test_astype_between_keys_and_numbers_raises_jaxs_error():
+    with pytest.raises(ValueError, match=r"from key<fry> to uint32"):
+        jnp.astype(X, np.uint32)
+    with pytest.raises(ValueError, match=r"from uint32 to key<fry>"):
+        jnp.astype(jnp.zeros((2,), np.uint32), X.dtype)
+
+
 # ---------------------------------------------------------------------------
 # The sweep of issue 11 point 6: key arrays of shape (4,) and (2, 2), eagerly and
 # under jit. A function of keys must give the keys (or the bools) that the same

@@ -57,7 +57,7 @@ class ExtendedArray:
 
 
 def _rank(x: Any) -> int:
-    return len(x.shape)
+    return np.ndim(x)  # (a Python scalar too: `where(True, k1, k2)`)
 
 
 def _identity(args: list, params: dict, t: int, like: ExtendedArray) -> tuple[list, dict]:

@@ -148,7 +148,14 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     if dtype is None:
         dtype = dtypes.float_
     dtypes.check_user_dtype_supported(dtype, "astype")
-    dtype = dtypes.canonicalize_dtype(dtype)
+    dtype = dtypes.canonicalize_dtype(dtype, allow_extended_dtype=True)
+    x_dtype = dtypes.dtype(x, canonicalize=True)
+    if isinstance(dtype, dtypes.ExtendedDType) or isinstance(x_dtype, dtypes.ExtendedDType):
+        # A key array casts to its own dtype only (optax's `astype(where(c, k1, k2),
+        # k1.dtype)`), as in JAX.
+        if dtype != x_dtype:
+            raise ValueError(f"Cannot convert_element_type from {x_dtype} to {dtype}")
+        return x
     if _u.is_complex(x) and not dtypes.issubdtype(dtype, np.complexfloating):
         # NumPy's rule, which JAX follows: keep the real part, and say so.
         warnings.warn(
