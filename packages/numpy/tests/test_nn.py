@@ -182,6 +182,16 @@ def test_logsumexp_is_stable_and_signed():
     assert np.isnan(float(nn.logsumexp(x, b=b)))
 
 
+def test_logsumexp_terms_with_zero_factor_do_not_set_the_shift():
+    # b = (0, 1) with a = (0, -50): the sum is e^-50, whose second derivative
+    # overflows float32 if the zero-weighted 0 chose the shift.
+    b = np.array([0.0, 1.0], np.float32)
+    f = lambda v: nn.logsumexp(np.float32([1.0, -1.0]) * v, b=b)  # noqa: E731
+    np.testing.assert_allclose(f(np.float32(50.0)), -50.0, rtol=1e-6)
+    np.testing.assert_allclose(grad(f)(np.float32(50.0)), -1.0, rtol=1e-6)
+    assert float(grad(grad(f))(np.float32(50.0))) == 0.0
+
+
 def test_grad_of_logsumexp_is_softmax():
     x = RNG.normal(size=(5,)).astype(np.float32)
     np.testing.assert_allclose(grad(nn.logsumexp)(x), nn.softmax(x), rtol=1e-6)

@@ -87,6 +87,10 @@ def logsumexp(
         a, b = _u.promote_dtypes_inexact(a, b)
         shape = tuple(np.broadcast_shapes(_u.shape(a), _u.shape(b)))
         a, b = _broadcast(a, shape), _broadcast(b, shape)
+        # Terms with a zero factor drop out before the shift is chosen: otherwise
+        # a large `a` there sets the shift, and the sum of the others can be so
+        # small that its derivatives overflow (optax's focal loss Hessian).
+        a = lax.select_n(lax.ne(b, _fill(b, 0.0)), _fill(a, -np.inf), a)
     else:
         (a,) = _u.promote_dtypes_inexact(a)
     ndim = _u.ndim(a)
