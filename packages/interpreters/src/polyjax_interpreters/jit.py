@@ -30,7 +30,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from polyjax_core import config, tracing
 from polyjax_core import source_info as si
@@ -46,7 +46,7 @@ from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import PyTreeDef, prefix_subtrees, tree_flatten, tree_unflatten
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
-from polyjax_interpreters import _cpp_jit, _debug_nans, ad, batching, dispatch, mlir
+from polyjax_interpreters import _cpp_jit, _debug_nans, ad, batching, discharge, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.dispatch import Executable, arg_signature
@@ -139,6 +139,24 @@ def _jit_lowering(
 
 
 mlir.register_lowering(jit_p, _jit_lowering)
+
+
+def _jit_discharge(eqn: Any, values: list, is_ref: list) -> tuple[list, list]:
+    # The body's references become values in and (when written) out.
+    params = eqn.params
+    body, written = discharge.discharge_state(params["jaxpr"])
+    n_out = len(eqn.outvars)
+    new = dict(params, jaxpr=body)
+    if params.get("out_shardings"):
+        new["out_shardings"] = tuple(params["out_shardings"]) + (None,) * len(written)
+    outs = jit_p.bind(*values, **new)
+    updates: list[Any] = [None] * len(values)
+    for j, i in enumerate(written):
+        updates[i] = outs[n_out + j]
+    return outs[:n_out], updates
+
+
+discharge.discharge_rules[jit_p] = _jit_discharge
 
 
 def _jit_partial_eval(
@@ -349,6 +367,17 @@ def _compile(
     shardy: bool = True,
 ) -> Executable:
     # `shardy` is only part of the key: the lowering reads the flag itself.
+    if discharge.has_state(jaxpr):
+        # References become values passed in and out (docs/refs.md).
+        def compile_pure(pure: ClosedJaxpr) -> Any:
+            n_extra = len(pure.in_avals) - len(jaxpr.in_avals)
+            return _compile(
+                pure, name, device, committed, (False,) * n_extra + donated_invars,
+                keep_unused, placement, shardy,
+            )  # fmt: skip
+
+        # A RefCall calls like an Executable (and forwards its other attributes).
+        return cast(Executable, discharge.compile_with_refs(jaxpr, compile_pure))
     lowered = dispatch.lower_jaxpr(
         jaxpr,
         name=name,
@@ -386,6 +415,7 @@ def _trace(
         out = fun.call_wrapped(*args, **kwargs, **dict(static_kw))
         out_flat, out_tree = tree_flatten(out)
         out_tree_box.append(out_tree)
+        discharge.check_no_returned_refs(out_flat, debug.value)
         # A symbolic dimension returned (`return x.shape[0] * 3`) is its value, as in JAX.
         return [sd.dim_as_value(x) if type(x) is sd.DimExpr else x for x in out_flat]
 
@@ -722,6 +752,7 @@ class JitWrapped:
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         in_avals = tuple(shaped_abstractify(x) for x in leaves)
         debug = self._debug_info(args, kwargs)
+        discharge.check_distinct_refs(leaves, in_avals, debug)
         closed, out_tree = _trace(
             self._wrapped, in_tree, in_avals, static_pos, static_kw, len(args), _Unhashed(debug)
         )
