@@ -54,6 +54,9 @@ class Primitive:
     # print an operand and a typed output, and `is_used(v)` says whether the
     # enclosing jaxpr reads output `v`. None prints `outs = name[params] ins`.
     print_eqn: Callable[..., str] | None = None
+    # Whether the primitive's params hold jaxprs (loops, branches, jit): transformations
+    # then check whether a body uses mutable references (`polyjax_interpreters.discharge`).
+    has_body = False
 
     def __init__(self, name: str):
         self.name = name

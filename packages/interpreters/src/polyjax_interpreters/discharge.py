@@ -32,7 +32,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from polyjax_core.abstract_values import get_aval
+from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, jaxprs_in_params
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.rules import RuleTable
 from polyjax_core.state import Ref, RefEffect, is_ref_aval
@@ -40,6 +41,8 @@ from polyjax_core.tracing import Tracer
 
 __all__ = [
     "RefCall",
+    "bind_discharged",
+    "body_has_state",
     "check_distinct_refs",
     "compile_with_refs",
     "discharge_rules",
@@ -47,6 +50,7 @@ __all__ = [
     "has_state",
     "hoist_ref_consts",
     "check_no_returned_refs",
+    "returned_ref_error",
     "run_discharged",
 ]
 
@@ -59,6 +63,33 @@ def has_state(closed: ClosedJaxpr | Jaxpr) -> bool:
     return any(isinstance(e, RefEffect) for e in jaxpr.effects) or any(
         is_ref_aval(v.aval) for v in (*jaxpr.invars, *jaxpr.constvars)
     )
+
+
+def body_has_state(primitive: Any, params: dict[str, Any]) -> bool:
+    """Whether a higher-order primitive with a discharge rule has a body using references."""
+    return primitive in discharge_rules and any(has_state(j) for j in jaxprs_in_params(params))
+
+
+def bind_discharged(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    """Applies a higher-order primitive whose body uses references, discharged first.
+
+    What transformations (jvp, vmap) do with a loop, branch or jit whose body
+    reads or writes references: the references' contents are read, the
+    discharged (pure) primitive is bound on them under the current trace, and
+    the new contents are written back, so each transformation only ever sees
+    pure bodies and the reference primitives themselves.
+    """
+    avals = [get_aval(a) for a in args]
+    out_avals, effects = primitive.abstract_eval(*avals, **params)
+    outs_list = out_avals if primitive.multiple_results else [out_avals]
+    eqn = JaxprEqn([Var(a) for a in avals], [Var(a) for a in outs_list], primitive, params, effects)
+    is_ref = [is_ref_aval(a) for a in avals]
+    values = [a[...] if r else a for a, r in zip(args, is_ref)]
+    outs, updates = discharge_rules[primitive](eqn, values, is_ref)
+    for a, new in zip(args, updates):
+        if new is not None:
+            a[...] = new
+    return outs if primitive.multiple_results else outs[0]
 
 
 def _contents_aval(aval: Any) -> Any:
@@ -155,20 +186,21 @@ def hoist_ref_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Ref]]:
     return ClosedJaxpr(body, kept), refs
 
 
-def check_no_returned_refs(outs: Sequence[Any], debug: Any, traced_for: str = "jit") -> None:
+def returned_ref_error(fun: str | None, traced_for: str, aval: Any, created: str | None = None):
     """JAX's error for a traced function that returns a reference."""
+    where = f"\n\nThe returned mutable array was created on line {created}." if created else ""
+    return ValueError(
+        f"function {fun or '<unknown>'} traced for {traced_for} returned a mutable array "
+        f"reference of type {aval}, but mutable array references cannot be returned.{where}"
+    )
+
+
+def check_no_returned_refs(outs: Sequence[Any], debug: Any, traced_for: str = "jit") -> None:
+    """Raises `returned_ref_error` if one of the traced outputs ``outs`` is a reference."""
     for x in outs:
-        aval = getattr(x, "aval", None)
-        if isinstance(x, Tracer) and is_ref_aval(aval):
-            fun = debug.func_src_info if debug is not None else "<unknown>"
-            where = ""
-            created = x._created_at()
-            if created is not None:
-                where = f"\n\nThe returned mutable array was created on line {created}."
-            raise ValueError(
-                f"function {fun} traced for {traced_for} returned a mutable array reference "
-                f"of type {aval}, but mutable array references cannot be returned.{where}"
-            )
+        if isinstance(x, Tracer) and is_ref_aval(x.aval):
+            fun = debug.func_src_info if debug is not None else None
+            raise returned_ref_error(fun, traced_for, x.aval, x._created_at())
 
 
 def check_distinct_refs(args: Sequence[Any], avals: Sequence[Any], debug: Any) -> None:

@@ -157,6 +157,7 @@ def _jit_discharge(eqn: Any, values: list, is_ref: list) -> tuple[list, list]:
 
 
 discharge.discharge_rules[jit_p] = _jit_discharge
+jit_p.has_body = True
 
 
 def _jit_partial_eval(

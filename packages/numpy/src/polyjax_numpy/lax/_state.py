@@ -96,14 +96,16 @@ def _make_indexer(shape: Sequence[int], index: Any) -> tuple[Indexer, list[Any]]
                     f"Reference indexing supports slices with step 1, got {item}."
                 )
             entries.append(("slice", start, max(stop - start, 0)))
-        elif isinstance(item, int | np.integer) and not isinstance(item, bool):
+        elif isinstance(item, Tracer) and _is_int_scalar(item):
+            entries.append(("dyn",))
+            dynamic.append(item)
+        elif (isinstance(item, int | np.integer) and not isinstance(item, bool)) or (
+            hasattr(item, "aval") and _is_int_scalar(item)
+        ):  # (a concrete integer array)
             k = operator.index(item)
             if not -dim <= k < dim:
                 raise IndexError(f"index {k} is out of bounds for axis of size {dim}")
             entries.append(("int", k % dim))
-        elif (isinstance(item, Tracer) or hasattr(item, "aval")) and _is_int_scalar(item):
-            entries.append(("dyn",))
-            dynamic.append(item)
         else:
             raise NotImplementedError(
                 "Reference indexing supports integers, slices with step 1, integer scalars "
@@ -247,15 +249,18 @@ def _new_ref_discharge(eqn: Any, values: list, is_ref: list) -> tuple[list, list
 
 
 def _new_ref_jvp(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
+    # Every reference created under differentiation gets a tangent reference
+    # (`ad.always_jvp`), so that differentiated values may be written to it.
     (x,), (t,) = primals, tangents
-    return new_ref_p.bind(x, **params), new_ref_p.bind(ad.instantiate_zeros(t), **params)
+    tangent = ad.bind_unknown(new_ref_p, ad.instantiate_zeros(t), **params)
+    return new_ref_p.bind(x, **params), tangent
 
 
-def _new_ref_batch(args: list, dims: list, **params: Any) -> tuple[Any, Any]:
+def _new_ref_batch(axis: Any, args: list, dims: list, **params: Any) -> tuple[Any, Any]:
+    # A reference created under vmap is batched (at axis 0) even when its initial
+    # contents are not, so that batched values may be written to it.
     (x,), (d,) = args, dims
-    if d is batching.not_mapped:
-        return new_ref_p.bind(x, **params), d
-    return new_ref_p.bind(batching.moveaxis(x, d, 0), **params), 0
+    return new_ref_p.bind(batching.bdim_at_front(x, d, axis.size), **params), 0
 
 
 new_ref_p = standard_primitive(
@@ -265,8 +270,9 @@ new_ref_p = standard_primitive(
     impl=_new_ref_impl,
     discharge=_new_ref_discharge,
     jvp=_new_ref_jvp,
-    batching=_new_ref_batch,
+    axis_batching=_new_ref_batch,
 )
+ad.always_jvp.add(new_ref_p)
 
 
 # ---------------------------------------------------------------------------

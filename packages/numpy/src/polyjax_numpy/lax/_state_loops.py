@@ -166,3 +166,4 @@ def _cond_discharge(eqn: Any, values: list, is_ref: list) -> tuple[list, list]:
 discharge.discharge_rules[scan_p] = _scan_discharge
 discharge.discharge_rules[while_p] = _while_discharge
 discharge.discharge_rules[cond_p] = _cond_discharge
+scan_p.has_body = while_p.has_body = cond_p.has_body = True
