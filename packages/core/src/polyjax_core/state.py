@@ -101,7 +101,7 @@ class AbstractRef(AbstractValue):
     ndim = property(lambda self: self.inner_aval.ndim)
     size = property(lambda self: self.inner_aval.size)
     vma = property(lambda self: getattr(self.inner_aval, "vma", frozenset()))
-    aval_sharding = None
+    aval_sharding = property(lambda self: getattr(self.inner_aval, "aval_sharding", None))
 
     # (A reference's type updated is a reference's type, not a ShapedArray.)
     def update(  # type: ignore[override]  # returns the reference type

@@ -510,6 +510,8 @@ def new_ref(init_val: Any, *, memory_space: Any = None, kind: str | None = None)
     """
     if memory_space is not None or kind is not None:
         raise NotImplementedError("new_ref: only memory_space=None and kind=None are supported")
+    if is_ref_aval(get_aval(init_val)):
+        raise TypeError("`new_ref` expects an array, got a mutable array reference.")
     return new_ref_p.bind(init_val, kind=kind, memory_space=memory_space)
 
 
@@ -543,6 +545,7 @@ def freeze(ref: Any) -> Any:
       >>> freeze(r)
       Array([2., 2.], dtype=float32)
     """
+    _check_ref(get_aval(ref), "freeze")
     return freeze_p.bind(ref)
 
 
