@@ -119,8 +119,7 @@ class AbstractRef(AbstractValue):
     def __str__(self) -> str:
         return self.str_short()
 
-    def __repr__(self) -> str:
-        return f"AbstractRef({self.inner_aval!r})"
+    __repr__ = __str__  # (JAX's repr: `Ref{float32[3]}`)
 
     def __eq__(self, other: object) -> bool:
         return type(other) is AbstractRef and self.inner_aval == other.inner_aval
