@@ -118,7 +118,8 @@ JAX_NAMES: dict[str, str] = {
 }
 
 _SHARDING = "issue 12 (sharding and multiple devices)"
-_REFS = "mutable array references (not planned yet)"
+_REFS = "mutable array references: abstract references as ShapeDtypeStruct (not yet)"
+_REF_BOX = "a Ref holds its contents (Ref(value)); references are made with new_ref"
 _INTERNAL = "JAX's internal or extension modules (not planned yet)"
 _FLAGS = "configuration options not implemented yet"
 _TRANSFORMS = "transformations and utilities not implemented yet"
@@ -135,7 +136,6 @@ NOT_YET: dict[str, dict[str, str]] = {
             "remove_size_one_mesh_axis_from_type reshard set_mesh shard_map smap".split(),
             _SHARDING,
         ),
-        **dict.fromkeys("Ref empty_ref free_ref freeze new_ref ref".split(), _REFS),
         **dict.fromkeys(
             "ad api_util core custom_batching ds experimental image interpreters lib memory "
             "monitoring ops profiler version".split(),
@@ -368,6 +368,7 @@ KEYWORDS_NOT_YET: dict[str, dict[str, str]] = {
     "jax.vjp": {"reduce_axes": _DEPRECATED},
     "jax.local_devices": {"host_id": _DEPRECATED},
     "jax.ShapeDtypeStruct": {"manual_axis_type": _SHARDING, "is_ref": _REFS},
+    "jax.Ref": {"aval": _REF_BOX, "refs": _REF_BOX},
     "jax.lax.all_gather": {"to": _SHARDING},
     "jax.jit": {"compiler_options": _FEATURE},
     "jax.vmap": {"sum_match": _FEATURE},
