@@ -243,3 +243,16 @@ def test_empty_and_free_ref():
     e = ref.empty_ref(jnp.zeros(2, np.int32))  # anything with shape and dtype
     assert e.aval == AbstractRef(jnp.zeros(2, np.int32).aval)
     assert ref.free_ref(e) is None
+
+
+def test_written_buffers_are_donated_and_shared_ones_kept():
+    x = jnp.ones(3)
+    r = ref.new_ref(x)  # a copy: writing the reference never touches `x`
+    old = r._value
+    r[...] += 1.0
+    assert old.is_deleted() and not x.is_deleted()
+    frozen = ref.freeze(r)  # shared now: the next write copies before donating
+    jit(lambda a: a.__setitem__(0, 5.0))(r)
+    np.testing.assert_array_equal(frozen, [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(r[...], [5.0, 2.0, 2.0])
+    np.testing.assert_array_equal(x, [1.0, 1.0, 1.0])

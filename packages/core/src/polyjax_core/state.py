@@ -155,10 +155,12 @@ class Ref(metaclass=_RefMeta):
     ``ref[idx] += value``; `freeze` gives its contents back as an array.
     """
 
-    __slots__ = ("_value", "__weakref__")
+    __slots__ = ("_value", "_owned", "__weakref__")
 
-    def __init__(self, value: Any):
+    def __init__(self, value: Any, *, owned: bool = False):
         self._value = value
+        # Whether no one else holds `_value`: then writes may reuse its buffer.
+        self._owned = owned
 
     @property
     def aval(self) -> AbstractRef:

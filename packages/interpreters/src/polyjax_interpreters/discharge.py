@@ -38,6 +38,7 @@ from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.rules import RuleTable
 from polyjax_core.state import Ref, RefEffect, is_ref_aval
 from polyjax_core.tracing import Tracer
+from polyjax_interpreters.array import Array, _copy_array
 
 __all__ = [
     "RefCall",
@@ -247,18 +248,29 @@ class RefCall:
     def call(self, args: Sequence[Any]) -> list[Any]:
         full = [*self.ref_consts, *args]
         values = [a._value if type(a) is Ref else a for a in full]
+        for i in self.written:
+            # A written reference's buffer is donated: one that may be shared (the
+            # contents `freeze` returned) is copied first.
+            if not full[i]._owned and type(values[i]) is Array:
+                values[i] = _copy_array(values[i])
         outs = self.exe.call(values)
         for j, i in enumerate(self.written):
             full[i]._value = outs[self.n_out + j]
+            full[i]._owned = True
         return outs[: self.n_out]
 
     def __call__(self, *args: Any) -> list[Any]:
         return self.call(args)
 
 
-def compile_with_refs(closed: ClosedJaxpr, compile_pure: Callable[[ClosedJaxpr], Any]) -> RefCall:
+def compile_with_refs(
+    closed: ClosedJaxpr, compile_pure: Callable[[ClosedJaxpr, tuple[bool, ...]], Any]
+) -> RefCall:
     """Discharges `closed` (reference inputs or closed-over `Ref`s), compiles the
-    pure program with ``compile_pure`` and wraps it in a `RefCall`."""
+    pure program with ``compile_pure(pure, donated)`` (the written references'
+    buffers donated: updated in place where the backend can) and wraps it in a
+    `RefCall`."""
     hoisted, ref_consts = hoist_ref_consts(closed)
     pure, written = discharge_state(hoisted)
-    return RefCall(compile_pure(pure), ref_consts, written, len(closed.out_avals))
+    donated = tuple(i in written for i in range(len(pure.in_avals)))
+    return RefCall(compile_pure(pure, donated), ref_consts, written, len(closed.out_avals))

@@ -1016,9 +1016,14 @@ def _compile_with_refs(prim: Primitive, closed: ClosedJaxpr, args: tuple) -> Any
     values = [a._value if type(a) is Ref else a for a in args]
     device, committed = arg_placement(values, fun_name=prim.name)
 
-    def compile_pure(pure: ClosedJaxpr) -> Executable:
+    def compile_pure(pure: ClosedJaxpr, donate: tuple[bool, ...]) -> Executable:
         lowered = lower_jaxpr(
-            pure, name=prim.name, device=device, out_committed=committed, keep_unused=True
+            pure,
+            name=prim.name,
+            device=device,
+            out_committed=committed,
+            donated_invars=donate,
+            keep_unused=True,
         )
         return compile_lowered(lowered)
 

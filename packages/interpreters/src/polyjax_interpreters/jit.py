@@ -370,12 +370,13 @@ def _compile(
     # `shardy` is only part of the key: the lowering reads the flag itself.
     if discharge.has_state(jaxpr):
         # References become values passed in and out (docs/refs.md).
-        def compile_pure(pure: ClosedJaxpr) -> Any:
+        def compile_pure(pure: ClosedJaxpr, donate: tuple[bool, ...]) -> Any:
             n_extra = len(pure.in_avals) - len(jaxpr.in_avals)
+            asked = (False,) * n_extra + donated_invars
+            donated = tuple(a or b for a, b in zip(asked, donate))
             return _compile(
-                pure, name, device, committed, (False,) * n_extra + donated_invars,
-                keep_unused, placement, shardy,
-            )  # fmt: skip
+                pure, name, device, committed, donated, keep_unused, placement, shardy
+            )
 
         # A RefCall calls like an Executable (and forwards its other attributes).
         return cast(Executable, discharge.compile_with_refs(jaxpr, compile_pure))

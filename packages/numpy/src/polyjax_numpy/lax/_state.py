@@ -36,6 +36,7 @@ from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.state import AbstractRef, Ref, is_ref_aval, ref_effect, register_ref_indexing
 from polyjax_core.tracing import Tracer
 from polyjax_interpreters import ad, batching
+from polyjax_interpreters.array import Array, put_value
 from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax._declare import standard_primitive
 from polyjax_numpy.lax._shape_ops import reshape
@@ -240,8 +241,16 @@ def _new_ref_abstract_eval(x: Any, *, kind: Any, memory_space: Any) -> tuple[Any
 
 
 def _new_ref_impl(x: Any, *, kind: Any, memory_space: Any) -> Ref:
-    a = get_aval(x)
-    return Ref(_ew._convert_element_type(x, a.dtype, weak_type=a.weak_type))
+    # A buffer of its own, which writes may update in place (donated).
+    if type(x) is not Array:  # (a host value, or a cached device scalar: copied too)
+        a = get_aval(x)
+        x = _ew._convert_element_type(x, a.dtype, weak_type=a.weak_type)
+    return Ref(put_value(x, x.aval, x.sharding, x.committed, may_alias=False), owned=True)
+
+
+def _freeze_impl(ref: Ref) -> Any:
+    ref._owned = False  # the contents are shared from now on
+    return ref._value
 
 
 def _new_ref_discharge(eqn: Any, values: list, is_ref: list) -> tuple[list, list]:
@@ -480,7 +489,7 @@ freeze_p = standard_primitive(
     "freeze",
     _freeze_abstract_eval,
     effectful=True,
-    impl=lambda ref: ref._value,
+    impl=_freeze_impl,
     discharge=_freeze_discharge,
     jvp=_freeze_jvp,
     batching=_freeze_batch,
