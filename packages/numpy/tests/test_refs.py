@@ -14,6 +14,7 @@ from polyjax_core.state import AbstractRef, Ref
 from polyjax_interpreters import ad
 from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
+from polyjax_interpreters.remat import checkpoint as remat_checkpoint
 from polyjax_interpreters.test_util import check_grads
 from polyjax_numpy import lax, ref
 from polyjax_numpy import numpy as jnp
@@ -256,3 +257,35 @@ def test_written_buffers_are_donated_and_shared_ones_kept():
     np.testing.assert_array_equal(frozen, [2.0, 2.0, 2.0])
     np.testing.assert_array_equal(r[...], [5.0, 2.0, 2.0])
     np.testing.assert_array_equal(x, [1.0, 1.0, 1.0])
+
+
+def test_nested_jit_while_cond_remat_and_stages():
+    total = ref.new_ref(np.float32(0))
+
+    @jit
+    def inner(x):
+        total[...] += x  # a jitted closure over a reference, called from another jit
+        return x
+
+    assert jit(lambda x: inner(x) * 2)(3.0) == 6.0 and total[...] == 3.0
+    assert ad.grad(lambda x: jit(lambda y: y * total[...])(x))(2.0) == 3.0
+
+    def count_to(n):
+        acc = ref.new_ref(0)
+        lax.while_loop(lambda c: acc[...] < n, lambda c: acc.__setitem__(..., acc[...] + 1), None)
+        return acc[...]
+
+    assert jit(count_to)(5) == 5  # the cond reads the reference the body writes
+
+    def square(x):
+        r = ref.new_ref(x)
+        r[...] = r[...] * x
+        return r[...]
+
+    assert ad.grad(remat_checkpoint(square))(3.0) == 6.0
+    # Ahead of time: the lowered program takes the contents and returns the new ones.
+    r = ref.new_ref(np.zeros(2, F32))
+    compiled = jit(lambda r: r.__setitem__(..., r[...] + 1.0)).lower(r).compile()
+    compiled(r)
+    compiled(r)
+    np.testing.assert_array_equal(r[...], [2.0, 2.0])

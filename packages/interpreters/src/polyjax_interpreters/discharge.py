@@ -44,6 +44,7 @@ __all__ = [
     "RefCall",
     "bind_discharged",
     "body_has_state",
+    "call_rule",
     "check_distinct_refs",
     "compile_with_refs",
     "discharge_rules",
@@ -171,6 +172,29 @@ def discharge_state(
 
     pure = trace_to_jaxpr(fun, in_avals, jaxpr.debug_info)
     return pure, written_box[0]
+
+
+def call_rule(
+    primitive: Any, adjust: Callable[[dict[str, Any], int], dict[str, Any]] | None = None
+) -> Callable[..., tuple[list, list]]:
+    """The discharge rule of a call-like primitive (``jit``, ``checkpoint``): its
+    ``jaxpr`` param takes the operands and gives the outputs. The body is
+    discharged; written references come back as extra outputs. ``adjust(params,
+    n_written)`` fixes other params that count outputs."""
+
+    def rule(eqn: Any, values: list, is_ref: list) -> tuple[list, list]:
+        body, written = discharge_state(eqn.params["jaxpr"])
+        params = dict(eqn.params, jaxpr=body)
+        if adjust is not None:
+            params = adjust(params, len(written))
+        outs = primitive.bind(*values, **params)
+        n_out = len(eqn.outvars)
+        updates: list[Any] = [None] * len(values)
+        for j, i in enumerate(written):
+            updates[i] = outs[n_out + j]
+        return outs[:n_out], updates
+
+    return rule
 
 
 def hoist_ref_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Ref]]:

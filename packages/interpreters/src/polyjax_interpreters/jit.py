@@ -44,6 +44,7 @@ from polyjax_core.lists import partition_list
 from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
+from polyjax_core.state import Ref
 from polyjax_core.tree_util import PyTreeDef, prefix_subtrees, tree_flatten, tree_unflatten
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
 from polyjax_interpreters import _cpp_jit, _debug_nans, ad, batching, discharge, dispatch, mlir
@@ -141,22 +142,14 @@ def _jit_lowering(
 mlir.register_lowering(jit_p, _jit_lowering)
 
 
-def _jit_discharge(eqn: Any, values: list, is_ref: list) -> tuple[list, list]:
-    # The body's references become values in and (when written) out.
-    params = eqn.params
-    body, written = discharge.discharge_state(params["jaxpr"])
-    n_out = len(eqn.outvars)
-    new = dict(params, jaxpr=body)
+def _jit_discharge_params(params: dict, n_written: int) -> dict:
+    # The body's written references come back as extra (unconstrained) outputs.
     if params.get("out_shardings"):
-        new["out_shardings"] = tuple(params["out_shardings"]) + (None,) * len(written)
-    outs = jit_p.bind(*values, **new)
-    updates: list[Any] = [None] * len(values)
-    for j, i in enumerate(written):
-        updates[i] = outs[n_out + j]
-    return outs[:n_out], updates
+        params["out_shardings"] = tuple(params["out_shardings"]) + (None,) * n_written
+    return params
 
 
-discharge.discharge_rules[jit_p] = _jit_discharge
+discharge.discharge_rules[jit_p] = discharge.call_rule(jit_p, _jit_discharge_params)
 jit_p.has_body = True
 
 
@@ -374,9 +367,7 @@ def _compile(
             n_extra = len(pure.in_avals) - len(jaxpr.in_avals)
             asked = (False,) * n_extra + donated_invars
             donated = tuple(a or b for a, b in zip(asked, donate))
-            return _compile(
-                pure, name, device, committed, donated, keep_unused, placement, shardy
-            )
+            return _compile(pure, name, device, committed, donated, keep_unused, placement, shardy)
 
         # A RefCall calls like an Executable (and forwards its other attributes).
         return cast(Executable, discharge.compile_with_refs(jaxpr, compile_pure))
@@ -921,11 +912,14 @@ class JitWrapped:
         else:
             params = self._params(traced)
             leaves = traced.leaves
-            if any(isinstance(c, tracing.Tracer) for c in traced.jaxpr.consts):
+            if any(isinstance(c, tracing.Tracer | Ref) for c in traced.jaxpr.consts):
                 # The body closes over values of an enclosing transformation
-                # (e.g. `grad` of a function calling a jitted closure): they
-                # become explicit inputs, so that the outer trace sees them.
-                body, hoisted = pe.hoist_tracer_consts(traced.jaxpr)
+                # (e.g. `grad` of a function calling a jitted closure), or over
+                # references: they become explicit inputs, so that the outer
+                # trace sees them (and a reference's writes reach it).
+                body, hoisted_refs = discharge.hoist_ref_consts(traced.jaxpr)
+                body, hoisted = pe.hoist_tracer_consts(body)
+                hoisted = [*hoisted, *hoisted_refs]  # (the order of the invars now)
                 leaves = [*hoisted, *leaves]
                 params = dict(
                     params,

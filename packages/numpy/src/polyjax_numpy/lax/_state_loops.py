@@ -89,44 +89,56 @@ def _scan_discharge(eqn: Any, values: list, is_ref: list) -> tuple[list, list]:
 
 
 def _while_discharge(eqn: Any, values: list, is_ref: list) -> tuple[list, list]:
+    # References among the cond's and the body's consts (one reference may be in
+    # both) become leading carries; each body and cond reads them from there.
     p = eqn.params
     ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
-    _refuse_ref_operands("while_loop", is_ref, range(ncc, ncc + nbc))
-    cconsts, bvals, carry = values[:ncc], values[ncc : ncc + nbc], values[ncc + nbc :]
-    b_is_ref = is_ref[ncc : ncc + nbc]
-    refs = [i for i in range(nbc) if b_is_ref[i]]
-    n_body_in = nbc + len(carry)
-    pure, _ = discharge.discharge_state(p["body_jaxpr"], [i in refs for i in range(n_body_in)])
-    cond_pure, _ = discharge.discharge_state(p["cond_jaxpr"])
-    bconsts = [bvals[i] for i in range(nbc) if not b_is_ref[i]]
-    contents = [bvals[i] for i in refs]
-    avals = [_inner(a) for a in pure.in_avals]
+    _refuse_ref_operands("while_loop", is_ref, range(ncc + nbc))
+    carry = values[ncc + nbc :]
+    refs: list[Any] = []  # the distinct reference variables, in order
+    for v, r in zip(eqn.invars[: ncc + nbc], is_ref):
+        if r and v not in refs:
+            refs.append(v)
+    slot = {v: k for k, v in enumerate(refs)}
+    contents = [values[eqn.invars.index(v)] for v in refs]
     n_carry = len(carry)
+
+    def pure_part(closed: Any, lo: int, hi: int) -> tuple[Any, list, list]:
+        """The discharged cond or body, with its non-reference consts and their avals."""
+        n_in = len(closed.in_avals)
+        must = [lo + i < hi and is_ref[lo + i] and lo > 0 for i in range(n_in)]
+        pure, written = discharge.discharge_state(closed, must)
+        if lo == 0 and written:
+            raise NotImplementedError("a while_loop cond_fun may read references, not write them")
+        consts = [values[i] for i in range(lo, hi) if not is_ref[i]]
+        avals = [_inner(pure.in_avals[i - lo]) for i in range(lo, hi) if not is_ref[i]]
+        return pure, consts, avals
+
+    def call(pure: Any, lo: int, hi: int, cs: Sequence, rv: Sequence, rest: Sequence) -> list:
+        it = iter(cs)
+        full = [rv[slot[eqn.invars[i]]] if is_ref[i] else next(it) for i in range(lo, hi)]
+        return eval_jaxpr(pure.jaxpr, pure.consts, *full, *rest)
+
+    cond_pure, cconsts, cavals = pure_part(p["cond_jaxpr"], 0, ncc)
+    body_pure, bconsts, bavals = pure_part(p["body_jaxpr"], ncc, ncc + nbc)
+    body_refs = [eqn.invars[i] for i in range(ncc, ncc + nbc) if is_ref[i]]
+    ref_avals = [_inner(v.aval) for v in refs]
+    carry_avals = [_inner(a) for a in body_pure.in_avals[nbc:]]
+
+    def cond(*args: Any) -> list[Any]:
+        k, r = len(cconsts), len(refs)
+        return call(cond_pure, 0, ncc, args[:k], args[k : k + r], args[k + r :])
 
     def body(*args: Any) -> list[Any]:
         k, r = len(bconsts), len(refs)
-        cs, rv, rest = args[:k], args[k : k + r], args[k + r :]
-        it_c, it_r = iter(cs), iter(rv)
-        full = [next(it_r) if b_is_ref[i] else next(it_c) for i in range(nbc)]
-        outs = eval_jaxpr(pure.jaxpr, pure.consts, *full, *rest)
-        return [*outs[n_carry:], *outs[:n_carry]]
+        rv = list(args[k : k + r])
+        outs = call(body_pure, ncc, ncc + nbc, args[:k], rv, args[k + r :])
+        for v, new in zip(body_refs, outs[n_carry:]):
+            rv[slot[v]] = new
+        return [*rv, *outs[:n_carry]]
 
-    def cond(*args: Any) -> list[Any]:
-        cs, rest = args[:ncc], args[ncc + len(refs) :]
-        return eval_jaxpr(cond_pure.jaxpr, cond_pure.consts, *cs, *rest)
-
-    bj, bextra = _retrace(
-        body,
-        [
-            *(avals[i] for i in range(nbc) if not b_is_ref[i]),
-            *(avals[i] for i in refs),
-            *avals[nbc:],
-        ],
-    )
-    cj, cextra = _retrace(
-        cond, [*(_inner(a) for a in cond_pure.in_avals[:ncc]), *(avals[i] for i in refs),
-               *avals[nbc:]]
-    )  # fmt: skip
+    cj, cextra = _retrace(cond, [*cavals, *ref_avals, *carry_avals])
+    bj, bextra = _retrace(body, [*bavals, *ref_avals, *carry_avals])
     outs = while_p.bind(
         *cextra,
         *cconsts,
@@ -136,12 +148,13 @@ def _while_discharge(eqn: Any, values: list, is_ref: list) -> tuple[list, list]:
         *carry,
         cond_jaxpr=cj,
         body_jaxpr=bj,
-        cond_nconsts=len(cextra) + ncc,
+        cond_nconsts=len(cextra) + len(cconsts),
         body_nconsts=len(bextra) + len(bconsts),
     )
     updates: list[Any] = [None] * len(values)
-    for j, i in enumerate(refs):
-        updates[ncc + i] = outs[j]
+    for i in range(ncc + nbc):
+        if is_ref[i]:
+            updates[i] = outs[slot[eqn.invars[i]]]
     return outs[len(refs) :], updates
 
 
