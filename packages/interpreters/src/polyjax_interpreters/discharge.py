@@ -131,7 +131,8 @@ def run_discharged(
         elif any(is_ref) or any(isinstance(e, RefEffect) for e in eqn.effects):
             raise NotImplementedError(
                 f"Mutable array references are not supported through the primitive "
-                f"'{eqn.primitive}' (it has no state discharge rule)."
+                f"'{eqn.primitive}' (it has no state discharge rule); read a reference's "
+                "value with `ref[...]` before computing with it."
             )
         else:
             out = eqn.primitive.bind(*values, **eqn.params)
