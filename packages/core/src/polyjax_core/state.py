@@ -153,6 +153,13 @@ class Ref(metaclass=_RefMeta):
 
     Read it with ``ref[idx]``, write it with ``ref[idx] = value`` or
     ``ref[idx] += value``; `freeze` gives its contents back as an array.
+    Indexing needs the array library (polyjax-numpy), which defines it.
+
+    Example:
+      >>> import numpy as np
+      >>> r = Ref(np.zeros(2, np.float32))
+      >>> r.aval, len(r)
+      (Ref{float32[2]}, 2)
     """
 
     __slots__ = ("_value", "_owned", "__weakref__")

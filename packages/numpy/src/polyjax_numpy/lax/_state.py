@@ -14,11 +14,11 @@ beside each reference: reads and writes act on both) and batching rule (a
 batched reference is batched at its leading axis). XLA never sees a reference:
 jit, eager calls and loops discharge them first (docs/refs.md).
 
-An index is static ints and slices (step 1), traced integer scalars and
-`...`; it is kept as the `indexer` param, one entry per axis, with traced
+An index is static ints and slices (positive steps), traced integer scalars
+and `...`; it is kept as the `indexer` param, one entry per axis, with traced
 indices as extra operands:
 
-    ("slice", start, size)   a static slice
+    ("slice", start, size)   a static slice (("slice", start, size, step) strided)
     ("int", k)               a static integer (the axis is dropped)
     ("dyn",)                 a traced integer scalar, the next operand (dropped)
 """
@@ -39,7 +39,8 @@ from polyjax_interpreters import ad, batching
 from polyjax_interpreters.array import Array, put_value
 from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax._declare import standard_primitive
-from polyjax_numpy.lax._shape_ops import reshape
+from polyjax_numpy.lax._shape_ops import full, pad, reshape
+from polyjax_numpy.lax._shape_ops import slice as lax_slice
 from polyjax_numpy.lax._slicing import dynamic_slice, dynamic_update_slice
 
 __all__ = [
@@ -92,11 +93,12 @@ def _make_indexer(shape: Sequence[int], index: Any) -> tuple[Indexer, list[Any]]
     for dim, item in zip(shape, items):
         if isinstance(item, slice):
             start, stop, step = item.indices(dim)
-            if step != 1:
+            if step < 1:
                 raise NotImplementedError(
-                    f"Reference indexing supports slices with step 1, got {item}."
+                    f"Reference indexing supports slices with a positive step, got {item}."
                 )
-            entries.append(("slice", start, max(stop - start, 0)))
+            size = len(range(start, stop, step))
+            entries.append(("slice", start, size) if step == 1 else ("slice", start, size, step))
         elif isinstance(item, Tracer) and _is_int_scalar(item):
             entries.append(("dyn",))
             dynamic.append(item)
@@ -109,7 +111,7 @@ def _make_indexer(shape: Sequence[int], index: Any) -> tuple[Indexer, list[Any]]
             entries.append(("int", k % dim))
         else:
             raise NotImplementedError(
-                "Reference indexing supports integers, slices with step 1, integer scalars "
+                "Reference indexing supports integers, slices with positive steps, integer scalars "
                 f"and '...'; got {item!r}."
             )
     return tuple(entries), dynamic
@@ -153,15 +155,29 @@ def _block_sizes(indexer: Indexer) -> list[int]:
     return [e[2] if e[0] == "slice" else 1 for e in indexer]
 
 
+def _strides(indexer: Indexer) -> list[int]:
+    return [e[3] if len(e) > 3 else 1 for e in indexer]
+
+
+def _spans(indexer: Indexer) -> list[int]:
+    """The extent of the block along each axis (a strided slice's first to last element)."""
+    return [(n - 1) * k + 1 if n else 0 for n, k in zip(_block_sizes(indexer), _strides(indexer))]
+
+
 def _is_whole(indexer: Indexer, shape: Sequence[int]) -> bool:
-    return all(e[0] == "slice" and e[1] == 0 and e[2] == d for e, d in zip(indexer, shape))
+    return all(
+        e[0] == "slice" and e[1] == 0 and e[2] == d and len(e) == 3 for e, d in zip(indexer, shape)
+    )
 
 
 def _read(x: Any, indexer: Indexer, dyn: Sequence[Any]) -> Any:
     """``x[index]`` on the array a reference holds."""
     if _is_whole(indexer, x.shape):
         return x
-    block = dynamic_slice(x, _starts(indexer, dyn, x.shape), _block_sizes(indexer))
+    spans, strides = _spans(indexer), _strides(indexer)
+    block = dynamic_slice(x, _starts(indexer, dyn, x.shape), spans)
+    if any(k != 1 for k in strides):
+        block = lax_slice(block, [0] * len(spans), spans, strides)
     return reshape(block, _indexed_shape(x.shape, indexer))
 
 
@@ -170,7 +186,16 @@ def _write(x: Any, indexer: Indexer, dyn: Sequence[Any], value: Any) -> Any:
     if _is_whole(indexer, x.shape):
         return value
     block = reshape(value, _block_sizes(indexer))
-    return dynamic_update_slice(x, block, _starts(indexer, dyn, x.shape))
+    starts, strides = _starts(indexer, dyn, x.shape), _strides(indexer)
+    if any(k != 1 for k in strides):
+        # A strided block: spread the values out (interior padding) and keep the
+        # old ones in between.
+        config = [(0, 0, k - 1) for k in strides]
+        region = dynamic_slice(x, starts, _spans(indexer))
+        spread = pad(block, _ew._convert_element_type(0, x.dtype), config)
+        mask = pad(full(block.shape, True), False, config)
+        block = _ew.select(mask, spread, region)
+    return dynamic_update_slice(x, block, starts)
 
 
 # ---------------------------------------------------------------------------
@@ -531,8 +556,6 @@ def empty_ref(ty: Any, memory_space: Any = None) -> Any:
       >>> empty_ref(ShapedArray((2,), np.int32))[...]
       Array([0, 0], dtype=int32)
     """
-    from polyjax_numpy.lax._shape_ops import full
-
     return new_ref(full(ty.shape, 0, ty.dtype), memory_space=memory_space)
 
 
