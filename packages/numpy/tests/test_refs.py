@@ -307,3 +307,15 @@ def test_nested_jit_while_cond_remat_and_stages():
     compiled(r)
     compiled(r)
     np.testing.assert_array_equal(r[...], [2.0, 2.0])
+
+
+def test_eager_integer_indices_share_one_executable():
+    from polyjax_interpreters import dispatch
+
+    r = ref.new_ref(np.zeros(6, F32))
+    r[0] = np.float32(0)  # compiles the write
+    before = len(dispatch._eager_cache)
+    for i in range(1, 6):
+        r[i] = np.float32(i)
+    assert len(dispatch._eager_cache) == before
+    np.testing.assert_array_equal(r[...], np.arange(6, dtype=F32))

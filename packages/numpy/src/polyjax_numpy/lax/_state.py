@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from polyjax_core import dtypes
+from polyjax_core import dtypes, tracing
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.state import AbstractRef, Ref, is_ref_aval, ref_effect, register_ref_indexing
 from polyjax_core.tracing import Tracer
@@ -583,7 +583,14 @@ def freeze(ref: Any) -> Any:
 
 def _bind_indexed(ref: Any, index: Any) -> tuple[Indexer, list[Any]]:
     aval = _check_ref(get_aval(ref), "ref indexing")
-    return _make_indexer(aval.shape, index)
+    indexer, dyn = _make_indexer(aval.shape, index)
+    if type(ref) is Ref and tracing.current_trace() is tracing.eval_trace:
+        # Eagerly, integer indices are operands: `r[i]` in a Python loop compiles
+        # one executable, not one per `i` (they were bounds-checked above).
+        it = iter(dyn)
+        dyn = [next(it) if e[0] == "dyn" else np.int32(e[1]) for e in indexer if e[0] != "slice"]
+        indexer = tuple(("dyn",) if e[0] == "int" else e for e in indexer)
+    return indexer, dyn
 
 
 def get(ref: Any, idx: Any = None) -> Any:
