@@ -23,7 +23,8 @@ import polyjax.numpy as jnp
 from polyjax import errors
 
 _SHARDING = "issue 12 (sharding and multiple devices)"
-_REFS = "mutable array references (not planned yet)"
+_REFS = "mutable array references: abstract references as ShapeDtypeStruct (not yet)"
+_REF_BOX = "a Ref holds its contents (Ref(value)); references are made with new_ref"
 
 
 def _module(jax_name: str):
@@ -200,6 +201,7 @@ KEYWORDS_NOT_YET: dict[str, dict[str, str]] = {
     "jax.vjp": {"reduce_axes": _DEPRECATED},
     "jax.local_devices": {"host_id": _DEPRECATED},
     "jax.ShapeDtypeStruct": {"manual_axis_type": _SHARDING, "is_ref": _REFS},
+    "jax.Ref": {"aval": _REF_BOX, "refs": _REF_BOX},
     "jax.lax.all_gather": {"to": _SHARDING},
     "jax.jit": {"compiler_options": _FEATURE},
     "jax.vmap": {"sum_match": _FEATURE},

@@ -51,6 +51,8 @@ from polyjax_interpreters.batching import vmap
 from polyjax_interpreters.jit import jit
 from polyjax_interpreters.test_util import check_grads
 from polyjax_numpy import lax
+from polyjax_numpy import ref as state
+from polyjax_numpy.lax import _state as state_prims
 from polyjax_numpy.lax import linalg
 
 # A breadth sweep: the main test run has it; the isolated re-run of this package skips it.
@@ -1804,6 +1806,14 @@ def _scan(c, xs):
     return list(lax.scan(_scan_body, c, xs)) + list(lax.scan(_scan_body, c, xs, reverse=True))
 
 
+def _refs(x, y):
+    # new_ref, get and swap (`+=`), addupdate and freeze on one reference.
+    r = state.new_ref(x)
+    r[...] += y
+    state.addupdate(r, ..., x * y)
+    return state.freeze(r)
+
+
 def _np_scan(c, xs):
     def run(c, seq):
         ys = []
@@ -1895,6 +1905,18 @@ CASES += [
         NUMERIC,
         grad_dtypes=(F32,),
         jit_grads=True,
+    ),
+    Case(
+        "refs",
+        tuple(
+            getattr(state_prims, f"{n}_p")
+            for n in ("new_ref", "get", "swap", "addupdate", "freeze")
+        ),
+        _refs,
+        lambda rng, dt, s: (draw(rng, s, dt, -2, 2), draw(rng, s, dt, -2, 2)),
+        lambda x, y: (x + y + x * y).astype(x.dtype),
+        (F32, I32, C64),
+        grad_dtypes=(F32,),
     ),
     Case(
         "scan_length0",

@@ -15,7 +15,7 @@ from polyjax_core.aval_sharding import AvalSharding, ShardingTypeError
 from polyjax_core.make_jaxpr import make_jaxpr
 from polyjax_core.mesh import AbstractMesh, AxisType
 from polyjax_core.primitive import Primitive
-from polyjax_numpy import lax
+from polyjax_numpy import lax, ref
 from polyjax_numpy import numpy as jnp
 from polyjax_numpy.lax import linalg
 
@@ -65,6 +65,8 @@ def _out_type(f, *args):
         (lambda x: lax.top_k(x, 2)[0], [((8, 4), "a")], "float32[8@a,2]"),
         (lambda x: jnp.fft.fft(x, axis=1), [((8, 4), "a")], "complex64[8@a,4]"),
         (lambda x: lax.dynamic_slice(x, (0, 1), (8, 2)), [((8, 4), "a")], "float32[8@a,2]"),
+        (lambda x: ref.freeze(ref.new_ref(x)), [((8, 4), "a")], "float32[8@a,4]"),
+        (lambda x: ref.new_ref(x)[...], [((8, 4), "a")], "float32[8@a,4]"),
         (
             lambda lhs, rhs: lax.conv(lhs, rhs, (1, 1), "VALID"),
             [((8, 3, 6, 6), "a"), ((4, 3, 3, 3),)],
@@ -74,6 +76,11 @@ def _out_type(f, *args):
 )
 def test_rules_on_an_abstract_mesh(f, args, expected):
     assert _out_type(f, *[_arg(*a) for a in args]) == expected
+
+
+def test_sharded_references_are_indexed_by_slices_only():
+    with pytest.raises(TypeError, match="sharded ref .* only be indexed by slices"):
+        make_jaxpr(lambda x: ref.new_ref(x)[0])(_arg((8, 4), "a"))
 
 
 def test_errors_name_the_operands():

@@ -18,7 +18,9 @@ to declare primitives and trace Python functions into jaxprs:
   `PartitionSpec`, and the mesh in context (`mesh_context`).
 - the abstract array type (`basearray.Array`, which tracers belong to) and the
   `typing` annotations;
-- the packages' `__version__`, read on first use (`versioning`).
+- the packages' `__version__`, read on first use (`versioning`);
+- mutable array references: their type `AbstractRef`, their effect and the
+  concrete `Ref` box (`state`).
 
 Example:
   >>> import numpy as np
@@ -43,6 +45,7 @@ from polyjax_core import (
     jax_tree_util,
     mesh_context,
     source_info,
+    state,
     symbolic_dims,
     tree_util,
     typing,
@@ -98,6 +101,7 @@ from polyjax_core.mesh_context import (
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
 from polyjax_core.rules import RuleTable
+from polyjax_core.state import AbstractRef, Ref
 from polyjax_core.symbolic_dims import (
     DimExpr,
     InconclusiveDimensionOperation,
@@ -121,6 +125,7 @@ from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_ini
 
 __all__ = [
     "AbstractDevice",
+    "AbstractRef",
     "AbstractMesh",
     "AbstractValue",
     "AxisType",
@@ -143,6 +148,7 @@ __all__ = [
     "NonConcreteBooleanIndexError",
     "PartitionSpec",
     "Primitive",
+    "Ref",
     "RuleTable",
     "ShapeDtypeStruct",
     "ShapedArray",
@@ -195,6 +201,7 @@ __all__ = [
     "set_current_trace",
     "shaped_abstractify",
     "source_info",
+    "state",
     "spec_to_sharding",
     "split_list",
     "subjaxprs",

@@ -55,6 +55,10 @@ class AbstractValue:
     """Base class of abstract values. Subclasses say what tracing may know of a value."""
 
     __slots__ = ()
+    # Indexing hooks of a type whose tracers index differently from arrays
+    # (`state.AbstractRef`): `hook(tracer, index[, value])`.
+    _getitem: Any = None
+    _setitem: Any = None
 
     if TYPE_CHECKING:
         # Every abstract value polyjax makes is an array's (`ShapedArray`), and the

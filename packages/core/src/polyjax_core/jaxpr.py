@@ -349,7 +349,21 @@ def _param_doc(value: Any, names: _Names, eqn: JaxprEqn | None = None) -> pp.Doc
     return pp.text(str(value))
 
 
-def _eqn_doc(eqn: JaxprEqn, names: _Names, source_info: bool) -> pp.Doc:
+def _eqn_doc(
+    eqn: JaxprEqn, names: _Names, source_info: bool, used: frozenset | None = None
+) -> pp.Doc:
+    custom = eqn.primitive.print_eqn
+    if custom is not None:
+        text = custom(
+            eqn,
+            lambda x: _atom(x, names),
+            lambda v: _binder(v, names),
+            lambda v: used is None or v in used,
+        )
+        doc = pp.text(text)
+        if source_info and eqn.source_info is not None and eqn.source_info.frame is not None:
+            doc += pp.text(f"  # {si.summarize(eqn.source_info)}")
+        return doc
     lhs = " ".join(_binder(v, names) for v in eqn.outvars)
     rhs = pp.text(eqn.primitive.name)
     # JAX prints parameters sorted by name, unless the primitive says what to show
@@ -382,7 +396,10 @@ def _eqns_doc(eqns: list[pp.Doc]) -> pp.Doc:
 def _jaxpr_doc(jaxpr: Jaxpr, names: _Names, source_info: bool) -> pp.Doc:
     consts = " ".join(_binder(v, names) for v in jaxpr.constvars)
     ins = " ".join(_binder(v, names) for v in jaxpr.invars)
-    eqns = [_eqn_doc(e, names, source_info) for e in jaxpr.eqns]
+    used = frozenset(x for e in jaxpr.eqns for x in e.invars if isinstance(x, Var)) | frozenset(
+        x for x in jaxpr.outvars if isinstance(x, Var)
+    )
+    eqns = [_eqn_doc(e, names, source_info, used) for e in jaxpr.eqns]
     outs = [_atom(x, names) for x in jaxpr.outvars]
     outs_str = f"({outs[0]},)" if len(outs) == 1 else f"({', '.join(outs)})"
     return pp.group(

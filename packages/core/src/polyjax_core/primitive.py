@@ -49,6 +49,14 @@ class Primitive:
     # Which params a printed jaxpr shows, in order: `print_params(params) -> dict`. None
     # shows them all, sorted by name (JAX's default); `jit` shows its name, then its jaxpr.
     print_params: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # A primitive printed in a form of its own (`b[0] <- c` for a reference write):
+    # `print_eqn(eqn, atom, binder, is_used) -> str`, where `atom(x)` and `binder(v)`
+    # print an operand and a typed output, and `is_used(v)` says whether the
+    # enclosing jaxpr reads output `v`. None prints `outs = name[params] ins`.
+    print_eqn: Callable[..., str] | None = None
+    # Whether the primitive's params hold jaxprs (loops, branches, jit): transformations
+    # then check whether a body uses mutable references (`polyjax_interpreters.discharge`).
+    has_body = False
 
     def __init__(self, name: str):
         self.name = name

@@ -305,7 +305,10 @@ class Tracer:
         raise TypeError(f"unhashable type: {type(self).__name__!r} (traced arrays are unhashable)")
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        raise TypeError(IMMUTABLE_ARRAY_MESSAGE)
+        aval = self.aval
+        if aval._setitem is None:
+            raise TypeError(IMMUTABLE_ARRAY_MESSAGE)
+        aval._setitem(self, index, value)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -387,8 +390,22 @@ OTHER_OPERATORS: tuple[str, ...] = tuple(_FORWARDED_OTHER)
 
 for _name in _FORWARDED_BINARY:
     setattr(Tracer, _name, _binary(_name))
+
+
+def _ref_aware_getitem(array_getitem: Callable[..., Any]) -> Callable[..., Any]:
+    def __getitem__(self: Tracer, index: Any) -> Any:
+        # A traced reference indexes through its type's hook (a read), arrays as arrays.
+        aval = self.aval
+        if aval._getitem is not None:
+            return aval._getitem(self, index)
+        return array_getitem(self, index)
+
+    return __getitem__
+
+
 for _name in _FORWARDED_OTHER:
-    setattr(Tracer, _name, _other(_name))
+    _method = _other(_name)
+    setattr(Tracer, _name, _ref_aware_getitem(_method) if _name == "__getitem__" else _method)
 
 av.register_aval_handler(Tracer, lambda t: t.aval)
 

@@ -12,6 +12,8 @@ Modules:
   array: `Array`, the concrete array, and moving data (`device_put`...).
   mlir: jaxpr → StableHLO lowering and the per-platform lowering rule tables.
   dispatch: executables, and eager execution of single primitives.
+  discharge: turning jaxprs that use mutable references into pure ones (before
+    lowering, and for transformations of loops whose bodies use references).
   jit: `jit` (the function is `polyjax_interpreters.jit.jit`; the facade
     exports it as `polyjax.jit`) and the `jit` primitive.
   stages: the ahead-of-time stages `Traced`, `Lowered`, `Compiled`.
@@ -41,6 +43,7 @@ from polyjax_interpreters import (  # noqa: E402 (the exclusion comes first)
     backends,
     batching,
     custom_derivatives,
+    discharge,
     dispatch,
     jit,
     mlir,
@@ -84,6 +87,7 @@ __all__ = [
     "batching",
     "block_until_ready",
     "custom_derivatives",
+    "discharge",
     "default_backend",
     "device_count",
     "device_get",

@@ -35,7 +35,7 @@ from polyjax_core.primitive import Primitive
 from polyjax_core.rules import RuleTable
 from polyjax_core.tracing import Trace, Tracer, current_trace, set_current_trace
 from polyjax_core.tree_util import tree_map
-from polyjax_interpreters import batching, dispatch, mlir
+from polyjax_interpreters import batching, discharge, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
 
 _trace_state = tracing._state  # the thread-local current trace (read on every bind)
@@ -47,7 +47,9 @@ __all__ = [
     "Zero",
     "add_any_p",
     "add_tangents",
+    "always_jvp",
     "backward_pass",
+    "bind_unknown",
     "defjvp",
     "defjvp2",
     "defjvp_zero",
@@ -195,6 +197,9 @@ def add_tangents(x: Any, y: Any) -> Any:
 # Rule tables and helpers for rule writers
 
 primitive_jvps = RuleTable("differentiation (jvp)")
+# Primitives whose jvp rule runs even when no input has a tangent: `new_ref`,
+# whose reference gets a tangent reference that later writes may fill.
+always_jvp: set[Primitive] = set()
 primitive_transposes = RuleTable("transpose")
 
 JVPRule = Callable[..., tuple[Any, Any]]
@@ -451,6 +456,8 @@ class JVPTrace(Trace):
         return x, Zero.from_primal_value(x)
 
     def process_primitive(self, primitive: Any, args: tuple, params: dict) -> Any:
+        if primitive.has_body and discharge.body_has_state(primitive, params):
+            return discharge.bind_discharged(primitive, args, params)
         primals: list[Any] = []
         tangents: list[Any] = []
         nonzero = False
@@ -466,7 +473,7 @@ class JVPTrace(Trace):
         state = _trace_state
         saved, state.trace = state.trace, self.parent
         try:
-            if not nonzero:
+            if not nonzero and primitive not in always_jvp:
                 # Nothing to differentiate: the result is a constant of this trace.
                 return primitive.bind(*primals, **params)
             tangents = [
@@ -687,6 +694,19 @@ class _LinearizeTrace(JaxprTrace):
         return outs if primitive.multiple_results else outs[0]
 
 
+def bind_unknown(primitive: Primitive, *args: Any, **params: Any) -> Any:
+    """`primitive.bind`, but recorded in the linear part when linearizing.
+
+    A jvp rule creating a tangent *reference* uses it: the reference must live in
+    the linear jaxpr (where its reads and writes are recorded), even when its
+    initial contents are a known zero.
+    """
+    trace = current_trace()
+    if isinstance(trace, _LinearizeTrace):
+        return JaxprTrace.process_primitive(trace, primitive, args, params)
+    return primitive.bind(*args, **params)
+
+
 class _Linearized:
     """The result of `_linearize_flat`: primal outputs and the linear jaxpr of tangents.
 
@@ -773,6 +793,10 @@ def _linearize_flat(
         out_tangents = [t for _, t in pairs]
         out_nonzero = [type(t) is not Zero for t in out_tangents]
         jaxpr = _prune(lt.to_jaxpr([t for t in out_tangents if type(t) is not Zero]))
+    if discharge.has_state(jaxpr):
+        # Tangent references: the linear map reads and writes them; as a pure
+        # jaxpr it transposes like any other.
+        jaxpr = discharge.discharge_state(jaxpr)[0]
     out_avals = [tangent_aval(get_aval(p)) for p, _ in pairs]
     lin = _Linearized([p for p, _ in pairs], jaxpr, in_avals, out_avals, in_nonzero, out_nonzero)
     return lin, aux

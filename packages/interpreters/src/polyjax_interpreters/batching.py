@@ -57,6 +57,7 @@ from polyjax_core.tree_util import (
     tree_flatten_with_path,
     tree_unflatten,
 )
+from polyjax_interpreters import discharge
 
 _trace_state = tracing._state  # the thread-local current trace (read on every bind)
 
@@ -306,6 +307,8 @@ class BatchTrace(Trace):
         return x, not_mapped
 
     def process_primitive(self, primitive: Any, args: tuple, params: dict) -> Any:
+        if primitive.has_body and discharge.body_has_state(primitive, params):
+            return discharge.bind_discharged(primitive, args, params)
         vals, dims = [], []
         for x in args:
             if type(x) is BatchTracer and x._trace is self:

@@ -48,8 +48,9 @@ from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.mesh import AbstractMesh
 from polyjax_core.mesh_context import spec_to_sharding
 from polyjax_core.primitive import Primitive
+from polyjax_core.state import Ref
 from polyjax_core.wrapped_fun import DebugInfo
-from polyjax_interpreters import _debug_nans, backends, compilation_cache, mlir
+from polyjax_interpreters import _debug_nans, backends, compilation_cache, discharge, mlir
 from polyjax_interpreters import array as _array
 from polyjax_interpreters.array import Array, put_value
 from polyjax_interpreters.sharding import GSPMDSharding, SingleDeviceSharding
@@ -985,6 +986,9 @@ def _compile_primitive(prim: Primitive, params: dict, args: tuple, key: Any) -> 
 
         debug = DebugInfo("eager", prim.name, tuple(f"args[{i}]" for i in range(len(args))))
         closed = trace_to_jaxpr(one_primitive, avals, debug)
+        if discharge.has_state(closed):
+            exe = _compile_with_refs(prim, closed, args)
+            return exe if key is None else _eager_cache.put(key, exe)
         # A body (e.g. of `scan`) may hold a sharding that decides the devices.
         placement = spmd_placement(args, fun_name=prim.name, body_shardings=body_shardings(closed))
         if placement is None:
@@ -1005,6 +1009,25 @@ def _compile_primitive(prim: Primitive, params: dict, args: tuple, key: Any) -> 
         )
         exe = _debug_nans.maybe_checked(exe, prim.name)
         return exe if key is None else _eager_cache.put(key, exe)
+
+
+def _compile_with_refs(prim: Primitive, closed: ClosedJaxpr, args: tuple) -> Any:
+    """The eager executable of a primitive reading or writing references."""
+    values = [a._value if type(a) is Ref else a for a in args]
+    device, committed = arg_placement(values, fun_name=prim.name)
+
+    def compile_pure(pure: ClosedJaxpr, donate: tuple[bool, ...]) -> Executable:
+        lowered = lower_jaxpr(
+            pure,
+            name=prim.name,
+            device=device,
+            out_committed=committed,
+            donated_invars=donate,
+            keep_unused=True,
+        )
+        return compile_lowered(lowered)
+
+    return discharge.compile_with_refs(closed, compile_pure)
 
 
 def clear_eager_cache() -> None:

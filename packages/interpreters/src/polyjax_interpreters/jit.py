@@ -30,7 +30,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from polyjax_core import config, tracing
 from polyjax_core import source_info as si
@@ -44,9 +44,10 @@ from polyjax_core.lists import partition_list
 from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
+from polyjax_core.state import Ref
 from polyjax_core.tree_util import PyTreeDef, prefix_subtrees, tree_flatten, tree_unflatten
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
-from polyjax_interpreters import _cpp_jit, _debug_nans, ad, batching, dispatch, mlir
+from polyjax_interpreters import _cpp_jit, _debug_nans, ad, batching, discharge, dispatch, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.dispatch import Executable, arg_signature
@@ -139,6 +140,17 @@ def _jit_lowering(
 
 
 mlir.register_lowering(jit_p, _jit_lowering)
+
+
+def _jit_discharge_params(params: dict, n_written: int) -> dict:
+    # The body's written references come back as extra (unconstrained) outputs.
+    if params.get("out_shardings"):
+        params["out_shardings"] = tuple(params["out_shardings"]) + (None,) * n_written
+    return params
+
+
+discharge.discharge_rules[jit_p] = discharge.call_rule(jit_p, _jit_discharge_params)
+jit_p.has_body = True
 
 
 def _jit_partial_eval(
@@ -349,6 +361,16 @@ def _compile(
     shardy: bool = True,
 ) -> Executable:
     # `shardy` is only part of the key: the lowering reads the flag itself.
+    if discharge.has_state(jaxpr):
+        # References become values passed in and out (docs/refs.md).
+        def compile_pure(pure: ClosedJaxpr, donate: tuple[bool, ...]) -> Any:
+            n_extra = len(pure.in_avals) - len(jaxpr.in_avals)
+            asked = (False,) * n_extra + donated_invars
+            donated = tuple(a or b for a, b in zip(asked, donate))
+            return _compile(pure, name, device, committed, donated, keep_unused, placement, shardy)
+
+        # A RefCall calls like an Executable (and forwards its other attributes).
+        return cast(Executable, discharge.compile_with_refs(jaxpr, compile_pure))
     lowered = dispatch.lower_jaxpr(
         jaxpr,
         name=name,
@@ -386,6 +408,7 @@ def _trace(
         out = fun.call_wrapped(*args, **kwargs, **dict(static_kw))
         out_flat, out_tree = tree_flatten(out)
         out_tree_box.append(out_tree)
+        discharge.check_no_returned_refs(out_flat, debug.value)
         # A symbolic dimension returned (`return x.shape[0] * 3`) is its value, as in JAX.
         return [sd.dim_as_value(x) if type(x) is sd.DimExpr else x for x in out_flat]
 
@@ -722,6 +745,7 @@ class JitWrapped:
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         in_avals = tuple(shaped_abstractify(x) for x in leaves)
         debug = self._debug_info(args, kwargs)
+        discharge.check_distinct_refs(leaves, in_avals, debug)
         closed, out_tree = _trace(
             self._wrapped, in_tree, in_avals, static_pos, static_kw, len(args), _Unhashed(debug)
         )
@@ -888,11 +912,14 @@ class JitWrapped:
         else:
             params = self._params(traced)
             leaves = traced.leaves
-            if any(isinstance(c, tracing.Tracer) for c in traced.jaxpr.consts):
+            if any(isinstance(c, tracing.Tracer | Ref) for c in traced.jaxpr.consts):
                 # The body closes over values of an enclosing transformation
-                # (e.g. `grad` of a function calling a jitted closure): they
-                # become explicit inputs, so that the outer trace sees them.
-                body, hoisted = pe.hoist_tracer_consts(traced.jaxpr)
+                # (e.g. `grad` of a function calling a jitted closure), or over
+                # references: they become explicit inputs, so that the outer
+                # trace sees them (and a reference's writes reach it).
+                body, hoisted_refs = discharge.hoist_ref_consts(traced.jaxpr)
+                body, hoisted = pe.hoist_tracer_consts(body)
+                hoisted = [*hoisted, *hoisted_refs]  # (the order of the invars now)
                 leaves = [*hoisted, *leaves]
                 params = dict(
                     params,

@@ -44,7 +44,7 @@ from polyjax_core.lists import partition_list
 from polyjax_core.primitive import Primitive
 from polyjax_core.tree_util import tree_flatten, tree_map, tree_unflatten
 from polyjax_core.wrapped_fun import debug_info
-from polyjax_interpreters import ad, batching, mlir
+from polyjax_interpreters import ad, batching, discharge, mlir
 from polyjax_interpreters import partial_eval as pe
 
 __all__ = [
@@ -277,6 +277,11 @@ def _remat_abstract_eval(*avals: Any, jaxpr: ClosedJaxpr, **_: Any) -> tuple[lis
 @remat_p.def_impl
 def _remat_impl(*args: Any, jaxpr: ClosedJaxpr, **_: Any) -> list[Any]:
     return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+
+
+# A body using references is discharged like jit's (references in, written ones out).
+discharge.discharge_rules[remat_p] = discharge.call_rule(remat_p)
+remat_p.has_body = True
 
 
 def _bind_remat(args: Sequence[Any], closed: ClosedJaxpr, **params: Any) -> list[Any]:

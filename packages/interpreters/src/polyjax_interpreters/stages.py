@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from polyjax_core.abstract_values import ShapeDtypeStruct, shaped_abstractify
 from polyjax_core.jaxpr import ClosedJaxpr
 from polyjax_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
-from polyjax_interpreters import dispatch, mlir
+from polyjax_interpreters import discharge, dispatch, mlir
 
 __all__ = ["ArgInfo", "Compiled", "Lowered", "Traced", "TracedCall"]
 
@@ -135,25 +135,36 @@ class Traced(_Stage):
             )
         else:
             device, committed = placement.devices[0], True
+        jaxpr, donated, refs = t.jaxpr, t.donated, None
+        names = list(t.debug.safe_arg_names(len(t.leaves)))
+        if discharge.has_state(jaxpr):
+            # References: their contents in, the written ones' new contents out.
+            hoisted, ref_consts = discharge.hoist_ref_consts(jaxpr)
+            jaxpr, written = discharge.discharge_state(hoisted)
+            asked = (False,) * len(ref_consts) + tuple(donated)
+            donated = tuple(d or i in written for i, d in enumerate(asked))
+            names = [""] * len(ref_consts) + names
+            refs = (ref_consts, written, len(t.jaxpr.out_avals))
         lowered = dispatch.lower_jaxpr(
-            t.jaxpr,
+            jaxpr,
             name=wrapped._name,
             device=device,
             out_committed=committed,
-            donated_invars=t.donated,
+            donated_invars=donated,
             keep_unused=wrapped._keep_unused,
-            arg_names=t.debug.safe_arg_names(len(t.leaves)),
+            arg_names=names,
             placement=placement,
         )
-        return Lowered(t, lowered)
+        return Lowered(t, lowered, refs)
 
 
 class Lowered(_Stage):
     """A function lowered to StableHLO, ready to compile."""
 
-    def __init__(self, traced: TracedCall, lowered: dispatch.LoweredModule):
+    def __init__(self, traced: TracedCall, lowered: dispatch.LoweredModule, refs: Any = None):
         super().__init__(traced)
         self._lowered = lowered
+        self._refs = refs  # (closed-over refs, written, outputs) of a program with references
 
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         """The module as text: StableHLO (default), or ``dialect="hlo"`` for XLA HLO.
@@ -187,7 +198,10 @@ class Lowered(_Stage):
 
     def compile(self) -> Compiled:
         """Compiles with XLA."""
-        return Compiled(self._t, dispatch.compile_lowered(self._lowered))
+        exe = dispatch.compile_lowered(self._lowered)
+        if self._refs is not None:
+            exe = discharge.RefCall(exe, *self._refs)  # type: ignore[assignment]  # calls alike
+        return Compiled(self._t, exe)
 
 
 class Compiled(_Stage):

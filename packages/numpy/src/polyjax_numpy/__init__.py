@@ -5,6 +5,7 @@ Modules:
   numpy: NumPy's API with JAX's semantics (`polyjax.numpy`), built on `lax`.
   callback: host callbacks (`pure_callback`, `io_callback`, `debug_callback`), loaded on use.
   debugging: `debug_print` and `breakpoint`, built on `debug_callback`, loaded on use.
+  ref: mutable array references (`new_ref`, `get`, `set`, `swap`, `addupdate`, `freeze`).
 
 Importing this package also defines the operators and methods of `Array` and
 of tracers (``x + y``, ``x[0]``, ``x.sum()``), with JAX's type promotion.
@@ -18,9 +19,9 @@ from polyjax_core import source_info as _source_info
 _source_info.register_exclusion(_os.path.dirname(_os.path.abspath(__file__)))
 
 from polyjax_core.versioning import version_getattr as _version_getattr  # noqa: E402
-from polyjax_numpy import _array_methods, lax, numpy  # noqa: E402,F401 (operators register on import)
+from polyjax_numpy import _array_methods, lax, numpy, ref  # noqa: E402,F401 (operators register on import)
 
-__all__ = ["__version__", "lax", "numpy"]
+__all__ = ["__version__", "lax", "numpy", "ref"]
 
 
 __getattr__ = _version_getattr(__name__, "polyjax-numpy")

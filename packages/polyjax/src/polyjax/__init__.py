@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         ops,
         profiler,
         random,
+        ref,
         scipy,
         sharding,
         stages,
@@ -132,6 +133,7 @@ if TYPE_CHECKING:
     from polyjax_interpreters.jit import eval_shape, jit
     from polyjax_interpreters.remat import checkpoint, checkpoint_policies, remat
     from polyjax_numpy.callback import pure_callback
+    from polyjax_numpy.ref import Ref, empty_ref, free_ref, freeze, new_ref
     from polyjax_sharding import NamedSharding, make_mesh, pmap, set_mesh, shard_map
 
 # Public name -> (module, attribute). Each is imported on first lookup and then
@@ -192,6 +194,12 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "set_mesh": (_SH, "set_mesh"),
     "shard_map": (_SH, "shard_map"),
     "pmap": (_SH, "pmap"),
+    # Mutable array references (`polyjax.ref` has the rest).
+    "Ref": (f"{_NP}.ref", "Ref"),
+    "new_ref": (f"{_NP}.ref", "new_ref"),
+    "empty_ref": (f"{_NP}.ref", "empty_ref"),
+    "free_ref": (f"{_NP}.ref", "free_ref"),
+    "freeze": (f"{_NP}.ref", "freeze"),
     # Types.
     "ShapeDtypeStruct": (f"{_CORE}.abstract_values", "ShapeDtypeStruct"),
     "typeof": (f"{_CORE}.abstract_values", "get_aval"),
@@ -255,6 +263,7 @@ _SUBMODULES = frozenset(
         "ops",
         "profiler",
         "random",
+        "ref",
         "scipy",
         "sharding",
         "stages",

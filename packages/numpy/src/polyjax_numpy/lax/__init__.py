@@ -61,13 +61,18 @@ Areas (private modules):
   - `_composite`: `composite` (a named operation with its decomposition);
   - `_parallel_extras`: `pbroadcast`, `pswapaxes`;
   - `_schur`: the Schur and Hessenberg decompositions (LAPACK `gees`, `gehrd`);
+  - `_state`: mutable array references (`new_ref`, `get`, `swap`, `addupdate`,
+    `freeze`), public as `polyjax_numpy.ref`; `_state_loops`: discharging
+    references through `scan`, `while` and `cond`;
 
 Public submodule: `linalg` (`lax.linalg`: Cholesky, QR, eigen- and singular
 value decompositions, triangular solves, ...).
 """
 
 from polyjax_interpreters.ad import stop_gradient
-from polyjax_numpy.lax import (
+from polyjax_numpy.lax import (  # noqa: F401  (reference primitives, rules)
+    _state,
+    _state_loops,
     _transform_hooks,  # noqa: F401  (registers ad/vmap hooks)
     linalg,
 )

@@ -23,8 +23,10 @@ from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.jaxpr import ClosedJaxpr, Var
 from polyjax_core.lists import partition_list
 from polyjax_core.primitive import Primitive
+from polyjax_core.state import is_ref_aval
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
-from polyjax_interpreters import ad, batching, mlir
+from polyjax_core.wrapped_fun import debug_info
+from polyjax_interpreters import ad, batching, discharge, mlir
 from polyjax_interpreters import partial_eval as pe
 from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax._declare import define_rules
@@ -160,6 +162,11 @@ def _cond(
     ops, in_tree = tree_flatten(tuple(operands))
     avals = [_aval_of(x) for x in ops]
     traced = [_trace_fun(f, in_tree, avals) for f in branches]
+    for f, (jx, _, _) in zip(branches, traced):
+        for a in jx.out_avals:
+            if is_ref_aval(a):
+                src = debug_info(what, f, (), {}).func_src_info
+                raise discharge.returned_ref_error(src, what, a)
     order = list(range(len(branches))) if order is None else list(order)
     names = ["true_fun", "false_fun"] if what == "cond" else [f"branch {order[0]}"]
     names += [f"branch{k}" for k in order[len(names) :]]

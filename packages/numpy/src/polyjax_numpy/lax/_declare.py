@@ -42,6 +42,7 @@ from polyjax_core import aval_sharding
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, dispatch, mlir
 from polyjax_interpreters import batching as _vmap  # `batching` names a keyword below
+from polyjax_interpreters import discharge as _discharge
 from polyjax_interpreters import partial_eval as pe
 from polyjax_numpy.lax._sharding_rules import default_rule
 
@@ -94,6 +95,7 @@ def define_rules(
     partial_eval: Rule | None = None,
     dce: Rule | None = None,
     sharding: Rule | None = None,
+    discharge: Rule | None = None,
 ) -> Primitive:
     """Gives `prim` its eager impl and the rules named, each in its transformation's table.
 
@@ -125,6 +127,9 @@ def define_rules(
       sharding: the sharding rule, `rule(out_avals, in_avals, **params) -> spec(s)`
         (explicit mode); default: the one `_sharding_rules.DEFAULT_RULES` names
         for the primitive, if any (add a new primitive's name there, or pass one).
+      discharge: the state-discharge rule of a primitive using mutable
+        references, `rule(eqn, values, is_ref) -> (outs, new_contents)`
+        (`polyjax_interpreters.discharge`).
 
     Returns:
       `prim`.
@@ -169,6 +174,8 @@ def define_rules(
         pe.partial_eval_jaxpr_custom_rules[prim] = partial_eval
     if dce is not None:
         pe.dce_rules[prim] = dce
+    if discharge is not None:
+        _discharge.discharge_rules[prim] = discharge
     sharding = sharding or default_rule(prim.name)
     if sharding is not None:
         aval_sharding.register_rule(prim, sharding)

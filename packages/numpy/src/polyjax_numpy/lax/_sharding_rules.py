@@ -85,6 +85,14 @@ def _keep(outs, avals, **params):
     return got if len(outs) > 1 else got[0]
 
 
+def _ref_read(outs, avals, *, indexer, **params):
+    """A read of a reference (`get`, `swap`): split as the reference, sliced only."""
+    spec = entries_of(avals[0])
+    if any(e[0] != "slice" for e in indexer) and any(spec):
+        raise TypeError("sharded ref (array reference) can only be indexed by slices, not integers")
+    return spec
+
+
 def _per_operand(outs, avals, **params):
     """Output ``i`` split as operand ``i`` (optimization_barrier, collectives on lists)."""
     got = [entries_of(a) for a in avals[: len(outs)]]
@@ -504,6 +512,12 @@ DEFAULT_RULES: dict[str, Any] = {
     "while": _keep,
     "scan": _keep,
     "custom_linear_solve": _keep,
+    # Mutable references hold their contents' type; reads of part of one are unsplit.
+    "new_ref": _keep,
+    "freeze": _keep,
+    "get": _ref_read,
+    "swap": _ref_read,
+    "addupdate": _unsharded,
 }
 
 
