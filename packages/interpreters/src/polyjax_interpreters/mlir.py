@@ -1228,10 +1228,16 @@ def parts_to_hlo(parts: SdyParts) -> Any:
     return xla_client.HloSharding.subgroup_with_device_ordering(tiles.astype(np.int64), subgroups)
 
 
-def _sdy_attr_of_parts(mctx: ModuleContext, parts: SdyParts) -> ir.Attribute:
+def _sdy_attr_of_parts(
+    mctx: ModuleContext, parts: SdyParts, unreduced: Sequence[str] = ()
+) -> ir.Attribute:
     axes, ids, dims = parts
     mesh = mctx.mesh_symbol(axes, ids)
-    return ir.Attribute.parse(f"#sdy.sharding<@{mesh}, {_sdy_dims_text(dims)}>")
+    extra = ""
+    if unreduced:  # (mesh order, as Shardy wants them)
+        names = [n for n, _ in axes if n in set(unreduced)]
+        extra = ", unreduced={" + ", ".join(f'"{a}"' for a in names) + "}"
+    return ir.Attribute.parse(f"#sdy.sharding<@{mesh}, {_sdy_dims_text(dims)}{extra}>")
 
 
 def _sdy_dims_text(dims: Sequence[tuple[str, ...] | None]) -> str:
@@ -1276,7 +1282,10 @@ def sharding_constraint(
       inserted: dimensions that `vmap` added since: ``(position, mesh axes)``,
         the axes ``None`` for an unconstrained dimension.
 
-    Dimensions left unconstrained (``None``) are the partitioner's choice.
+    Dimensions left unconstrained (``None``) are the partitioner's choice. A
+    spec's unreduced axes (explicit mode) become Shardy's ``unreduced={...}``: the
+    value is left as partial sums over them. GSPMD has no such annotation: there
+    the value is reduced at once (the same values; docs/explicit-sharding.md).
     """
     mctx = ctx.module_context
     ndim = len(aval.shape)
@@ -1284,7 +1293,8 @@ def sharding_constraint(
     if inserted:
         parts = _insert_dims(parts, inserted)
     if mctx.shardy:
-        return sdy.sharding_constraint(x, _sdy_attr_of_parts(mctx, parts))
+        unreduced = getattr(getattr(sharding, "spec", None), "unreduced", ())
+        return sdy.sharding_constraint(x, _sdy_attr_of_parts(mctx, parts, unreduced))
     if inserted or any(d is None for d in parts[2]):
         hs = parts_to_hlo(parts)  # (parts number devices by logical id already)
     else:

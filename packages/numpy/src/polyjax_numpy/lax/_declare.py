@@ -43,7 +43,7 @@ from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, dispatch, mlir
 from polyjax_interpreters import batching as _vmap  # `batching` names a keyword below
 from polyjax_interpreters import partial_eval as pe
-from polyjax_numpy.lax._sharding_rules import default_rule
+from polyjax_numpy.lax._sharding_rules import REDUCTION_RULES, default_rule
 
 __all__ = ["define_rules", "standard_primitive"]
 
@@ -172,4 +172,6 @@ def define_rules(
     sharding = sharding or default_rule(prim.name)
     if sharding is not None:
         aval_sharding.register_rule(prim, sharding)
+    if prim.name in REDUCTION_RULES:
+        aval_sharding.register_reduction_rule(prim, REDUCTION_RULES[prim.name])
     return prim

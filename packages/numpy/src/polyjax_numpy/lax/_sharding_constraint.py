@@ -175,7 +175,13 @@ def _sharding_rule(outs: list, avals: list, *, sharding: Any, inserted: tuple) -
     entries = list(spec) + [None] * (avals[0].ndim - len(inserted) - len(spec))
     for d, _ in sorted(inserted):
         entries.insert(d, None)
-    return AvalSharding.make(mesh, entries, avals[0].ndim)
+    return AvalSharding.make(
+        mesh,
+        entries,
+        avals[0].ndim,
+        getattr(spec, "unreduced", None),
+        getattr(spec, "reduced", None),
+    )
 
 
 define_rules(
