@@ -175,3 +175,9 @@ def define_rules(
     if prim.name in REDUCTION_RULES:
         aval_sharding.register_reduction_rule(prim, REDUCTION_RULES[prim.name])
     return prim
+
+
+# add_any (autodiff's sum of tangents, declared in interpreters) is typed as lax's
+# add: explicit shardings and unreduced axes flow through gradients' sums.
+aval_sharding.register_rule(ad.add_any_p, default_rule("add_any"))
+aval_sharding.register_reduction_rule(ad.add_any_p, REDUCTION_RULES["add_any"])

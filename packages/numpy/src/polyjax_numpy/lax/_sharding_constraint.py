@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from polyjax_core.abstract_values import ShapedArray
-from polyjax_core.aval_sharding import AvalSharding
+from polyjax_core.aval_sharding import AvalSharding, cotangent_type
 from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
@@ -149,7 +149,22 @@ def _jvp(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
 def _transpose(ct: Any, x: Any, **params: Any) -> list:
     if type(ct) is ad.Zero:
         return [ct]
-    return [sharding_constraint_p.bind(ct, **params)]
+    back = _cotangent_constraint(x.aval, params["sharding"])
+    return [
+        sharding_constraint_p.bind(ct, **(params if back is None else {**params, "sharding": back}))
+    ]
+
+
+def _cotangent_constraint(primal: Any, sharding: Any) -> Any:
+    """Explicit mode: the cotangent of ``reshard(x, s)`` is resharded back to ``x``'s
+    type, its unreduced and reduced axes exchanged (the cotangent of an unreduced
+    value is reduced and vice versa, as in JAX). None: elsewhere (the cotangent
+    keeps the constraint)."""
+    typed = cotangent_type(getattr(primal, "aval_sharding", None))
+    mesh = getattr(sharding, "mesh", None)
+    if typed is None or mesh is None or mesh.abstract_mesh != typed.mesh:
+        return None
+    return spec_to_sharding(typed.spec, mesh)
 
 
 def _batch(
