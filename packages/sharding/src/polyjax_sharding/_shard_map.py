@@ -764,8 +764,8 @@ def shard_map(
       >>> import numpy as np
       >>> from polyjax_core import PartitionSpec as P
       >>> from polyjax_numpy.lax import psum
-      >>> from polyjax_sharding import make_mesh
-      >>> mesh = make_mesh((1,), ("x",))
+      >>> from polyjax_sharding import AxisType, make_mesh
+      >>> mesh = make_mesh((1,), ("x",), axis_types=(AxisType.Auto,))
       >>> f = shard_map(lambda a: psum(a, "x"), mesh=mesh, in_specs=P("x"), out_specs=P())
       >>> f(np.arange(4.0)).shape   # each device's block, summed over the devices
       (4,)
@@ -825,6 +825,7 @@ def _call(
     for spec, aval, path in zip(specs, avals, paths):
         _check_spec(spec, mesh, manual, "in_specs")
         _check_divisible(f, spec, aval, mesh, path)
+        _check_explicit_type(spec, aval, mesh, manual)
     # Calls outside any transformation reuse their trace (and so the executable).
     key = None
     if cache is not None and not any(isinstance(x, Tracer) for x in leaves):
@@ -894,6 +895,36 @@ def _bind_call(leaves, closed, specs, mesh, o_specs, manual, check_vma) -> list[
         manual_axes=manual,
         check_vma=check_vma,
     )
+
+
+def _check_explicit_type(spec: PartitionSpec, aval: Any, mesh: Mesh, manual: frozenset) -> None:
+    """Over a mesh of ``Explicit`` axes only, all made manual, an operand's type must
+    say what its ``in_specs`` entry says (as JAX 0.10.2 checks; an unsharded or
+    NumPy operand is ``P(None, ...)``); shard_map does not reshard it.
+
+    Raises:
+      ValueError: they differ (JAX's message).
+    """
+    if set(manual) != set(mesh.axis_names) or any(
+        t is not AxisType.Explicit for t in mesh.axis_types
+    ):
+        return
+    ndim = len(aval.shape)
+    typed = getattr(aval, "aval_sharding", None)
+    have = P(*(None,) * ndim) if typed is None else typed.spec._normalized_spec_for_aval(ndim)
+    want = spec._normalized_spec_for_aval(ndim)
+    if _normalized(want) != _normalized(have):
+        raise ValueError(
+            f"in_specs passed to shard_map: {want} does not match the specs of the input: "
+            f"{have} for arg: {aval}. `in_specs` is an optional argument so you can omit "
+            "specifying it and shard_map will infer the in_specs from the arguments. If you "
+            "want to reshard your inputs, you can use `reshard` on the arguments and then "
+            "pass those args to shard_map."
+        )
+
+
+def _normalized(spec: PartitionSpec) -> tuple:
+    return (tuple(_entry_axes(e) for e in spec), spec.unreduced, spec.reduced)
 
 
 def _check_divisible(f: Any, spec: PartitionSpec, aval: Any, mesh: Mesh, path: str) -> None:

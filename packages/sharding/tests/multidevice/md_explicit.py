@@ -5,6 +5,8 @@ program on a (2, 4) mesh of Explicit axes ``a``, ``b``; values are checked
 against the same program run on one device (NumPy operands).
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -389,6 +391,32 @@ def test_shard_map_makes_explicit_axes_manual(mesh):
     out = jit(shard_map(body, mesh=mesh, in_specs=P("a", "b"), out_specs=P("a", "b")))(x)
     assert seen[0][0].startswith("float32[4,1]") and set(seen[0][1]) == {"a", "b"}
     np.testing.assert_allclose(np.asarray(out), 2 * np.asarray(x))
+
+
+@pytest.mark.parametrize(
+    "spec, have, arg",
+    [
+        (P("b"), ("a",), "float32[8@a,4]"),
+        (P("a", "b"), ("a",), "float32[8@a,4]"),
+        (P("a"), ("a", "b"), "float32[8@a,4@b]"),
+        (P("a"), (), "float32[8,4]"),
+    ],
+)
+def test_shard_map_checks_operand_types_against_in_specs(mesh, spec, have, arg):
+    x = _put(mesh, (8, 4), *have)
+    f = shard_map(lambda v: v, mesh=mesh, in_specs=spec, out_specs=spec)
+    want = spec._normalized_spec_for_aval(2)
+    message = (
+        f"in_specs passed to shard_map: {want} does not match the specs of the input: "
+        f"{P(*have)._normalized_spec_for_aval(2)} for arg: {arg}. `in_specs` is an optional"
+    )
+    for g in (f, jit(f)):  # (JAX 0.10.2's message, eagerly and under jit)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            g(x)
+    # Matching types pass, with in_specs given (padded or not) or inferred.
+    y = _put(mesh, (8, 4), *spec)
+    assert str(f(y).aval) == str(y.aval)
+    assert str(shard_map(lambda v: v, mesh=mesh, out_specs=spec)(y).aval) == str(y.aval)
 
 
 def test_mlp_training_step_matches_one_device(mesh):

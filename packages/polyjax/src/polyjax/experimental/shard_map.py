@@ -42,7 +42,7 @@ def shard_map(
       >>> import numpy as np
       >>> import polyjax
       >>> from polyjax.sharding import PartitionSpec as P
-      >>> mesh = polyjax.make_mesh((1,), ("x",))
+      >>> mesh = polyjax.make_mesh((1,), ("x",), axis_types=(polyjax.sharding.AxisType.Auto,))
       >>> shard_map(lambda a: a * 2, mesh, P("x"), P("x"))(np.ones(2))
       Array([2., 2.], dtype=float32)
     """
