@@ -121,7 +121,9 @@ class AvalSharding:
             reduced = getattr(spec, "reduced", frozenset())
         mesh = mesh.abstract_mesh
         explicit = set(mesh.explicit_axes)
-        if not explicit:
+        # Unreduced/reduced axes may also be Manual ones (inside a shard_map body).
+        summable = explicit | set(mesh.manual_axes)
+        if not explicit and not (summable & (set(unreduced) | set(reduced))):
             return None
         spec = tuple(spec)
         if ndim is not None:
@@ -129,8 +131,8 @@ class AvalSharding:
                 raise ValueError(f"sharding spec {spec} has more entries than rank {ndim}")
             spec = spec + (None,) * (ndim - len(spec))
         entries = tuple(tuple(a for a in _entry(e) if a in explicit) for e in spec)
-        unreduced = frozenset(unreduced) & explicit
-        reduced = frozenset(reduced) & explicit
+        unreduced = frozenset(unreduced) & summable
+        reduced = frozenset(reduced) & summable
         if not any(entries) and not unreduced and not reduced:
             return None
         return AvalSharding(mesh, entries, unreduced, reduced)

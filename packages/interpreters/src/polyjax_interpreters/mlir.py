@@ -971,9 +971,34 @@ def _pin_typed(rule_ctx: Any, outvars: Sequence[Any], out: Sequence[Any]) -> lis
         if typed is None or not isinstance(pinned[i], ir.Value):
             continue
         sharding = _typed_sharding(rule_ctx.module_context, typed)
-        if sharding is not None:
-            pinned[i] = sharding_constraint(rule_ctx, pinned[i], sharding, v.aval)
+        if sharding is None:
+            continue
+        fresh = _fresh_unreduced(rule_ctx, typed)
+        if fresh:
+            # A whole value typed unreduced (a broadcast asked for {U:b}, say): pinned
+            # whole first, so that Shardy converts it to partial sums rather than
+            # letting every device compute it as its partial sum.
+            whole = typed.with_reductions(typed.unreduced - fresh, typed.reduced)
+            whole_sharding = (
+                None if whole is None else _typed_sharding(rule_ctx.module_context, whole)
+            )
+            if whole_sharding is not None:
+                pinned[i] = sharding_constraint(rule_ctx, pinned[i], whole_sharding, v.aval)
+        pinned[i] = sharding_constraint(rule_ctx, pinned[i], sharding, v.aval)
     return pinned
+
+
+def _fresh_unreduced(rule_ctx: Any, typed: Any) -> frozenset:
+    """The unreduced axes of an output that no operand has and that the operation
+    does not make by summing (only ``dot_general`` contracts into partial sums)."""
+    if not typed.unreduced or rule_ctx.primitive.name == "dot_general":
+        return frozenset()
+    had: frozenset = frozenset()
+    for a in rule_ctx.avals_in:
+        s = getattr(a, "aval_sharding", None)
+        if s is not None:
+            had = had | s.unreduced
+    return typed.unreduced - had
 
 
 def _typed_sharding(mctx: ModuleContext, typed: Any) -> Any:

@@ -15,7 +15,7 @@ from polyjax_core.make_jaxpr import make_jaxpr
 from polyjax_interpreters import ad, array
 from polyjax_interpreters.jit import jit
 from polyjax_numpy import lax
-from polyjax_sharding import NamedSharding, make_mesh, reshard, set_mesh
+from polyjax_sharding import NamedSharding, make_mesh, reshard, set_mesh, shard_map
 from polyjax_sharding import PartitionSpec as P
 
 X = np.arange(32, dtype=np.float32).reshape(8, 4) / 8
@@ -189,3 +189,64 @@ def test_types_are_part_of_the_cache_key(xw):
     f(reshard(x, P("a", None)))
     f(xr)
     assert traces == ["float32[8@a,4]", "float32[8@a,4]{R:b}"]
+
+
+# -- inside shard_map: pcast to unreduced/reduced and back, psum of partial sums
+
+
+def _smap(body, in_spec, out_spec):
+    return shard_map(body, in_specs=in_spec, out_specs=out_spec)
+
+
+def test_pcast_unreduced_and_reduced_inside_shard_map(xw):
+    x, _, _ = xw
+    xa = reshard(x, P("a", None))
+    partials = _smap(lambda v: lax.pcast(v, "b", to="unreduced"), P("a", "b"), U)
+    text = str(make_jaxpr(partials)(x))
+    assert "d:f32[4,1]{V:a, U:b} = vary_unreduced_cast[axes=('b',)] c" in text  # as JAX
+    assert str(jit(partials)(x).aval) == "float32[8@a,1]{U:b}"
+    row_sums = X.sum(1, keepdims=True)  # each device's column block, summed by reshard
+    for run in (
+        lambda v: reshard(partials(v), P("a", None)),
+        jit(lambda v: reshard(partials(v), P("a", None))),
+    ):
+        np.testing.assert_allclose(np.asarray(run(x)), row_sums, rtol=1e-6)
+    reduced = _smap(
+        lambda v: lax.pcast(v, "b", to="reduced"), P("a", None), P("a", None, reduced={"b"})
+    )
+    assert "{V:a, R:b} = preduced[axes=('b',)]" in str(make_jaxpr(reduced)(xa))
+    np.testing.assert_allclose(np.asarray(jit(reduced)(xa)), X)
+
+    def summed(v):
+        return lax.psum(lax.pcast(lax.pcast(v, "b", to="varying"), "b", to="unreduced"), "b")
+
+    f = _smap(summed, P("a", None), P("a", None))
+    assert "{V:a} = unreduced_psum[axes=('b',)]" in str(make_jaxpr(f)(xa))
+    np.testing.assert_allclose(np.asarray(jit(f)(xa)), 4 * X)
+
+
+def test_grad_through_unreduced_and_reduced_shard_maps(xw):
+    x, _, _ = xw
+    xa = reshard(x, P("a", None))
+    partials = _smap(lambda v: lax.pcast(v, "b", to="unreduced"), P("a", "b"), U)
+    reduced = _smap(
+        lambda v: lax.pcast(v, "b", to="reduced"), P("a", None), P("a", None, reduced={"b"})
+    )
+    g_u = ad.grad(lambda v: reshard(partials(v), P("a", None)).sum())
+    g_r = ad.grad(lambda v: reduced(v).sum())
+    assert "reduced_vary_cast[axes=('b',)]" in str(make_jaxpr(g_u)(x))  # JAX's transposes
+    assert "unreduced_psum[axes=('b',)]" in str(make_jaxpr(g_r)(xa))
+    np.testing.assert_allclose(np.asarray(jit(g_u)(x)), np.ones((8, 4)))
+    np.testing.assert_allclose(np.asarray(jit(g_r)(xa)), np.ones((8, 4)))
+
+
+def test_pcast_errors(xw):
+    x, _, _ = xw
+    with pytest.raises(ValueError, match="Unsupported pcast from=invarying, to='unreduced'"):
+        lax.pcast(x, "b", to="unreduced")
+    back = lambda v: lax.pcast(lax.pcast(v, "b", to="unreduced"), "b", to="varying")  # noqa: E731
+    with pytest.raises(ValueError, match="Unsupported pcast from=unreduced, to='varying'"):
+        make_jaxpr(_smap(back, P("a", "b"), P("a", "b")))(x)
+    untold = _smap(lambda v: lax.pcast(v, "b", to="unreduced"), P("a", "b"), P("a", None))
+    with pytest.raises(ValueError, match="does not match the unreduced/reduced axes"):
+        make_jaxpr(untold)(x)
