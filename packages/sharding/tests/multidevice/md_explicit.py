@@ -352,12 +352,18 @@ def test_scan_carry_mismatch_is_a_clear_error(mesh):
         jit(lambda x, y: lax.cond(True, lambda: x, lambda: y))(x, y)
 
 
-def test_vmap_spmd_axis_name(mesh):
-    x = _put(mesh, (8, 4), None, "b")
-    f = vmap(lambda r: reshard(r * 2, P("b")), spmd_axis_name="a")
-    # JAX 0.10.2 leaves the batched dimension unsplit in the type.
-    assert str(make_jaxpr(f)(x).out_avals[0]) == "float32[8,4@b]"
-    out = jit(f)(x)  # (laid out over `a` too, by the constraint: docs/explicit-sharding.md)
+@pytest.mark.parametrize("spmd", [None, "a"])
+@pytest.mark.parametrize(
+    "batch, want", [(None, "float32[8,4@b]"), ("a", "float32[8@a,4@b]")], ids=["unsplit", "a"]
+)
+def test_vmap_constraint_keeps_the_batched_split(mesh, spmd, batch, want):
+    # JAX 0.10.2: the batched dimension of a reshard keeps its operand's split, with
+    # or without spmd_axis_name; the array is laid out as its type says.
+    x = _put(mesh, (8, 4), batch, "b")
+    f = vmap(lambda r: reshard(r * 2, P("b")), spmd_axis_name=spmd)
+    assert str(make_jaxpr(f)(x).out_avals[0]) == want
+    out = jit(f)(x)
+    assert str(out.aval) == want and out.sharding.spec[:2] == (batch, "b")
     np.testing.assert_allclose(np.asarray(out), 2 * np.asarray(x))
 
 
