@@ -330,6 +330,24 @@ def test_creation_and_random_out_sharding(mesh):
         np.testing.assert_array_equal(np.asarray(outs[2]), np.asarray(random.normal(key, (8, 4))))
 
 
+def test_random_gamma_sharding(mesh):
+    from polyjax_numpy.random._gamma import random_gamma_p
+
+    a = _put(mesh, (8, 4), "a", "b")
+    k = random.key(0)
+    # The sampler reshards its parameters unsplit first and gives unsplit draws (JAX's type).
+    draw = jit(lambda k, a: random.gamma(k, a))
+    out = draw(k, a)
+    assert str(out.aval) == "float32[8,4]"
+    np.testing.assert_allclose(np.asarray(out), np.asarray(draw(k, np.asarray(a))), rtol=1e-6)
+    # The primitive's rule: draws split as the parameters; keys split otherwise: an error.
+    keys = _put(mesh, (8, 2), "a").astype(np.uint32)
+    bind = lambda k, p: random_gamma_p.bind(k, p, log_space=False)  # noqa: E731
+    assert str(make_jaxpr(bind)(keys, a).out_avals[0]) == "float32[8@a,4@b]"
+    with pytest.raises(ShardingTypeError, match="the keys must be split as the parameters"):
+        make_jaxpr(bind)(keys, _put(mesh, (8, 4), None, "b"))
+
+
 def test_abstract_mesh_inside_traced_code(mesh):
     seen = []
     jit(lambda x: seen.append(get_abstract_mesh()) or x)(_put(mesh, (8, 4), "a"))
