@@ -507,6 +507,11 @@ def _transpose(cts: list, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list
     ]
 
 
+def _lead(lead: Any, spec: PartitionSpec) -> PartitionSpec:
+    """``spec`` with a leading (batch) entry; its unreduced/reduced axes kept."""
+    return spec.update(partitions=(lead, *spec))
+
+
 def _swapped(spec: PartitionSpec) -> PartitionSpec:
     """``spec`` with its unreduced and reduced axes exchanged (a cotangent's spec)."""
     if not (spec.unreduced or spec.reduced):
@@ -665,9 +670,9 @@ def _batcher(
     with _manual_env(mesh, manual, params["check_vma"]):
         body, out_dims = batching.batch_jaxpr(jaxpr, local, in_dims, True)
     in_specs = tuple(
-        s if d is batching.not_mapped else P(lead, *s) for s, d in zip(params["in_specs"], dims)
+        s if d is batching.not_mapped else _lead(lead, s) for s, d in zip(params["in_specs"], dims)
     )
-    out_specs = tuple(P(lead, *s) for s in params["out_specs"])
+    out_specs = tuple(_lead(lead, s) for s in params["out_specs"])
     outs = shard_map_p.bind(
         *moved, jaxpr=body, **dict(params, in_specs=in_specs, out_specs=out_specs)
     )

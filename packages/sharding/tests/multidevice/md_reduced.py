@@ -240,6 +240,17 @@ def test_grad_through_unreduced_and_reduced_shard_maps(xw):
     np.testing.assert_allclose(np.asarray(jit(g_r)(xa)), np.ones((8, 4)))
 
 
+def test_vmap_of_an_unreduced_shard_map(mesh):
+    from polyjax_interpreters.batching import vmap
+
+    x3 = array.device_put(np.stack([X, 2 * X]), NamedSharding(mesh, P(None, "a", "b")))
+    partials = _smap(lambda v: lax.pcast(v, "b", to="unreduced"), P("a", "b"), U)
+    f = vmap(lambda v: reshard(partials(v), P("a", None)))
+    assert "b:f32[2,8@a,1]{U:b} = shard_map" in str(make_jaxpr(f)(x3))  # the spec keeps U
+    want = np.stack([X, 2 * X]).sum(2, keepdims=True)
+    np.testing.assert_allclose(np.asarray(jit(f)(x3)), want, rtol=1e-6)
+
+
 def test_pcast_errors(xw):
     x, _, _ = xw
     with pytest.raises(ValueError, match="Unsupported pcast from=invarying, to='unreduced'"):
