@@ -14,7 +14,7 @@ with pytest.warns(DeprecationWarning, match="polyjax.shard_map"):  # deprecated,
 
 
 def test_shard_map_pmap_and_old_names():
-    mesh = jax.make_mesh((1,), ("x",))
+    mesh = jax.make_mesh((1,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
     x = np.arange(4.0, dtype=np.float32)
     f = jax.shard_map(lambda a: lax.psum(a, "x") * 2, mesh=mesh, in_specs=jax.P("x"),
                       out_specs=jax.P())  # fmt: skip

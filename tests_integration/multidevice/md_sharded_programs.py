@@ -191,7 +191,7 @@ def test_host_callbacks_inside_shard_map():
     from polyjax.sharding import PartitionSpec as P
 
     jax = polyjax
-    mesh = jax.make_mesh((8,), ("x",))
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
     seen = []
 
     def per_shard(a):

@@ -31,3 +31,21 @@ def test_only_explicit_axes_enter_the_type():
     s = AvalSharding.make(mixed, ("a", "b"), 2)
     assert s.entries == (("a",), ())
     assert AvalSharding.make(mixed, (None, "b"), 2) is None
+
+
+def test_unreduced_and_reduced_axes_print_hash_and_swap_for_cotangents():
+    from polyjax_core.aval_sharding import cotangent_type
+    from polyjax_core.partition_spec import PartitionSpec as P
+
+    u = AvalSharding.make(MESH, P("a", None, unreduced={"b"}), 2)
+    r = AvalSharding.make(MESH, P("a", None, reduced={"b"}), 2)
+    assert str(ShapedArray((8, 4), np.float32, sharding=u)) == "float32[8@a,4]{U:b}"
+    assert str(ShapedArray((), np.float32, sharding=AvalSharding.make(MESH, (), 0, (), {"b"}))) == (
+        "float32[]{R:b}"
+    )
+    both = AvalSharding.make(MESH, (), 1, {"a"}, {"b"})
+    vma = frozenset({"a"})
+    assert str(ShapedArray((8,), np.float32, vma=vma, sharding=both)) == "float32[8]{V:a, U:a, R:b}"
+    plain = AvalSharding.make(MESH, ("a",), 2)
+    assert len({u, r, plain}) == 3 and u.spec == P("a", None, unreduced={"b"})
+    assert cotangent_type(u) == r and cotangent_type(r) == u and cotangent_type(plain) is plain

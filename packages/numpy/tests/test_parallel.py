@@ -373,7 +373,8 @@ def test_pcast_to_varying_under_vmap():
     assert "pvary[axes=('i',)]" in str(jaxpr)
     with pytest.raises(ValueError, match="Allowed `to` values"):
         lax.pcast(x, "i", to="invariant")
-    with pytest.raises(NotImplementedError, match="reduced"):
+    # (to reduced/unreduced only inside a checked shard_map body: md_reduced.py)
+    with pytest.raises(ValueError, match="Unsupported pcast from=invarying, to='reduced'"):
         lax.pcast(x, "i", to="reduced")
     with pytest.raises(NameError, match="unbound axis name: j"):
         vmap(lambda v: lax.pcast(v, "j", to="varying"), axis_name="i")(x)

@@ -41,7 +41,7 @@ def test_experimental_shard_map_warns_and_works():
     with pytest.warns(DeprecationWarning, match=r"Use polyjax\.shard_map instead\.") as caught:
         shard_map = module.shard_map
     assert caught[0].filename == __file__  # attributed to the caller's line
-    mesh = polyjax.make_mesh((1,), ("x",))
+    mesh = polyjax.make_mesh((1,), ("x",), axis_types=(polyjax.sharding.AxisType.Auto,))
     out = shard_map(lambda a: a * 2, mesh, P("x"), P("x"))(np.arange(2.0, dtype=np.float32))
     np.testing.assert_array_equal(np.asarray(out), [0.0, 2.0])
 

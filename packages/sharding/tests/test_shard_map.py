@@ -8,16 +8,19 @@ from _sharding_facade import pj  # on sys.path by the conftest
 
 import polyjax_numpy.numpy as jnp
 from polyjax_numpy import lax
-from polyjax_sharding import PartitionSpec as P
 from polyjax_sharding import (
+    AxisType,
     shard_map,
     shard_map_p,
 )
+from polyjax_sharding import PartitionSpec as P
 
 
 @pytest.fixture(scope="module")
 def mesh():
-    return pj.make_mesh((1,), ("x",))
+    # Auto: over an Explicit mesh shard_map checks the (NumPy) operands' types
+    # against in_specs, as JAX does (multidevice/md_explicit.py).
+    return pj.make_mesh((1,), ("x",), axis_types=(AxisType.Auto,))
 
 
 def test_jaxpr_shows_the_primitive_and_block_shapes(mesh):

@@ -120,7 +120,7 @@ def _as_aval_sharding(sharding: Any, ndim: int) -> AvalSharding | None:
     mesh, spec = getattr(sharding, "mesh", None), getattr(sharding, "spec", None)
     if mesh is None or spec is None:
         raise TypeError(f"ShapedArray: sharding must be a NamedSharding, got {sharding!r}")
-    return AvalSharding.make(mesh, tuple(spec), ndim)
+    return AvalSharding.make(mesh, spec, ndim)
 
 
 class ShapedArray(AbstractValue):
@@ -231,7 +231,9 @@ class ShapedArray(AbstractValue):
     def str_short(self, short_dtypes: bool = False) -> str:
         """`float32[3,4]` (or `f32[3,4]`, as jaxprs print it, with `short_dtypes=True`)."""
         name = short_dtype_name(self.dtype) if short_dtypes else str(self.dtype.name)
-        return f"{name}[{self._shape_str()}]{vma_str(self.vma)}"
+        s = self.aval_sharding
+        reductions = s.reductions_str() if s is not None else ""
+        return f"{name}[{self._shape_str()}]{vma_str(self.vma, reductions)}"
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
@@ -260,13 +262,17 @@ def ordered_axes(names: Any) -> tuple:
     return tuple(sorted(names, key=lambda n: (_axis_rank.get(n, len(_axis_rank)), str(n))))
 
 
-def vma_str(vma: frozenset) -> str:
-    """JAX's printed form of varying manual axes: '', `{V:i}` or `{V:(i,j)}`."""
-    if not vma:
-        return ""
-    names = ordered_axes(vma)
-    inner = str(names[0]) if len(names) == 1 else "(" + ",".join(str(n) for n in names) + ")"
-    return "{V:" + inner + "}"
+def vma_str(vma: frozenset, reductions: str = "") -> str:
+    """JAX's printed form of varying manual axes: '', `{V:i}` or `{V:(i,j)}`;
+    unreduced/reduced axes (``reductions``, e.g. ``U:b``) follow in the braces."""
+    parts = []
+    if vma:
+        names = ordered_axes(vma)
+        inner = str(names[0]) if len(names) == 1 else "(" + ",".join(str(n) for n in names) + ")"
+        parts.append("V:" + inner)
+    if reductions:
+        parts.append(reductions)
+    return "{" + ", ".join(parts) + "}" if parts else ""
 
 
 class ShapeDtypeStruct:

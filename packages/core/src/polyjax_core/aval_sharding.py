@@ -13,6 +13,13 @@ explicit axis names, ``()`` for unsplit). Only explicit axes enter the type:
 split along no axis carries no `AvalSharding` at all (``ShapedArray.aval_sharding``
 is None), so programs outside explicit mode see no difference.
 
+It also carries the mesh axes over which the value is *unreduced* (each device
+along them holds a partial sum; the value is their sum: ``float32[8@a,4]{U:b}``)
+or *reduced* (replicated, but its cotangent is unreduced: ``{R:b}``). Each
+primitive's `reduction rule` (`register_reduction_rule`) says which operands may
+be unreduced or reduced and what its outputs are; by default an unreduced
+operand is an error (docs/explicit-sharding.md).
+
 A sharding rule is ``rule(out_avals, in_avals, **params) -> specs``: one spec
 (a sequence of per-dimension entries: None, an axis name or a tuple of them)
 per output. `apply_rule` runs it once for every primitive, after the shape
@@ -39,10 +46,15 @@ __all__ = [
     "ShardingTypeError",
     "apply_rule",
     "concrete_mesh_for",
+    "cotangent_type",
     "note_concrete_mesh",
     "entries_of",
     "mesh_of",
+    "register_reduction_rule",
     "register_rule",
+    "reductions",
+    "same_reduced",
+    "reduction_rules",
     "requested",
     "sharding_of",
     "sharding_rules",
@@ -74,23 +86,44 @@ class AvalSharding:
       entries: one tuple of axis names per dimension (``()``: not split).
     """
 
-    __slots__ = ("mesh", "entries", "_hash")
+    __slots__ = ("mesh", "entries", "unreduced", "reduced", "_hash")
 
-    def __init__(self, mesh: AbstractMesh, entries: tuple[tuple, ...]):
+    def __init__(
+        self,
+        mesh: AbstractMesh,
+        entries: tuple[tuple, ...],
+        unreduced: frozenset = frozenset(),
+        reduced: frozenset = frozenset(),
+    ):
         self.mesh = mesh
         self.entries = entries
-        self._hash = hash((mesh, entries))
+        self.unreduced = frozenset(unreduced)
+        self.reduced = frozenset(reduced)
+        self._hash = hash((mesh, entries, self.unreduced, self.reduced))
 
     @staticmethod
-    def make(mesh: Any, spec: Sequence[Any], ndim: int | None = None) -> AvalSharding | None:
-        """The type-level sharding of ``spec`` over ``mesh``, or None if it splits nothing.
+    def make(
+        mesh: Any,
+        spec: Sequence[Any] | PartitionSpec,
+        ndim: int | None = None,
+        unreduced: Any = None,
+        reduced: Any = None,
+    ) -> AvalSharding | None:
+        """The type-level sharding of ``spec`` over ``mesh``, or None if it splits,
+        and leaves unreduced or reduced, nothing.
 
         Only the mesh's ``Explicit`` axes are kept; ``spec`` is padded with Nones
-        to ``ndim``.
+        to ``ndim``. ``unreduced``/``reduced`` default to a `PartitionSpec`'s own.
         """
+        if unreduced is None:
+            unreduced = getattr(spec, "unreduced", frozenset())
+        if reduced is None:
+            reduced = getattr(spec, "reduced", frozenset())
         mesh = mesh.abstract_mesh
         explicit = set(mesh.explicit_axes)
-        if not explicit:
+        # Unreduced/reduced axes may also be Manual ones (inside a shard_map body).
+        summable = explicit | set(mesh.manual_axes)
+        if not explicit and not (summable & (set(unreduced) | set(reduced))):
             return None
         spec = tuple(spec)
         if ndim is not None:
@@ -98,18 +131,39 @@ class AvalSharding:
                 raise ValueError(f"sharding spec {spec} has more entries than rank {ndim}")
             spec = spec + (None,) * (ndim - len(spec))
         entries = tuple(tuple(a for a in _entry(e) if a in explicit) for e in spec)
-        if not any(entries):
+        unreduced = frozenset(unreduced) & summable
+        reduced = frozenset(reduced) & summable
+        if not any(entries) and not unreduced and not reduced:
             return None
-        return AvalSharding(mesh, entries)
+        return AvalSharding(mesh, entries, unreduced, reduced)
 
     def with_entries(self, entries: Sequence[Any]) -> AvalSharding | None:
-        """The same mesh with other entries (None if they split nothing)."""
-        return AvalSharding.make(self.mesh, entries)
+        """The same mesh (and unreduced/reduced axes) with other entries (None if
+        that leaves nothing)."""
+        return AvalSharding.make(self.mesh, entries, None, self.unreduced, self.reduced)
+
+    def with_reductions(self, unreduced: Any, reduced: Any) -> AvalSharding | None:
+        """The same mesh and entries with other unreduced/reduced axes."""
+        return AvalSharding.make(self.mesh, self.entries, None, unreduced, reduced)
 
     @property
     def spec(self) -> PartitionSpec:
         """The entries as a `PartitionSpec` (one name unwrapped, ``()`` as None)."""
-        return PartitionSpec(*(_spec_entry(e) for e in self.entries))
+        return PartitionSpec(
+            *(_spec_entry(e) for e in self.entries),
+            unreduced=self.unreduced,
+            reduced=self.reduced,
+        )
+
+    def reductions_str(self) -> str:
+        """``U:b``, ``R:b``, ``U:(a,b), R:c`` or '' as JAX prints them in braces."""
+        parts = []
+        for tag, axes in (("U", self.unreduced), ("R", self.reduced)):
+            if axes:
+                names = [a for a in self.mesh.axis_names if a in axes]
+                inner = names[0] if len(names) == 1 else "(" + ",".join(map(str, names)) + ")"
+                parts.append(f"{tag}:{inner}")
+        return ", ".join(parts)
 
     def dim_str(self, i: int) -> str:
         """``@a``, ``@(a,b)`` or '' for dimension ``i``, as JAX prints a type."""
@@ -123,6 +177,8 @@ class AvalSharding:
             type(other) is AvalSharding
             and self._hash == other._hash
             and self.entries == other.entries
+            and self.unreduced == other.unreduced
+            and self.reduced == other.reduced
             and self.mesh == other.mesh
         )
 
@@ -148,15 +204,23 @@ def entries_of(aval: Any) -> tuple[tuple, ...]:
 
 
 def sharding_of(aval: Any) -> Any:
-    """``aval``'s explicit sharding as an ``out_sharding=`` value (a ``NamedSharding``
-    over its abstract mesh), or None: for results typed like an operand (a
-    cotangent like its primal)."""
-    s = getattr(aval, "aval_sharding", None)
+    """The ``out_sharding=`` (a ``NamedSharding`` over the abstract mesh) of a
+    cotangent of ``aval``, or None: split as ``aval``, with its unreduced and
+    reduced axes exchanged (a reduced primal's cotangent is unreduced, as in JAX)."""
+    s = cotangent_type(getattr(aval, "aval_sharding", None))
     if s is None:
         return None
     from polyjax_core import mesh_context
 
     return mesh_context.abstract_sharding(s.mesh, s.spec)
+
+
+def cotangent_type(s: AvalSharding | None) -> AvalSharding | None:
+    """The type-level sharding of a cotangent of a value typed ``s``: ``s`` with its
+    unreduced and reduced axes exchanged."""
+    if s is None or not (s.unreduced or s.reduced):
+        return s
+    return s.with_reductions(s.reduced, s.unreduced)
 
 
 def spec_str(entries: Sequence[tuple]) -> str:
@@ -195,6 +259,83 @@ def register_rule(prim: Any, rule: Rule) -> None:
     sharding_rules[prim] = rule
 
 
+# primitive -> reduction rule(out_avals, in_avals, **params) -> one (unreduced,
+# reduced) pair of axis sets per output.
+reduction_rules: dict[Any, Rule] = {}
+
+
+def register_reduction_rule(prim: Any, rule: Rule) -> None:
+    """Declares which of ``prim``'s operands may be unreduced or reduced and what its
+    outputs are: ``rule(out_avals, in_avals, **params)`` gives one ``(unreduced,
+    reduced)`` pair per output (``out_avals`` carry any ``out_sharding``'s sets);
+    it raises `ShardingTypeError` for operands it does not accept."""
+    reduction_rules[prim] = rule
+
+
+def reductions(aval: Any) -> tuple[frozenset, frozenset]:
+    """``aval``'s (unreduced, reduced) mesh axes."""
+    s = getattr(aval, "aval_sharding", None)
+    if s is None:
+        return frozenset(), frozenset()
+    return s.unreduced, s.reduced
+
+
+def _default_reduction_rule(prim: Any):
+    def rule(outs, avals, **params):
+        """No unreduced operand; the outputs are reduced as the operands are
+        (`same_reduced`), or as an ``out_sharding=`` asks."""
+        for a in avals:
+            if reductions(a)[0]:
+                raise NotImplementedError(
+                    f"unreduced rule for {prim.name} is not implemented: an unreduced "
+                    f"operand ({a.str_short(short_dtypes=True)}) must be reduced with "
+                    "`reshard` first."
+                )
+        pairs = []
+        for o in outs:  # (an output's own axes come from an `out_sharding=`)
+            u, r = reductions(o)
+            pairs.append((u, r or same_reduced(prim.name, avals)))
+        return pairs
+
+    return rule
+
+
+def same_reduced(name: str, avals: Sequence[Any]) -> frozenset:
+    """The reduced axes shared by ``avals`` (scalars without any take no part); an
+    operand replicated over axes another is reduced on is a `ShardingTypeError`."""
+    taking = [a for a in avals if getattr(a, "shape", ()) or reductions(a)[1]]
+    sets = {reductions(a)[1] for a in taking}
+    if len(sets) <= 1:
+        return next(iter(sets), frozenset())
+    red = next(r for r in sets if r)
+    other = next(a for a in taking if reductions(a)[1] != red)
+    raise ShardingTypeError(
+        f"{name}: inputs cannot be replicated on the same axes that another input is reduced "
+        f"on. Got input type: {other.str_short(short_dtypes=False)} and reduced spec: "
+        f"{set(red)}"
+    )
+
+
+def _with_reductions(prim: Any, in_avals: Sequence[Any], outs: Any, params: dict) -> Any:
+    """``outs`` with the unreduced/reduced axes ``prim``'s reduction rule gives them
+    (nothing to do when no operand or output has any: almost always)."""
+    out_list = list(outs) if prim.multiple_results else [outs]
+    if not any(any(reductions(a)) for a in (*in_avals, *out_list)) or _has_bodies(params):
+        return outs  # (a primitive with bodies: typed by their jaxprs)
+    rule = reduction_rules.get(prim) or _default_reduction_rule(prim)
+    pairs = rule(out_list, list(in_avals), **params)
+    new = []
+    for o, (u, r) in zip(out_list, pairs):
+        s = getattr(o, "aval_sharding", None)
+        if s is None:
+            mesh = mesh_of(prim.name, in_avals)
+            s2 = None if mesh is None else AvalSharding.make(mesh, (), o.ndim, u, r)
+        else:
+            s2 = s.with_reductions(u, r)
+        new.append(o if s2 == s else o.update(sharding=s2))
+    return new if prim.multiple_results else new[0]
+
+
 def _out_sharding_param(params: dict) -> Any:
     s = params.get("out_sharding")
     return s if s is not None and hasattr(s, "spec") or isinstance(s, PartitionSpec) else None
@@ -216,8 +357,8 @@ def requested(s: Any, ndim: int) -> AvalSharding | None:
                 f"out_sharding={s} is a bare PartitionSpec and no mesh is set: use "
                 "set_mesh(mesh) or pass a NamedSharding."
             )
-        return AvalSharding.make(mesh, tuple(s), ndim)
-    return AvalSharding.make(s.mesh, tuple(s.spec), ndim)
+        return AvalSharding.make(mesh, s, ndim)
+    return AvalSharding.make(s.mesh, s.spec, ndim)
 
 
 def _any_sharded(avals: Sequence[Any]) -> bool:
@@ -240,7 +381,8 @@ def apply_rule(prim: Any, in_avals: Sequence[Any], outs: Any, params: dict) -> A
     out_list = list(outs) if prim.multiple_results else [outs]
     if want is not None and len(out_list) == 1:
         specs: list[Any] = [requested(want, len(out_list[0].shape))]
-        return _with_shardings(prim, outs, out_list, specs, None)
+        outs = _with_shardings(prim, outs, out_list, specs, None)
+        return _with_reductions(prim, in_avals, outs, params)
     rule = sharding_rules.get(prim)
     if rule is None:
         if _has_bodies(params):
@@ -249,7 +391,8 @@ def apply_rule(prim: Any, in_avals: Sequence[Any], outs: Any, params: dict) -> A
     mesh = mesh_of(prim.name, in_avals)
     got = rule(out_list, list(in_avals), **params)
     specs = [got] if len(out_list) == 1 else list(got)
-    return _with_shardings(prim, outs, out_list, specs, mesh)
+    outs = _with_shardings(prim, outs, out_list, specs, mesh)
+    return _with_reductions(prim, in_avals, outs, params)
 
 
 def _is_jaxpr(v: Any) -> bool:

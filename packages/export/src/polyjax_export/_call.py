@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from polyjax_core import aval_sharding, tree_util
 from polyjax_core import symbolic_dims as sd
-from polyjax_core import tree_util
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_export import _module
@@ -180,8 +180,10 @@ def _out_avals(exp: Exported, avals: Sequence[ShapedArray]) -> list[ShapedArray]
     solver = _Solver(exp, avals)
     values = solver.solve()
     _check_constraints(exp, values, solver)
+    # (a.update keeps an explicitly typed result's sharding: the rank is the same)
     return [
-        ShapedArray(tuple(sd.evaluate(d, values) for d in a.shape), a.dtype) for a in exp.out_avals
+        a.update(shape=tuple(sd.evaluate(d, values) for d in a.shape), weak_type=False)
+        for a in exp.out_avals
     ]
 
 
@@ -190,6 +192,16 @@ def _abstract_eval(*avals: ShapedArray, exported: _ExportedParam) -> list[Shaped
 
 
 call_exported_p.def_abstract_eval(_abstract_eval)
+# Explicit mode: the results are typed as exported (shardings, unreduced axes).
+aval_sharding.register_rule(
+    call_exported_p,
+    lambda outs, avals, **params: (
+        [o.aval_sharding for o in outs] if len(outs) != 1 else outs[0].aval_sharding
+    ),
+)
+aval_sharding.register_reduction_rule(
+    call_exported_p, lambda outs, avals, **params: [aval_sharding.reductions(o) for o in outs]
+)
 
 
 # ----------------------------------------------------------------------------- lowering

@@ -41,9 +41,11 @@ from polyjax_core.tree_util import keystr, tree_flatten_with_path
 from polyjax_export._exported import (
     DisabledSafetyCheck,
     Exported,
+    NamedShardingSpec,
     default_export_platform,
     maximum_supported_calling_convention_version,
     minimum_supported_calling_convention_version,
+    typed_sharding_spec,
 )
 from polyjax_export._shape_spec import parse_constraint
 from polyjax_interpreters import mlir
@@ -204,8 +206,17 @@ def _export(
         module_kept_var_idx=kept,
         uses_global_constants=bool(dim_vars) or multi,
         _get_vjp=functools.partial(_export_vjp, closed, platforms=platforms, checks=checks),
+        _in_named_shardings=_typed_specs(in_avals),
+        _out_named_shardings=_typed_specs(out_avals),
         _constraints=_scope_constraints(in_avals),
     )
+
+
+def _typed_specs(avals: Sequence[Any]) -> tuple[NamedShardingSpec | None, ...] | None:
+    """Explicit mode: the types' shardings, which serialization stores and
+    `in_shardings_jax` gives (None when no aval carries one)."""
+    specs = tuple(typed_sharding_spec(a) for a in avals)
+    return specs if any(s is not None for s in specs) else None
 
 
 def _export_vjp(

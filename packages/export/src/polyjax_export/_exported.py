@@ -28,6 +28,8 @@ __all__ = [
     "DisabledSafetyCheck",
     "Exported",
     "NamedShardingSpec",
+    "typed_aval",
+    "typed_sharding_spec",
     "default_export_platform",
     "maximum_supported_calling_convention_version",
     "minimum_supported_calling_convention_version",
@@ -138,7 +140,55 @@ class NamedShardingSpec:
         if mesh is None:
             mesh = make_mesh(self.axis_sizes, self.axis_names)
         parts = [None if not a else a[0] if len(a) == 1 else tuple(a) for a in self.partitions]
-        return NamedSharding(mesh, PartitionSpec(*parts), memory_kind=self.memory_kind)
+        spec = PartitionSpec(*parts, reduced=set(self.reduced), unreduced=set(self.unreduced))
+        return NamedSharding(mesh, spec, memory_kind=self.memory_kind)
+
+
+_AXIS_TYPE_CODES = {"Auto": 1, "Explicit": 2, "Manual": 3}
+
+
+def typed_sharding_spec(aval: Any) -> NamedShardingSpec | None:
+    """The `NamedShardingSpec` of an explicitly typed aval (``float32[8@a,4]``), over its
+    abstract mesh, or None for an aval without one (docs/explicit-sharding.md)."""
+    typed = getattr(aval, "aval_sharding", None)
+    if typed is None:
+        return None
+    mesh = typed.mesh
+    device = mesh.abstract_device
+    order = {a: i for i, a in enumerate(mesh.axis_names)}
+    return NamedShardingSpec(
+        axis_names=tuple(mesh.axis_names),
+        axis_sizes=tuple(mesh.axis_sizes),
+        axis_types=tuple(_AXIS_TYPE_CODES[t.name] for t in mesh.axis_types),
+        device_kind=None if device is None else device.device_kind,
+        platform=None if device is None else device.platform,
+        num_cores=None if device is None else device.num_cores,
+        partitions=tuple(tuple(e) for e in typed.entries),
+        reduced=tuple(sorted(typed.reduced, key=order.__getitem__)),
+        unreduced=tuple(sorted(typed.unreduced, key=order.__getitem__)),
+    )
+
+
+def typed_aval(aval: Any, spec: NamedShardingSpec | None) -> Any:
+    """``aval`` typed with ``spec``'s explicit axes (its axes typed Explicit), as it was
+    when exported; unchanged for a spec without explicit axes or None."""
+    from polyjax_core.aval_sharding import AvalSharding
+    from polyjax_core.mesh import AbstractDevice, AbstractMesh, AxisType
+
+    if spec is None or 2 not in spec.axis_types or not hasattr(aval, "aval_sharding"):
+        return aval
+    codes = {v: k for k, v in _AXIS_TYPE_CODES.items()}
+    device = None
+    if spec.device_kind is not None and spec.platform is not None:
+        device = AbstractDevice(spec.device_kind, spec.num_cores, spec.platform)
+    mesh = AbstractMesh(
+        spec.axis_sizes,
+        spec.axis_names,
+        tuple(AxisType[codes.get(t, "Auto")] for t in spec.axis_types),
+        abstract_device=device,
+    )
+    typed = AvalSharding.make(mesh, spec.partitions, len(aval.shape), spec.unreduced, spec.reduced)
+    return aval.update(sharding=typed)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -62,7 +62,13 @@ from polyjax_core import dtypes as pdt
 from polyjax_core import symbolic_dims as sd
 from polyjax_core import tree_util
 from polyjax_core.abstract_values import ShapedArray
-from polyjax_export._exported import _IMPLS, DisabledSafetyCheck, Exported, NamedShardingSpec
+from polyjax_export._exported import (
+    _IMPLS,
+    DisabledSafetyCheck,
+    Exported,
+    NamedShardingSpec,
+    typed_aval,
+)
 from polyjax_export._shape_spec import SymbolicScope, parse_dim
 
 __all__ = [
@@ -668,6 +674,9 @@ def _read_exported(t: _Table, depth: int = 0) -> Exported:
         out_named = [_legacy_sharding(s, meshes) for s in t.tables(8)]
     if len(in_named) != len(in_avals) or len(out_named) != len(out_avals):
         raise ValueError("the number of shardings differs from the number of avals")
+    # Explicit mode: the types come back from the shardings over Explicit axes.
+    in_avals = [typed_aval(a, sh) for a, sh in zip(in_avals, in_named)]
+    out_avals = [typed_aval(a, sh) for a, sh in zip(out_avals, out_named)]
 
     in_tree = _treedef(t.sub(2))
     out_tree = _treedef(t.sub(4))

@@ -94,7 +94,7 @@ def _typed_aval(aval: ShapedArray, impl: Any) -> ShapedArray:
     spec = getattr(s, "spec", None)
     if s is None or spec is None or not hasattr(aval, "aval_sharding"):
         return aval
-    typed = AvalSharding.make(s.mesh, tuple(spec), len(aval.shape))
+    typed = AvalSharding.make(s.mesh, spec, len(aval.shape))
     if typed is not None:
         note_concrete_mesh(s.mesh)
     return aval if typed == aval.aval_sharding else aval.update(sharding=typed)

@@ -738,7 +738,7 @@ def _output_shardings(xla_exe: Any, lowered: LoweredModule) -> list[Any]:
     devices = placement.devices
     explicit = placement.out_shardings or (None,) * len(lowered.out_avals)
     if all(s is not None for s in explicit):
-        return list(explicit)
+        return [_with_reductions(s, a) for s, a in zip(explicit, lowered.out_avals)]
     chosen = xla_exe.get_output_shardings()
     ref = placement.namer
     out = []
@@ -752,7 +752,22 @@ def _output_shardings(xla_exe: Any, lowered: LoweredModule) -> list[Any]:
         else:
             hlo = mlir._remap_hlo(hlo, devices, ref._device_assignment)
             out.append(ref._from_hlo_sharding(hlo, len(aval.shape)))
-    return out
+    return [_with_reductions(s, a) for s, a in zip(out, lowered.out_avals)]
+
+
+def _with_reductions(sharding: Any, aval: Any) -> Any:
+    """An output typed unreduced/reduced (explicit mode) keeps those axes in its
+    array's sharding, hence its type. Its buffers hold the full value: a program's
+    results are always reduced on the way out (docs/explicit-sharding.md)."""
+    typed = getattr(aval, "aval_sharding", None)
+    spec = getattr(sharding, "spec", None)
+    if typed is None or spec is None or not (typed.unreduced or typed.reduced):
+        return sharding
+    if (spec.unreduced, spec.reduced) == (typed.unreduced, typed.reduced):
+        return sharding
+    return spec_to_sharding(
+        spec.update(unreduced=typed.unreduced, reduced=typed.reduced), sharding.mesh
+    )
 
 
 class SPMDExecutable(Executable):

@@ -971,9 +971,34 @@ def _pin_typed(rule_ctx: Any, outvars: Sequence[Any], out: Sequence[Any]) -> lis
         if typed is None or not isinstance(pinned[i], ir.Value):
             continue
         sharding = _typed_sharding(rule_ctx.module_context, typed)
-        if sharding is not None:
-            pinned[i] = sharding_constraint(rule_ctx, pinned[i], sharding, v.aval)
+        if sharding is None:
+            continue
+        fresh = _fresh_unreduced(rule_ctx, typed)
+        if fresh:
+            # A whole value typed unreduced (a broadcast asked for {U:b}, say): pinned
+            # whole first, so that Shardy converts it to partial sums rather than
+            # letting every device compute it as its partial sum.
+            whole = typed.with_reductions(typed.unreduced - fresh, typed.reduced)
+            whole_sharding = (
+                None if whole is None else _typed_sharding(rule_ctx.module_context, whole)
+            )
+            if whole_sharding is not None:
+                pinned[i] = sharding_constraint(rule_ctx, pinned[i], whole_sharding, v.aval)
+        pinned[i] = sharding_constraint(rule_ctx, pinned[i], sharding, v.aval)
     return pinned
+
+
+def _fresh_unreduced(rule_ctx: Any, typed: Any) -> frozenset:
+    """The unreduced axes of an output that no operand has and that the operation
+    does not make by summing (only ``dot_general`` contracts into partial sums)."""
+    if not typed.unreduced or rule_ctx.primitive.name == "dot_general":
+        return frozenset()
+    had: frozenset = frozenset()
+    for a in rule_ctx.avals_in:
+        s = getattr(a, "aval_sharding", None)
+        if s is not None:
+            had = had | s.unreduced
+    return typed.unreduced - had
 
 
 def _typed_sharding(mctx: ModuleContext, typed: Any) -> Any:
@@ -1230,10 +1255,16 @@ def parts_to_hlo(parts: SdyParts) -> Any:
     return xla_client.HloSharding.subgroup_with_device_ordering(tiles.astype(np.int64), subgroups)
 
 
-def _sdy_attr_of_parts(mctx: ModuleContext, parts: SdyParts) -> ir.Attribute:
+def _sdy_attr_of_parts(
+    mctx: ModuleContext, parts: SdyParts, unreduced: Sequence[str] = ()
+) -> ir.Attribute:
     axes, ids, dims = parts
     mesh = mctx.mesh_symbol(axes, ids)
-    return ir.Attribute.parse(f"#sdy.sharding<@{mesh}, {_sdy_dims_text(dims)}>")
+    extra = ""
+    if unreduced:  # (mesh order, as Shardy wants them)
+        names = [n for n, _ in axes if n in set(unreduced)]
+        extra = ", unreduced={" + ", ".join(f'"{a}"' for a in names) + "}"
+    return ir.Attribute.parse(f"#sdy.sharding<@{mesh}, {_sdy_dims_text(dims)}{extra}>")
 
 
 def _sdy_dims_text(dims: Sequence[tuple[str, ...] | None]) -> str:
@@ -1278,7 +1309,10 @@ def sharding_constraint(
       inserted: dimensions that `vmap` added since: ``(position, mesh axes)``,
         the axes ``None`` for an unconstrained dimension.
 
-    Dimensions left unconstrained (``None``) are the partitioner's choice.
+    Dimensions left unconstrained (``None``) are the partitioner's choice. A
+    spec's unreduced axes (explicit mode) become Shardy's ``unreduced={...}``: the
+    value is left as partial sums over them. GSPMD has no such annotation: there
+    the value is reduced at once (the same values; docs/explicit-sharding.md).
     """
     mctx = ctx.module_context
     ndim = len(aval.shape)
@@ -1286,7 +1320,8 @@ def sharding_constraint(
     if inserted:
         parts = _insert_dims(parts, inserted)
     if mctx.shardy:
-        return sdy.sharding_constraint(x, _sdy_attr_of_parts(mctx, parts))
+        unreduced = getattr(getattr(sharding, "spec", None), "unreduced", ())
+        return sdy.sharding_constraint(x, _sdy_attr_of_parts(mctx, parts, unreduced))
     if inserted or any(d is None for d in parts[2]):
         hs = parts_to_hlo(parts)  # (parts number devices by logical id already)
     else:

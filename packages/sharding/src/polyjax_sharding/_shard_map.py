@@ -110,10 +110,17 @@ def _block_factors(spec: PartitionSpec, ndim: int, mesh: Mesh) -> list[int]:
     return factors
 
 
-def _local_aval(aval: ShapedArray, spec: PartitionSpec, mesh: Mesh) -> ShapedArray:
+def _local_aval(
+    aval: ShapedArray, spec: PartitionSpec, mesh: Mesh, manual: frozenset
+) -> ShapedArray:
     f = _block_factors(spec, len(aval.shape), mesh)
-    # Inside the body the mesh axes are manual: a block's type carries no explicit sharding.
-    return aval.update(shape=tuple(s // k for s, k in zip(aval.shape, f)), sharding=None)
+    # Inside the body the mesh axes are manual: a block's type carries no explicit
+    # sharding, only the unreduced/reduced manual axes its spec names.
+    typed = None
+    if spec.unreduced or spec.reduced:
+        body_mesh = mesh.abstract_mesh.update_axis_types(dict.fromkeys(manual, AxisType.Manual))
+        typed = AvalSharding.make(body_mesh, (), len(aval.shape), spec.unreduced, spec.reduced)
+    return aval.update(shape=tuple(s // k for s, k in zip(aval.shape, f)), sharding=typed)
 
 
 def _global_aval(aval: ShapedArray, spec: PartitionSpec, mesh: Mesh) -> ShapedArray:
@@ -121,7 +128,7 @@ def _global_aval(aval: ShapedArray, spec: PartitionSpec, mesh: Mesh) -> ShapedAr
     # Outside the body a value is one global array: no manual axes to vary over; over
     # Explicit axes its type is sharded as `out_specs` says (docs/explicit-sharding.md).
     shape = tuple(s * k for s, k in zip(aval.shape, f))
-    typed = AvalSharding.make(mesh, tuple(spec), len(shape))
+    typed = AvalSharding.make(mesh, spec, len(shape))
     return aval.update(shape=shape, vma=frozenset(), sharding=typed)
 
 
@@ -282,6 +289,15 @@ def _sdy_dims(spec: PartitionSpec, ndim: int, manual: frozenset, partial: bool) 
     return "[" + ", ".join(dims) + "]"
 
 
+def _sdy_unreduced(spec: PartitionSpec, mesh: Mesh) -> str:
+    """Shardy's ``, unreduced={...}`` for a spec's unreduced axes (the blocks are
+    partial sums over them: docs/explicit-sharding.md)."""
+    if not spec.unreduced:
+        return ""
+    names = [a for a in mesh.axis_names if a in spec.unreduced]
+    return ", unreduced={" + ", ".join(f'"{a}"' for a in names) + "}"
+
+
 def _lowering(
     ctx: Any,
     *args: Any,
@@ -312,6 +328,11 @@ def _lowering(
         return _lower_body(ctx, jaxpr, axis_ctx, list(args))
     if mctx.shardy:
         return _lower_shardy(ctx, args, jaxpr, mesh, in_specs, out_specs, manual_axes, axis_ctx)
+    if any(s.unreduced for s in (*in_specs, *out_specs)):
+        raise NotImplementedError(
+            "shard_map with unreduced in_specs/out_specs needs the Shardy partitioner "
+            "(jax_use_shardy_partitioner); GSPMD has no unreduced shardings"
+        )
     return _lower_gspmd(ctx, args, jaxpr, mesh, in_specs, out_specs, manual_axes, axis_ctx)
 
 
@@ -322,7 +343,8 @@ def _lower_shardy(ctx, args, jaxpr, mesh, in_specs, out_specs, manual, axis_ctx)
 
     def per_value(specs: Sequence[Any], avals: Sequence[Any]) -> ir.Attribute:
         items = [
-            f"<@{sym}, {_sdy_dims(s, len(a.shape), manual, partial)}>" for s, a in zip(specs, avals)
+            f"<@{sym}, {_sdy_dims(s, len(a.shape), manual, partial)}{_sdy_unreduced(s, mesh)}>"
+            for s, a in zip(specs, avals)
         ]
         return ir.Attribute.parse("#sdy.sharding_per_value<[" + ", ".join(items) + "]>")
 
@@ -414,7 +436,8 @@ def _transpose(cts: list, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list
     ct_nz = [type(ct) is not ad.Zero for ct in cts]
     nz_cts = [ct for ct in cts if type(ct) is not ad.Zero]
     known_specs = [s for s, lin in zip(in_specs, linear) if not lin]
-    ct_specs = [s for s, nz in zip(out_specs, ct_nz) if nz]
+    # A cotangent is reduced where its primal is unreduced and vice versa.
+    ct_specs = [_swapped(s) for s, nz in zip(out_specs, ct_nz) if nz]
     lin_specs = [s for s, lin in zip(in_specs, linear) if lin]
     in_nz: list[bool] = []
     # Typed (check_vma): the body's `pvary`s and `psum`s transpose to JAX's sums, so
@@ -454,8 +477,8 @@ def _transpose(cts: list, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list
         return outs
 
     in_avals = [
-        *(_local_aval(get_aval(x), s, mesh) for x, s in zip(known, known_specs)),
-        *(_local_aval(get_aval(c), s, mesh) for c, s in zip(nz_cts, ct_specs)),
+        *(_local_aval(get_aval(x), s, mesh, manual) for x, s in zip(known, known_specs)),
+        *(_local_aval(get_aval(c), s, mesh, manual) for c, s in zip(nz_cts, ct_specs)),
     ]
     if typed:
         # Each input keeps the type it has in the body: a residual's spec may split
@@ -468,7 +491,7 @@ def _transpose(cts: list, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list
         ]
     with _manual_env(mesh, manual, typed):
         t_closed = trace_to_jaxpr(body, in_avals, jaxpr.jaxpr.debug_info)
-    t_out_specs = tuple(s for s, nz in zip(lin_specs, in_nz) if nz)
+    t_out_specs = tuple(_swapped(s) for s, nz in zip(lin_specs, in_nz) if nz)
     outs = iter(
         _bind(
             [*known, *nz_cts],
@@ -482,6 +505,18 @@ def _transpose(cts: list, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list
         (next(outs) if next(nz_it) else ad.Zero(ad.tangent_aval(x.aval))) if lin else None
         for x, lin in zip(args, linear)
     ]
+
+
+def _lead(lead: Any, spec: PartitionSpec) -> PartitionSpec:
+    """``spec`` with a leading (batch) entry; its unreduced/reduced axes kept."""
+    return spec.update(partitions=(lead, *spec))
+
+
+def _swapped(spec: PartitionSpec) -> PartitionSpec:
+    """``spec`` with its unreduced and reduced axes exchanged (a cotangent's spec)."""
+    if not (spec.unreduced or spec.reduced):
+        return spec
+    return spec.update(unreduced=spec.reduced, reduced=spec.unreduced)
 
 
 def _scalar_like(k: int, ct: Any) -> Any:
@@ -635,9 +670,9 @@ def _batcher(
     with _manual_env(mesh, manual, params["check_vma"]):
         body, out_dims = batching.batch_jaxpr(jaxpr, local, in_dims, True)
     in_specs = tuple(
-        s if d is batching.not_mapped else P(lead, *s) for s, d in zip(params["in_specs"], dims)
+        s if d is batching.not_mapped else _lead(lead, s) for s, d in zip(params["in_specs"], dims)
     )
-    out_specs = tuple(P(lead, *s) for s in params["out_specs"])
+    out_specs = tuple(_lead(lead, s) for s in params["out_specs"])
     outs = shard_map_p.bind(
         *moved, jaxpr=body, **dict(params, in_specs=in_specs, out_specs=out_specs)
     )
@@ -764,8 +799,8 @@ def shard_map(
       >>> import numpy as np
       >>> from polyjax_core import PartitionSpec as P
       >>> from polyjax_numpy.lax import psum
-      >>> from polyjax_sharding import make_mesh
-      >>> mesh = make_mesh((1,), ("x",))
+      >>> from polyjax_sharding import AxisType, make_mesh
+      >>> mesh = make_mesh((1,), ("x",), axis_types=(AxisType.Auto,))
       >>> f = shard_map(lambda a: psum(a, "x"), mesh=mesh, in_specs=P("x"), out_specs=P())
       >>> f(np.arange(4.0)).shape   # each device's block, summed over the devices
       (4,)
@@ -825,6 +860,7 @@ def _call(
     for spec, aval, path in zip(specs, avals, paths):
         _check_spec(spec, mesh, manual, "in_specs")
         _check_divisible(f, spec, aval, mesh, path)
+        _check_explicit_type(spec, aval, mesh, manual)
     # Calls outside any transformation reuse their trace (and so the executable).
     key = None
     if cache is not None and not any(isinstance(x, Tracer) for x in leaves):
@@ -835,7 +871,7 @@ def _call(
             return tree_unflatten(
                 out_tree, _bind_call(leaves, closed, specs, mesh, o_specs, manual, check_vma)
             )
-    local = [_local_aval(a, s, mesh) for a, s in zip(avals, specs)]
+    local = [_local_aval(a, s, mesh, manual) for a, s in zip(avals, specs)]
     if check_vma:
         local = [_varying_aval(a, s, manual) for a, s in zip(local, specs)]
     out_box: list[Any] = []
@@ -873,6 +909,8 @@ def _call(
                 f"shard_map out_specs {spec} has {len(spec)} entries but the output "
                 f"{aval.str_short()} has rank {len(aval.shape)}"
             )
+    for spec, aval in zip(o_specs, closed.out_avals):
+        _check_out_reductions(spec, aval, f)
     if check_vma:
         _vma.check_outputs(closed.out_avals, o_specs, mesh, manual, _fun_name(f))
     if key is not None and not any(isinstance(c, Tracer) for c in closed.consts):
@@ -894,6 +932,54 @@ def _bind_call(leaves, closed, specs, mesh, o_specs, manual, check_vma) -> list[
         manual_axes=manual,
         check_vma=check_vma,
     )
+
+
+def _check_explicit_type(spec: PartitionSpec, aval: Any, mesh: Mesh, manual: frozenset) -> None:
+    """Over a mesh of ``Explicit`` axes only, all made manual, an operand's type must
+    say what its ``in_specs`` entry says (as JAX 0.10.2 checks; an unsharded or
+    NumPy operand is ``P(None, ...)``); shard_map does not reshard it.
+
+    Raises:
+      ValueError: they differ (JAX's message).
+    """
+    if set(manual) != set(mesh.axis_names) or any(
+        t is not AxisType.Explicit for t in mesh.axis_types
+    ):
+        return
+    ndim = len(aval.shape)
+    typed = getattr(aval, "aval_sharding", None)
+    have = P(*(None,) * ndim) if typed is None else typed.spec._normalized_spec_for_aval(ndim)
+    want = spec._normalized_spec_for_aval(ndim)
+    if _normalized(want) != _normalized(have):
+        raise ValueError(
+            f"in_specs passed to shard_map: {want} does not match the specs of the input: "
+            f"{have} for arg: {aval}. `in_specs` is an optional argument so you can omit "
+            "specifying it and shard_map will infer the in_specs from the arguments. If you "
+            "want to reshard your inputs, you can use `reshard` on the arguments and then "
+            "pass those args to shard_map."
+        )
+
+
+def _normalized(spec: PartitionSpec) -> tuple:
+    return (tuple(_entry_axes(e) for e in spec), spec.unreduced, spec.reduced)
+
+
+def _check_out_reductions(spec: PartitionSpec, aval: Any, f: Any) -> None:
+    """A body output's unreduced/reduced axes are those of its ``out_specs`` entry
+    (an output unreduced over axes its spec does not say would be taken as whole).
+
+    Raises:
+      ValueError: they differ.
+    """
+    typed = getattr(aval, "aval_sharding", None)
+    u, r = (typed.unreduced, typed.reduced) if typed is not None else (frozenset(), frozenset())
+    # (an output varying over a spec's unreduced axes is its partial sums, as in JAX)
+    if u != (spec.unreduced - aval.vma) or r != spec.reduced:
+        raise ValueError(
+            f"shard_map applied to the function {_fun_name(f)!r}: out_specs {spec} does not "
+            f"match the unreduced/reduced axes of the output {aval}; use "
+            "`pcast(x, axes, to='unreduced'/'reduced')` in the body or change out_specs"
+        )
 
 
 def _check_divisible(f: Any, spec: PartitionSpec, aval: Any, mesh: Mesh, path: str) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from polyjax_core import axis_env
 from polyjax_core.abstract_values import ShapeDtypeStruct, get_aval, shaped_abstractify
+from polyjax_core.mesh import AxisType
 from polyjax_core.mesh_context import get_concrete_mesh
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.tree_util import tree_flatten, tree_unflatten
@@ -256,7 +257,9 @@ def _resources(resources: dict, order: list, sizes: dict) -> tuple[Mesh | None, 
     clash = [a for a in mesh.axis_names if a not in used and a in resources]
     if clash:
         raise ValueError(f"xmap: the mesh axis {clash[0]!r} is also a named axis")
-    new_mesh = Mesh(mesh.devices, renamed, axis_types=mesh.axis_types)
+    # Auto axes: xmap places its operands itself, so explicit types (which shard_map
+    # checks against in_specs) do not apply to its inner shard_map.
+    new_mesh = Mesh(mesh.devices, renamed, axis_types=(AxisType.Auto,) * len(renamed))
     return new_mesh, [n for n in order if n in resources]
 
 

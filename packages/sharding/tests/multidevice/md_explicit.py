@@ -5,6 +5,8 @@ program on a (2, 4) mesh of Explicit axes ``a``, ``b``; values are checked
 against the same program run on one device (NumPy operands).
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -328,6 +330,24 @@ def test_creation_and_random_out_sharding(mesh):
         np.testing.assert_array_equal(np.asarray(outs[2]), np.asarray(random.normal(key, (8, 4))))
 
 
+def test_random_gamma_sharding(mesh):
+    from polyjax_numpy.random._gamma import random_gamma_p
+
+    a = _put(mesh, (8, 4), "a", "b")
+    k = random.key(0)
+    # The sampler reshards its parameters unsplit first and gives unsplit draws (JAX's type).
+    draw = jit(lambda k, a: random.gamma(k, a))
+    out = draw(k, a)
+    assert str(out.aval) == "float32[8,4]"
+    np.testing.assert_allclose(np.asarray(out), np.asarray(draw(k, np.asarray(a))), rtol=1e-6)
+    # The primitive's rule: draws split as the parameters; keys split otherwise: an error.
+    keys = _put(mesh, (8, 2), "a").astype(np.uint32)
+    bind = lambda k, p: random_gamma_p.bind(k, p, log_space=False)  # noqa: E731
+    assert str(make_jaxpr(bind)(keys, a).out_avals[0]) == "float32[8@a,4@b]"
+    with pytest.raises(ShardingTypeError, match="the keys must be split as the parameters"):
+        make_jaxpr(bind)(keys, _put(mesh, (8, 4), None, "b"))
+
+
 def test_abstract_mesh_inside_traced_code(mesh):
     seen = []
     jit(lambda x: seen.append(get_abstract_mesh()) or x)(_put(mesh, (8, 4), "a"))
@@ -350,12 +370,18 @@ def test_scan_carry_mismatch_is_a_clear_error(mesh):
         jit(lambda x, y: lax.cond(True, lambda: x, lambda: y))(x, y)
 
 
-def test_vmap_spmd_axis_name(mesh):
-    x = _put(mesh, (8, 4), None, "b")
-    f = vmap(lambda r: reshard(r * 2, P("b")), spmd_axis_name="a")
-    # JAX 0.10.2 leaves the batched dimension unsplit in the type.
-    assert str(make_jaxpr(f)(x).out_avals[0]) == "float32[8,4@b]"
-    out = jit(f)(x)  # (laid out over `a` too, by the constraint: docs/explicit-sharding.md)
+@pytest.mark.parametrize("spmd", [None, "a"])
+@pytest.mark.parametrize(
+    "batch, want", [(None, "float32[8,4@b]"), ("a", "float32[8@a,4@b]")], ids=["unsplit", "a"]
+)
+def test_vmap_constraint_keeps_the_batched_split(mesh, spmd, batch, want):
+    # JAX 0.10.2: the batched dimension of a reshard keeps its operand's split, with
+    # or without spmd_axis_name; the array is laid out as its type says.
+    x = _put(mesh, (8, 4), batch, "b")
+    f = vmap(lambda r: reshard(r * 2, P("b")), spmd_axis_name=spmd)
+    assert str(make_jaxpr(f)(x).out_avals[0]) == want
+    out = jit(f)(x)
+    assert str(out.aval) == want and out.sharding.spec[:2] == (batch, "b")
     np.testing.assert_allclose(np.asarray(out), 2 * np.asarray(x))
 
 
@@ -389,6 +415,32 @@ def test_shard_map_makes_explicit_axes_manual(mesh):
     out = jit(shard_map(body, mesh=mesh, in_specs=P("a", "b"), out_specs=P("a", "b")))(x)
     assert seen[0][0].startswith("float32[4,1]") and set(seen[0][1]) == {"a", "b"}
     np.testing.assert_allclose(np.asarray(out), 2 * np.asarray(x))
+
+
+@pytest.mark.parametrize(
+    "spec, have, arg",
+    [
+        (P("b"), ("a",), "float32[8@a,4]"),
+        (P("a", "b"), ("a",), "float32[8@a,4]"),
+        (P("a"), ("a", "b"), "float32[8@a,4@b]"),
+        (P("a"), (), "float32[8,4]"),
+    ],
+)
+def test_shard_map_checks_operand_types_against_in_specs(mesh, spec, have, arg):
+    x = _put(mesh, (8, 4), *have)
+    f = shard_map(lambda v: v, mesh=mesh, in_specs=spec, out_specs=spec)
+    want = spec._normalized_spec_for_aval(2)
+    message = (
+        f"in_specs passed to shard_map: {want} does not match the specs of the input: "
+        f"{P(*have)._normalized_spec_for_aval(2)} for arg: {arg}. `in_specs` is an optional"
+    )
+    for g in (f, jit(f)):  # (JAX 0.10.2's message, eagerly and under jit)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            g(x)
+    # Matching types pass, with in_specs given (padded or not) or inferred.
+    y = _put(mesh, (8, 4), *spec)
+    assert str(f(y).aval) == str(y.aval)
+    assert str(shard_map(lambda v: v, mesh=mesh, out_specs=spec)(y).aval) == str(y.aval)
 
 
 def test_mlp_training_step_matches_one_device(mesh):

@@ -303,7 +303,7 @@ def test_pmap_matches_vmap_and_errors():
 
 def test_docs_examples():
     # A data-parallel training step: each device's gradient, averaged with pmean.
-    mesh = pj.make_mesh((8,), ("batch",))
+    mesh = pj.make_mesh((8,), ("batch",), axis_types=(AxisType.Auto,))
     rng = np.random.default_rng(6)
     xs = rng.standard_normal((64, 3)).astype(np.float32)
     ys = xs @ np.array([1.0, -2.0, 0.5], np.float32)
@@ -405,7 +405,7 @@ def test_in_specs_inferred_from_arguments():
 
 
 def test_vmap_axis_name_used_inside_the_body():
-    mesh = pj.make_mesh((8,), ("x",))
+    mesh = pj.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,))
     xs = np.arange(3 * 16, dtype=np.float32).reshape(3, 16)
     f = shard_map(lambda a: lax.psum(a, "b") + lax.psum(a, "x"), mesh=mesh, in_specs=P("x"),
                   out_specs=P("x"), check_vma=False)  # fmt: skip

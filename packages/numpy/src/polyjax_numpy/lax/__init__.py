@@ -33,6 +33,9 @@ Areas (private modules):
   - `_fft`: the `fft` primitive and `FftType`;
   - `_parallel`: collectives over named axes (`psum`, `all_gather`,
     `ppermute`, `axis_index`, ...);
+  - `_reduced_casts`: `pcast` between varying, unreduced and reduced manual axes
+    (primitives `vary_unreduced_cast`, `reduced_vary_cast`, `preduced`,
+    `unreduced_psum`; internal, as in JAX);
   - control flow, initial-style primitives: `_cond` (`cond`, `switch`), `_scan`
     (`scan`, `map`, `associative_scan`), `_while` (`while_loop`, `fori_loop`), and
     `_loop_helpers` (tracing their bodies, hoisting loop invariants);

@@ -44,7 +44,7 @@ from polyjax_interpreters import ad, dispatch, mlir
 from polyjax_interpreters import batching as _vmap  # `batching` names a keyword below
 from polyjax_interpreters import discharge as _discharge
 from polyjax_interpreters import partial_eval as pe
-from polyjax_numpy.lax._sharding_rules import default_rule
+from polyjax_numpy.lax._sharding_rules import REDUCTION_RULES, default_rule
 
 __all__ = ["define_rules", "standard_primitive"]
 
@@ -179,4 +179,12 @@ def define_rules(
     sharding = sharding or default_rule(prim.name)
     if sharding is not None:
         aval_sharding.register_rule(prim, sharding)
+    if prim.name in REDUCTION_RULES:
+        aval_sharding.register_reduction_rule(prim, REDUCTION_RULES[prim.name])
     return prim
+
+
+# add_any (autodiff's sum of tangents, declared in interpreters) is typed as lax's
+# add: explicit shardings and unreduced axes flow through gradients' sums.
+aval_sharding.register_rule(ad.add_any_p, default_rule("add_any"))
+aval_sharding.register_reduction_rule(ad.add_any_p, REDUCTION_RULES["add_any"])

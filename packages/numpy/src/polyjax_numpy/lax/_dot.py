@@ -28,6 +28,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from polyjax_core import config, dtypes, mesh_context
 from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.aval_sharding import cotangent_type
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, mlir
@@ -442,11 +443,16 @@ def _free_axes(ndim: int, batch: Sequence[int], contract: Sequence[int]) -> list
 
 def _cotangent_sharding(aval: ShapedArray, layout: Sequence[int]) -> Any:
     """Explicit mode: the cotangent of an operand is sharded as the operand (its
-    axes in `layout` order, before the transpose back), as JAX's types say."""
-    s = aval.aval_sharding
+    axes in `layout` order, before the transpose back), as JAX's types say; its
+    unreduced and reduced axes exchanged (a reduced operand's cotangent is unreduced)."""
+    s = cotangent_type(aval.aval_sharding)
     if s is None:
         return None
-    spec = PartitionSpec(*(s.spec[axis] if axis < len(s.spec) else None for axis in layout))
+    spec = PartitionSpec(
+        *(s.spec[axis] if axis < len(s.spec) else None for axis in layout),
+        unreduced=s.unreduced,
+        reduced=s.reduced,
+    )
     return mesh_context.abstract_sharding(s.mesh, spec)
 
 

@@ -56,6 +56,7 @@ from polyjax_core.tree_util import tree_flatten, tree_map, tree_unflatten
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_interpreters.axis_context import manual_axis_context, summing_transpose
 from polyjax_numpy.lax import _elementwise as _ew
+from polyjax_numpy.lax import _reduced_casts
 from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._reductions import reduce_max, reduce_min, reduce_sum
 from polyjax_numpy.lax._shape_ops import (
@@ -202,6 +203,11 @@ def _reduce(prim: Primitive, x: Any, axis_name: Any, axis_index_groups: Any) -> 
         if prim is psum_p:
             return tree_unflatten(tree, [_scale(v, size) for v in leaves])
         return x
+    if prim is psum_p:
+        avals = [get_aval(v) for v in leaves]
+        summed = [_reduced_casts.psum_unreduced(v, a, names) for v, a in zip(leaves, avals)]
+        if all(y is not None for y in summed):  # partial sums (inside shard_map)
+            return tree_unflatten(tree, summed)
     outs = prim.bind(*leaves, axes=names, axis_index_groups=axis_index_groups)
     return tree_unflatten(tree, outs)
 
@@ -1131,11 +1137,14 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
 
     ``to="varying"`` marks ``x`` as possibly different at each position of
     ``axis_name`` (what `shard_map`'s `check_vma` tracks); the value itself
-    is unchanged. ``"reduced"``/``"unreduced"`` are not supported.
+    is unchanged. Inside a checked `shard_map` body, ``to="unreduced"`` makes a
+    value varying over the axes their partial sums (``{U:b}``: the value is the
+    sum over the devices), ``to="reduced"`` an invarying one reduced (``{R:b}``),
+    and ``to="varying"`` a reduced one varying (docs/explicit-sharding.md).
 
     Raises:
-      ValueError: ``to`` is not one of JAX's values.
-      NotImplementedError: ``to`` is ``"reduced"`` or ``"unreduced"``.
+      ValueError: ``to`` is not one of JAX's values, or no cast goes from the
+        value's state over the axes to ``to`` (``Unsupported pcast from=..., to=...``).
 
     Example:
       >>> from polyjax_interpreters.batching import vmap
@@ -1148,14 +1157,21 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
             "Got unexpected `to` value. Allowed `to` values are: "
             "{'unreduced', 'reduced', 'varying'}"
         )
-    if to != "varying":
-        raise NotImplementedError(f"pcast(..., to={to!r}) is not supported")
     names = _names(axis_name)
+    checked = frozenset(names) & core_vma.checked_axes()
+    if to != "varying" and checked != frozenset(names):
+        # (outside a checked shard_map body every value is invarying over any axis)
+        raise ValueError(f"Unsupported pcast from=invarying, to={to!r}")
     _size(names)  # NameError for an unbound name
     leaves, tree = tree_flatten(x)
     if not leaves:
         return x
-    checked = frozenset(names) & core_vma.checked_axes()
+    avals = [get_aval(v) for v in leaves]
+    summed = ("reduced", "unreduced")
+    if to != "varying" or any(_reduced_casts.pcast_state(a, names) in summed for a in avals):
+        return tree_unflatten(
+            tree, [_reduced_casts.cast(v, a, names, to) for v, a in zip(leaves, avals)]
+        )
     for v in leaves:
         _check_not_varying(v, names, checked)
     return tree_unflatten(tree, pvary_p.bind(*leaves, axes=names))
@@ -1263,3 +1279,8 @@ ad.deflinear2(pvary_p, _pvary_transpose)
 pvary_p.own_vma = True
 # The cast that makes an operation's operands vary over the same axes (`polyjax_core.vma`).
 core_vma.register_pvary(lambda x, axes: pvary_p.bind(x, axes=axes)[0])
+# The sum of partial sums (`_reduced_casts`) is an all-reduce, as psum's.
+mlir.register_lowering(
+    _reduced_casts.unreduced_psum_p,
+    lambda ctx, x, *, axes: _all_reduce_lowering(psum_p)(ctx, x, axes=axes, axis_index_groups=None),
+)

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from polyjax_core.abstract_values import ShapedArray
-from polyjax_core.aval_sharding import AvalSharding
+from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.aval_sharding import AvalSharding, cotangent_type, entries_of
 from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
@@ -149,7 +149,22 @@ def _jvp(primals: list, tangents: list, **params: Any) -> tuple[Any, Any]:
 def _transpose(ct: Any, x: Any, **params: Any) -> list:
     if type(ct) is ad.Zero:
         return [ct]
-    return [sharding_constraint_p.bind(ct, **params)]
+    back = _cotangent_constraint(x.aval, params["sharding"])
+    return [
+        sharding_constraint_p.bind(ct, **(params if back is None else {**params, "sharding": back}))
+    ]
+
+
+def _cotangent_constraint(primal: Any, sharding: Any) -> Any:
+    """Explicit mode: the cotangent of ``reshard(x, s)`` is resharded back to ``x``'s
+    type, its unreduced and reduced axes exchanged (the cotangent of an unreduced
+    value is reduced and vice versa, as in JAX). None: elsewhere (the cotangent
+    keeps the constraint)."""
+    typed = cotangent_type(getattr(primal, "aval_sharding", None))
+    mesh = getattr(sharding, "mesh", None)
+    if typed is None or mesh is None or mesh.abstract_mesh != typed.mesh:
+        return None
+    return spec_to_sharding(typed.spec, mesh)
 
 
 def _batch(
@@ -158,24 +173,41 @@ def _batch(
     (x,), (d,) = args, dims
     if d is None:
         return sharding_constraint_p.bind(x, sharding=sharding, inserted=inserted), None
-    spmd = axis_data.spmd_name
-    entry = None if spmd is None else (tuple(spmd) if isinstance(spmd, tuple) else (spmd,))
+    if _explicit(sharding):
+        # Explicit mode (as JAX 0.10.2): the batched dimension keeps the split its
+        # operand's type gives it, whatever `spmd_axis_name` says, so that the
+        # result's type says how the runtime lays it out.
+        entry: Any = entries_of(get_aval(x))[d]
+    else:
+        spmd = axis_data.spmd_name
+        entry = None if spmd is None else (tuple(spmd) if isinstance(spmd, tuple) else (spmd,))
     out = sharding_constraint_p.bind(x, sharding=sharding, inserted=(*inserted, (d, entry)))
     return out, d
 
 
+def _explicit(sharding: Any) -> bool:
+    mesh = getattr(sharding, "mesh", None)
+    return mesh is not None and bool(mesh.abstract_mesh.explicit_axes)
+
+
 def _sharding_rule(outs: list, avals: list, *, sharding: Any, inserted: tuple) -> Any:
     """The type takes the constraint's explicit axes (docs/explicit-sharding.md); a
-    vmapped one's inserted dimensions are unsplit in the type, as in JAX (the
-    lowering still lays them out over ``spmd_axis_name``)."""
+    vmapped one's inserted dimensions are split as they are laid out (in explicit
+    mode as the operand's batched dimension, `_batch`)."""
     spec = getattr(sharding, "spec", None)
     mesh = getattr(sharding, "mesh", None)
     if spec is None or mesh is None:
         return None
     entries = list(spec) + [None] * (avals[0].ndim - len(inserted) - len(spec))
-    for d, _ in sorted(inserted):
-        entries.insert(d, None)
-    return AvalSharding.make(mesh, entries, avals[0].ndim)
+    for d, entry in sorted(inserted, key=lambda t: t[0]):
+        entries.insert(d, entry)
+    return AvalSharding.make(
+        mesh,
+        entries,
+        avals[0].ndim,
+        getattr(spec, "unreduced", None),
+        getattr(spec, "reduced", None),
+    )
 
 
 define_rules(

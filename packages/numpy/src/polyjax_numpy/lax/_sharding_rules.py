@@ -11,6 +11,12 @@ types and says what to add (``reshard``, ``out_sharding=``).
 declared without one gets the one `DEFAULT_RULES` names for it (by primitive
 name), so that most primitives need no per-primitive code: a new elementwise
 primitive only adds its name to `ELEMENTWISE`.
+
+`REDUCTION_RULES` names the primitives that accept unreduced operands (or make
+unreduced results) and their rules (``rule(out_avals, in_avals, **params) ->
+[(unreduced, reduced), ...]``, `polyjax_core.aval_sharding.register_reduction_rule`);
+every other primitive rejects an unreduced operand and keeps reduced axes its
+operands share.
 """
 
 from __future__ import annotations
@@ -19,9 +25,16 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from polyjax_core.aval_sharding import ShardingTypeError, entries_of, requested, spec_str
+from polyjax_core.aval_sharding import (
+    ShardingTypeError,
+    entries_of,
+    reductions,
+    requested,
+    same_reduced,
+    spec_str,
+)
 
-__all__ = ["DEFAULT_RULES", "ELEMENTWISE", "default_rule"]
+__all__ = ["DEFAULT_RULES", "ELEMENTWISE", "REDUCTION_RULES", "default_rule"]
 
 Spec = tuple[tuple, ...]
 
@@ -534,3 +547,98 @@ def _named_elementwise(name: str):
         return elementwise(outs, avals, _prim_name=name, **params)
 
     return rule
+
+
+# ---------------------------------------------------------------------------
+# Unreduced and reduced axes (docs/explicit-sharding.md, "Unreduced and reduced")
+
+
+def _own_reductions(outs, avals, **params):
+    """A sharding constraint: the result is unreduced/reduced as the constraint says
+    (the one way to reduce an unreduced value, as in JAX)."""
+    return [reductions(o) for o in outs]
+
+
+def _linear_reductions(outs, avals, **params):
+    """Linear in its one operand: partial sums stay partial sums."""
+    return [reductions(avals[0]) for _ in outs]
+
+
+def _add_reductions(outs, avals, **params):
+    """A sum of partial sums is a partial sum; adding a partial sum to a full value
+    would need the reduction first."""
+    us = [reductions(a)[0] for a in avals]
+    for side, other, u, v in (("lhs", "rhs", us[0], us[-1]), ("rhs", "lhs", us[-1], us[0])):
+        if u and u != v:
+            raise ShardingTypeError(
+                f"{side} is unreduced while {other} is not. `add` operation does not allow "
+                "this because there will be implicit communication. Please reduce "
+                f"{side} via `reshard` before calling `add`. Got {_types(avals)}"
+            )
+    return [(us[0], same_reduced("add", avals)) for _ in outs]
+
+
+def _mul_reductions(outs, avals, **params):
+    """Bilinear: a partial sum times a value reduced over the same axes is a
+    partial sum; two partial sums cannot be multiplied."""
+    lhs, rhs = avals
+    (lu, lr), (ru, rr) = reductions(lhs), reductions(rhs)
+    if lu and ru:
+        raise ShardingTypeError(
+            "lhs and rhs to `mul` cannot be unreduced since mul is bilinear. Got "
+            f"lhs={set(lu)}, rhs={set(ru)}"
+        )
+    for big, small, u, r, a, b in (
+        ("LHS", "RHS", lu, rr, lhs, rhs),
+        ("RHS", "LHS", ru, lr, rhs, lhs),
+    ):
+        if u:
+            if not u <= r:
+                raise ShardingTypeError(
+                    f"{small} should be reduced along the same axes {big} is unreduced on. "
+                    f"Got {big.lower()}={a.str_short()} and {small.lower()}={b.str_short()}"
+                )
+            return [(u, frozenset()) for _ in outs]
+    return [(frozenset(), same_reduced("mul", avals)) for _ in outs]
+
+
+def _dot_general_reductions(outs, avals, *, dimension_numbers, **params):
+    """No unreduced operand; an unreduced result (asked for by ``out_sharding``) over
+    exactly the axes splitting the contracted dimensions; reduced operands are
+    replicated ones (the result is not reduced unless asked)."""
+    lhs, rhs = avals
+    if reductions(lhs)[0] or reductions(rhs)[0]:
+        raise ShardingTypeError(
+            f"lhs or rhs passed to dot_general cannot be unreduced. Got lhs={lhs!r} and rhs={rhs!r}"
+        )
+    u, r = reductions(outs[0])
+    if u:
+        (lc, rc), _ = dimension_numbers
+        for aval, dims in ((lhs, lc), (rhs, rc)):
+            spec = entries_of(aval)
+            axes = {a for d in dims for a in spec[d]}
+            if axes != u:
+                got = tuple(_one_entry(spec[d]) for d in dims)
+                raise ShardingTypeError(
+                    "out_sharding's unreduced axes should be equal to the contracting "
+                    f"specs. Got unreduced axes={set(u)} and contracting spec={got}"
+                )
+    return [(u, r)]
+
+
+def _one_entry(e: tuple) -> Any:
+    return None if not e else e[0] if len(e) == 1 else e
+
+
+REDUCTION_RULES: dict[str, Any] = {
+    "sharding_constraint": _own_reductions,
+    "add": _add_reductions,
+    "add_any": _add_reductions,
+    "mul": _mul_reductions,
+    "dot_general": _dot_general_reductions,
+    "transpose": _linear_reductions,
+    "reduce_sum": _linear_reductions,
+    "convert_element_type": _linear_reductions,
+    "copy": _linear_reductions,
+    "copy_p": _linear_reductions,
+}

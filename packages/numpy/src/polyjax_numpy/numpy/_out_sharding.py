@@ -3,7 +3,8 @@
 A contraction built of several lax operations gives its result the requested
 sharding in two steps: each inner ``dot_general`` is asked for a replicated
 result (which settles a contraction over a sharded dimension, an error
-otherwise), then the result is resharded to the requested sharding. The
+otherwise; unreduced over the axes the request leaves unreduced), then the
+result is resharded to the requested sharding. The
 inner request is a ``dot_general`` parameter, so transformations that rebind
 the equation see it. (docs/explicit-sharding.md)
 """
@@ -26,9 +27,13 @@ _inner: contextvars.ContextVar[Any] = contextvars.ContextVar("inner_out_sharding
 
 
 def _replicated_like(out_sharding: Any) -> Any:
+    """Replicated, and unreduced over the axes ``out_sharding`` leaves unreduced (so
+    that the inner contraction over them stays a partial sum, as asked)."""
     mesh = getattr(out_sharding, "mesh", None)
     mesh = mesh_context.get_abstract_mesh() if mesh is None else mesh.abstract_mesh
-    return mesh_context.abstract_sharding(mesh, PartitionSpec())
+    spec = getattr(out_sharding, "spec", out_sharding)
+    unreduced = getattr(spec, "unreduced", frozenset())
+    return mesh_context.abstract_sharding(mesh, PartitionSpec(unreduced=unreduced))
 
 
 @contextlib.contextmanager

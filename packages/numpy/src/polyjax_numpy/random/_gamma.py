@@ -32,7 +32,10 @@ from typing import Any
 import numpy as np
 
 from polyjax_core import dtypes
-from polyjax_core.abstract_values import ShapedArray
+from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.aval_sharding import ShardingTypeError, concrete_mesh_for, entries_of
+from polyjax_core.mesh_context import spec_to_sharding
+from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.primitive import Primitive
 from polyjax_core.typing import Shape
 from polyjax_interpreters import ad, batching, mlir
@@ -209,6 +212,24 @@ def _gamma_batch(args: Sequence[Any], dims: Sequence[Any], *, log_space: bool) -
     return random_gamma_p.bind(key, a, log_space=log_space), 0
 
 
+def _gamma_sharding(outs: Any, avals: Sequence[Any], *, log_space: bool) -> tuple:
+    """Explicit mode: draws split as the parameters (each element's draw needs only
+    its key and parameter); a key batch dimension split otherwise than the
+    parameters' is a `ShardingTypeError`, as is a split key data dimension."""
+    key, a = avals
+    ks, as_ = entries_of(key), entries_of(a)
+    batch = len(key.shape) - 1
+    if ks[batch:] != ((),) * (len(ks) - batch) or any(
+        k and k != p for k, p in zip(ks[:batch], as_)
+    ):
+        raise ShardingTypeError(
+            "random_gamma: the keys must be split as the parameters' leading dimensions "
+            f"(their data dimension unsplit); got keys {key.str_short(short_dtypes=True)} and "
+            f"parameters {a.str_short(short_dtypes=True)}"
+        )
+    return tuple(k or p for k, p in zip(ks[:batch], as_)) + tuple(as_[batch:])
+
+
 random_gamma_p = Primitive("random_gamma")
 define_rules(
     random_gamma_p,
@@ -216,12 +237,27 @@ define_rules(
     mlir.lower_fun(_gamma_impl, multiple_results=False),
     jvp=_gamma_jvp,
     batching=_gamma_batch,
+    sharding=_gamma_sharding,
 )
 
 
 def gamma_draw(typed: _prng.PRNGKeyArray, a: Any, log_space: bool = False) -> Any:
-    """Gamma draws of `a`'s shape and dtype (no checks; `a` already broadcast)."""
-    return random_gamma_p.bind(typed._base_array, a, log_space=log_space)
+    """Gamma draws of `a`'s shape and dtype (no checks; `a` already broadcast).
+
+    In explicit mode the keys and parameters are resharded unsplit first and the
+    draws are unsplit, as JAX 0.10.2's samplers do without ``out_sharding``.
+    """
+    key, a = _unsplit(typed._base_array), _unsplit(a)
+    return random_gamma_p.bind(key, a, log_space=log_space)
+
+
+def _unsplit(x: Any) -> Any:
+    """``x`` resharded to no split if its type has one (explicit mode), else ``x``."""
+    typed = getattr(get_aval(x), "aval_sharding", None)
+    mesh = None if typed is None else concrete_mesh_for(typed.mesh)
+    if mesh is None:
+        return x
+    return lax.reshard(x, spec_to_sharding(PartitionSpec(), mesh))
 
 
 # ---------------------------------------------------------------------------

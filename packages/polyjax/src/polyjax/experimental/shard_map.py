@@ -43,7 +43,7 @@ def _shard_map(
       >>> import numpy as np
       >>> import polyjax
       >>> from polyjax.sharding import PartitionSpec as P
-      >>> mesh = polyjax.make_mesh((1,), ("x",))
+      >>> mesh = polyjax.make_mesh((1,), ("x",), axis_types=(polyjax.sharding.AxisType.Auto,))
       >>> import warnings
       >>> with warnings.catch_warnings():  # deprecated, as in JAX: use polyjax.shard_map
       ...     warnings.simplefilter("ignore", DeprecationWarning)
