@@ -17,9 +17,14 @@ from polyjax_numpy.lax import *  # noqa: F403
 
 __all__ = list(_lax.__all__)
 
-# `lax.linalg` is this package's own submodule (same names), so that
-# `polyjax.lax.linalg` is one module however it is reached.
+import importlib as _importlib  # noqa: E402
+
 from polyjax._jax_deprecations import module_getattr as _module_getattr  # noqa: E402
-from polyjax.lax import linalg as linalg  # noqa: E402  (after the star import it replaces)
+
+# `lax.linalg` is this package's own submodule (same names), so that
+# `polyjax.lax.linalg` is one module however it is reached. (Not `from polyjax.lax
+# import linalg`: that would find the implementation's `linalg`, which the star
+# import just bound here, and never load the submodule.)
+linalg = _importlib.import_module(f"{__name__}.linalg")
 
 __getattr__ = _module_getattr(__name__)  # JAX's deprecated names, with JAX's advice
