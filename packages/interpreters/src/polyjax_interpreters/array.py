@@ -45,7 +45,7 @@ from polyjax_core.aval_sharding import AvalSharding, note_concrete_mesh
 from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.tree_util import prefix_subtrees, tree_flatten, tree_leaves, tree_unflatten
-from polyjax_interpreters import backends
+from polyjax_interpreters import _guards, backends
 from polyjax_interpreters.sharding import GSPMDSharding, Sharding, SingleDeviceSharding
 
 __all__ = [
@@ -903,6 +903,11 @@ def device_put(
       True
     """
     del src
+    with _guards.explicit_device_put():
+        return _device_put(x, device, donate, may_alias)
+
+
+def _device_put(x: Any, device: Any, donate: bool, may_alias: bool | None) -> Any:
     if _is_target(device):
         if type(x) is np.ndarray or type(x) is Array:  # the common call: no pytree
             return _put_leaf(x, device, donate, may_alias)
@@ -923,10 +928,7 @@ def device_put(
     )
     return tree_unflatten(
         target_tree,
-        [
-            device_put(sub, target, donate=donate, may_alias=may_alias)
-            for sub, target in zip(subtrees, targets)
-        ],
+        [_device_put(sub, target, donate, may_alias) for sub, target in zip(subtrees, targets)],
     )
 
 
@@ -941,12 +943,12 @@ def device_get(x: Any) -> Any:
       [array(2, dtype=int32)]
     """
     leaves, treedef = tree_flatten(x)
-    for leaf in leaves:
-        if isinstance(leaf, Array):
-            leaf.copy_to_host_async()
-    return tree_unflatten(
-        treedef, [leaf._value if isinstance(leaf, Array) else leaf for leaf in leaves]
-    )
+    with _guards.explicit_device_get():
+        for leaf in leaves:
+            if isinstance(leaf, Array):
+                leaf.copy_to_host_async()
+        values = [leaf._value if isinstance(leaf, Array) else leaf for leaf in leaves]
+    return tree_unflatten(treedef, values)
 
 
 def block_until_ready(x: Any) -> Any:
