@@ -5,6 +5,7 @@ Modules:
   numpy: NumPy's API with JAX's semantics (`polyjax.numpy`), built on `lax`.
   callback: host callbacks (`pure_callback`, `io_callback`, `debug_callback`), loaded on use.
   debugging: `debug_print` and `breakpoint`, built on `debug_callback`, loaded on use.
+  indexing: `ds` and `Slice`, slices whose start may be traced (`x[ds(i, n)]`).
 
 Importing this package also defines the operators and methods of `Array` and
 of tracers (``x + y``, ``x[0]``, ``x.sum()``), with JAX's type promotion.

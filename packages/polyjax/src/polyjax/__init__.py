@@ -147,6 +147,7 @@ if TYPE_CHECKING:
     from polyjax_interpreters.jit import eval_shape, jit
     from polyjax_interpreters.remat import checkpoint, checkpoint_policies, remat
     from polyjax_numpy.callback import pure_callback
+    from polyjax_numpy.indexing import ds
     from polyjax_sharding import NamedSharding, make_mesh, pmap, reshard, set_mesh, shard_map
 
 # Public name -> (module, attribute). Each is imported on first lookup and then
@@ -257,6 +258,7 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "host_ids": ("polyjax._host_aliases", "host_ids"),
     "copy_to_host_async": ("polyjax._copy_to_host", "copy_to_host_async"),
     "fwd_and_bwd": ("polyjax._fwd_and_bwd", "fwd_and_bwd"),
+    "ds": (f"{_NP}.indexing", "ds"),
 }
 
 # Submodules of this package, imported on first lookup (``polyjax.lax``) or by
