@@ -32,12 +32,99 @@ MISSING = ROOT / "tests_integration" / "data" / "api_names_missing.txt"
 DOC = ROOT / "docs" / "api-coverage.md"
 
 # Names polyjax leaves out on purpose, with the reason.
+_IMPORT = "an import inside JAX's module (a module or helper it uses), not API"
+
+
+def _imports(names: str) -> dict[str, str]:
+    return dict.fromkeys(names.split(), _IMPORT)
+
+
+_ODE_STEP = (
+    "a step of JAX's own Dormand-Prince integrator behind odeint, undocumented; "
+    "polyjax's odeint has its own internals"
+)
+_JET_RULES = (
+    "part of JAX's per-primitive Taylor-rule interpreter; polyjax's jet nests forward-mode "
+    "derivatives of the whole function instead, so every primitive with a jvp rule is "
+    "covered and there is no Taylor-rule table to register into"
+)
+_MULTIHOST_PRIMITIVE = (
+    "the primitive (and its rules) behind JAX's host-local/global array conversion; "
+    "polyjax converts with device_put and make_array_from_single_device_arrays, no primitive"
+)
 ON_PURPOSE: dict[str, dict[str, str]] = {
     "jax": {
         "jax2tf_associative_scan_reductions": "a flag of jax2tf (TensorFlow conversion), "
         "which polyjax does not have",
         "lib": "an empty module in JAX 0.10.2 (its former bridge to jaxlib's internals is "
         "gone); polyjax's packages call jaxlib directly",
+        "api_util": "JAX's internal helpers for writing transformations on JAX's own "
+        "WrappedFun (flatten_fun, argnums_partial, donation_vector, ...); polyjax's "
+        "transformations are written on polyjax.extend.linear_util",
+        "enable_custom_prng": "a transitional flag of JAX's upgrade to user-defined PRNG "
+        "implementations; polyjax's PRNG implementations are its built-in ones, chosen by "
+        "name with jax_default_prng_impl",
+    },
+    "jax.experimental": {
+        "EArray": "JAX's internal array of an extended dtype (key arrays are built on it); "
+        "polyjax's key arrays are their own type (polyjax.random's PRNGKeyArray)",
+        "cur_qdd": "an internal of JAX's tracing of mutable references (the current "
+        "'quasi-dynamic data' of a Ref under a trace)",
+        "primal_tangent_dtype": "a hook of JAX's extended-dtype machinery for declaring a "
+        "custom dtype with its own tangent dtype; polyjax has no user-defined dtypes",
+    },
+    "jax.experimental.shard_map": _imports("jshmap traceback_util"),
+    "jax.experimental.multihost_utils": {
+        **_imports(
+            "Any P ad annotations array batching contextlib core distributed dtypes jax jnp "
+            "lru_cache mlir np partial pjit_lib prng pxla safe_zip sharding_impls "
+            "tree_flatten tree_unflatten xla_bridge xla_client zlib"
+        ),
+        **dict.fromkeys(
+            "global_array_to_host_local_array_impl global_array_to_host_local_array_p "
+            "gtl_abstract_eval host_local_array_to_global_array_impl "
+            "host_local_array_to_global_array_p ltg_abstract_eval ltg_batcher".split(),
+            _MULTIHOST_PRIMITIVE,
+        ),
+    },
+    "jax.custom_derivatives": {
+        "remat_opt_p": "the primitive of JAX's custom_vjp(optimize_remat=True); polyjax "
+        "accepts optimize_remat and keeps custom_vjp's usual residuals",
+    },
+    "jax.example_libraries.optimizers": _imports(
+        "Array jax map namedtuple partial safe_map safe_zip unzip2 zip"
+    ),
+    "jax.experimental.ode": {
+        **_imports(
+            "api_util core custom_derivatives jax lu map op partial promote_dtypes_inexact "
+            "safe_map safe_zip zip"
+        ),
+        **dict.fromkeys(
+            "abs2 fit_4th_order_polynomial initial_step_size interp_fit_dopri "
+            "mean_error_ratio optimal_step_size ravel_first_arg ravel_first_arg_ "
+            "runge_kutta_step".split(),
+            _ODE_STEP,
+        ),
+    },
+    "jax.experimental.jet": {
+        **_imports(
+            "ad_util api_util core dispatch lax lax_internal lu np partial pe pjit "
+            "register_pytree_node safe_zip sharding_impls tree_flatten tree_structure "
+            "tree_unflatten treedef_is_leaf unzip2 weakref_lru_cache"
+        ),
+        **dict.fromkeys(
+            "JetTrace JetTracer ZeroSeries ZeroTerm call_param_updaters def_comp def_deriv "
+            "deflinear defzero deriv_prop fact jet_fun jet_rules jet_subtrace linear_prop "
+            "traceable zero_prop zero_series zero_term".split(),
+            _JET_RULES,
+        ),
+    },
+    "jax.extend": {
+        "pallas": "the registration hooks of JAX's Pallas kernel language "
+        "(GridMapping, register_lowering_rule); polyjax has no Pallas",
+        "xla": "hooks for custom HLO passes at stages of JAX's XLA compiler pipeline "
+        "(register_hlo_module_transformation); polyjax compiles through PJRT's compile "
+        "call and has no pass registry",
     },
 }
 

@@ -79,7 +79,6 @@ __all__ = [
     "use_shardy_partitioner",
     "allow_f16_reductions",
     "array_garbage_collection_guard",
-    "enable_custom_prng",
     "legacy_prng_key",
     "no_execution",
     "no_tracing",
@@ -1118,13 +1117,6 @@ array_garbage_collection_guard = define_optional_enum_state(
     None,
     "What happens when Python's cycle collector (rather than reference counting) frees "
     "an Array: 'allow' (None), 'log' an error with the traceback, or 'fatal'.",
-)
-
-enable_custom_prng = define_bool_state(
-    "jax_enable_custom_prng",
-    False,
-    "Accepted for compatibility: polyjax always allows custom PRNG implementations "
-    "(polyjax.extend.random), so the flag changes nothing.",
 )
 
 legacy_prng_key = define_enum_state(

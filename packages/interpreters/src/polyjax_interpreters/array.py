@@ -215,16 +215,11 @@ class Array:
                 one = SingleDeviceSharding(device, memory_kind=sharding.memory_kind)
                 data = buf._rewrap_with_aval_and_sharding(shard_aval, one)
                 buffers[device] = Array._make(data, shard_aval, self._committed)
-        seen: dict[Any, int] = {}
-        shards = []
-        for device, index in indices.items():
-            key = _index_key(index)
-            replica = seen[key] = seen.get(key, -1) + 1
-            data = buffers.get(device)
-            if addressable_only and data is None:
-                continue
-            shards.append(Shard(device, index, replica, data))
-        return shards
+        return [
+            Shard(device, sharding, aval.shape, buffers.get(device))
+            for device in indices
+            if not addressable_only or device in buffers
+        ]
 
     @property
     def addressable_shards(self) -> list[Shard]:
@@ -450,20 +445,39 @@ def _index_key(index: tuple[slice, ...]) -> tuple:
 class Shard:
     """One device's piece of an :class:`Array`.
 
-    Attributes:
+    Args:
       device: the device holding it.
-      index: the slice of the global array it holds (a tuple of slices).
-      replica_id: 0 for the first device holding this slice, 1 for the next...
+      sharding: the sharding of the whole array.
+      global_shape: the shape of the whole array.
       data: the piece as a single-device Array (None if another process holds it).
+
+    Attributes:
+      device, sharding, data: as given.
+      index: the slice of the global array it holds (a tuple of slices).
+      replica_id: 0 for the first device (in the sharding's order) holding this
+        slice, 1 for the next...
+
+    Example:
+      >>> x = device_put(np.arange(4.0, dtype=np.float32))
+      >>> Shard(backends.devices()[0], x.sharding, (4,)).index
+      (slice(None, None, None),)
     """
 
-    __slots__ = ("device", "index", "replica_id", "data")
+    __slots__ = ("device", "sharding", "global_shape", "data", "index", "replica_id")
 
-    def __init__(self, device: Device, index: tuple[slice, ...], replica_id: int, data: Any):
+    def __init__(self, device: Device, sharding: Any, global_shape: Any, data: Any = None):
         self.device = device
-        self.index = index
-        self.replica_id = replica_id
+        self.sharding = sharding
+        self.global_shape = tuple(global_shape)
         self.data = data
+        indices = sharding.devices_indices_map(self.global_shape)
+        self.index = indices[device]
+        key = _index_key(self.index)
+        self.replica_id = 0
+        for other, index in indices.items():
+            if other == device:
+                break
+            self.replica_id += _index_key(index) == key
 
     def __repr__(self) -> str:
         return (

@@ -1,6 +1,6 @@
-"""Debugging from inside traced code: `debug_print` and `breakpoint`.
+"""Debugging from inside traced code: `debug_print`, `debug_log` and `breakpoint`.
 
-Both are `debug_callback`s: they run on the host with the values the program
+All are `debug_callback`s: they run on the host with the values the program
 computes, eagerly and under every transformation.
 
 `breakpoint()` opens a small pdb-like prompt on those values. It needs a
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import cmd
 import linecache
+import logging
 import os
 import pprint
 import sys
@@ -23,7 +24,10 @@ from typing import Any
 from polyjax_core.tracing import Tracer
 from polyjax_numpy.callback import debug_callback
 
-__all__ = ["breakpoint", "debug_print"]
+__all__ = ["breakpoint", "debug_log", "debug_print"]
+
+#: The logger `debug_log` writes to (at INFO level).
+logger = logging.getLogger("polyjax.debug")
 
 
 class _Placeholder:
@@ -64,13 +68,43 @@ def debug_print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> N
       >>> polyjax.jit(lambda x: polyjax.debug.print("x={x}, 2x={}", 2 * x, x=x))(np.float32(1.5))
       x=1.5, 2x=3.0
     """
-    _check_format(fmt, len(args), list(kwargs))
 
-    def show(*a: Any, **k: Any) -> None:
-        sys.stdout.write(fmt.format(*a, **k) + "\n")
+    def show(text: str) -> None:
+        sys.stdout.write(text + "\n")
         sys.stdout.flush()
 
-    debug_callback(show, *args, ordered=ordered, **kwargs)
+    _emit(show, fmt, args, kwargs, ordered)
+
+
+def debug_log(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:
+    """Like `debug_print`, but writes to the ``polyjax.debug`` logger at INFO level.
+
+    Args:
+      fmt: a `str.format` string, e.g. ``"x={x}, y={}"``.
+      *args: positional values (pytrees of arrays).
+      ordered: log in program order (also across loop iterations and calls).
+      **kwargs: keyword values (pytrees of arrays).
+
+    Raises:
+      IndexError, KeyError: when ``fmt`` names an argument that is not given.
+
+    Example:
+      >>> import logging, sys
+      >>> import numpy as np
+      >>> import polyjax
+      >>> handler = logging.StreamHandler(sys.stdout)
+      >>> logger.addHandler(handler); logger.setLevel(logging.INFO)
+      >>> polyjax.jit(lambda x: polyjax.debug.log("x={}", x))(np.float32(1.5))
+      x=1.5
+      >>> logger.removeHandler(handler)
+    """
+    _emit(lambda text: logger.info("%s", text), fmt, args, kwargs, ordered)
+
+
+def _emit(write: Any, fmt: str, args: tuple, kwargs: dict, ordered: bool) -> None:
+    """Formats the values with `fmt` on the host and hands the text to `write`."""
+    _check_format(fmt, len(args), list(kwargs))
+    debug_callback(lambda *a, **k: write(fmt.format(*a, **k)), *args, ordered=ordered, **kwargs)
 
 
 # ---------------------------------------------------------------------------

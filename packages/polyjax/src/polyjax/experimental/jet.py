@@ -22,7 +22,7 @@ import polyjax
 import polyjax.numpy as jnp
 from polyjax import tree_util
 
-__all__ = ["jet"]
+__all__ = ["jet", "jet2"]
 
 
 def jet(
@@ -99,3 +99,17 @@ def jet(
     if tree_util.treedef_is_leaf(tree):
         return primal_out, per_leaf[0] if leaves else []
     return primal_out, tree_util.tree_unflatten(tree, per_leaf)
+
+
+def jet2(
+    fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Sequence[Any]], **_: Any
+) -> tuple[Any, Any]:
+    """`jet` with plain Taylor coefficients in and out (``factorial_scaled=False``).
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> y, terms = jet2(jnp.exp, (jnp.float32(0),), ((jnp.float32(1), jnp.float32(0)),))
+      >>> float(y), [float(t) for t in terms]
+      (1.0, [1.0, 0.5])
+    """
+    return jet(fun, primals, series, factorial_scaled=False)
