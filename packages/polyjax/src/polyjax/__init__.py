@@ -147,7 +147,15 @@ if TYPE_CHECKING:
     from polyjax_interpreters.remat import checkpoint, checkpoint_policies, remat
     from polyjax_numpy.callback import pure_callback
     from polyjax_numpy.indexing import ds
-    from polyjax_sharding import NamedSharding, make_mesh, pmap, reshard, set_mesh, shard_map
+    from polyjax_sharding import (
+        NamedSharding,
+        make_mesh,
+        pmap,
+        reshard,
+        set_mesh,
+        shard_map,
+        smap,
+    )
 
 # Public name -> (module, attribute). Each is imported on first lookup and then
 # stored in this module's globals, so later lookups cost a plain dict access.
@@ -209,6 +217,7 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "shard_map": (_SH, "shard_map"),
     "pmap": (_SH, "pmap"),
     "reshard": (_SH, "reshard"),
+    "smap": (_SH, "smap"),
     # Types.
     "ShapeDtypeStruct": (f"{_CORE}.abstract_values", "ShapeDtypeStruct"),
     "typeof": (f"{_CORE}.abstract_values", "get_aval"),
