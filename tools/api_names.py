@@ -43,10 +43,14 @@ _ODE_STEP = (
     "a step of JAX's own Dormand-Prince integrator behind odeint, undocumented; "
     "polyjax's odeint has its own internals"
 )
-_JET_RULES = (
-    "part of JAX's per-primitive Taylor-rule interpreter; polyjax's jet nests forward-mode "
-    "derivatives of the whole function instead, so every primitive with a jvp rule is "
-    "covered and there is no Taylor-rule table to register into"
+_JET_INTERPRETER = (
+    "the trace, tracer and wrapped-function plumbing of JAX's Taylor interpreter; "
+    "polyjax's jet evaluates the jaxpr equation by equation when rules are registered "
+    "(jet_rules), with nested forward-mode derivatives for the others"
+)
+_JET_ZEROS = (
+    "JAX's symbolic-zero markers of its Taylor interpreter; the rules polyjax's jet calls "
+    "receive zero terms written out"
 )
 _MULTIHOST_PRIMITIVE = (
     "the primitive (and its rules) behind JAX's host-local/global array conversion; "
@@ -113,11 +117,10 @@ ON_PURPOSE: dict[str, dict[str, str]] = {
             "tree_unflatten treedef_is_leaf unzip2 weakref_lru_cache"
         ),
         **dict.fromkeys(
-            "JetTrace JetTracer ZeroSeries ZeroTerm call_param_updaters def_comp def_deriv "
-            "deflinear defzero deriv_prop fact jet_fun jet_rules jet_subtrace linear_prop "
-            "traceable zero_prop zero_series zero_term".split(),
-            _JET_RULES,
+            "JetTrace JetTracer call_param_updaters jet_fun jet_subtrace traceable".split(),
+            _JET_INTERPRETER,
         ),
+        **dict.fromkeys("ZeroSeries ZeroTerm zero_series zero_term".split(), _JET_ZEROS),
     },
     "jax.extend": {
         "pallas": "the registration hooks of JAX's Pallas kernel language "
