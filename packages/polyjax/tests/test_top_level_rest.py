@@ -125,3 +125,14 @@ def test_jet2_uses_plain_taylor_coefficients():
     np.testing.assert_allclose(terms, [np.exp(x) / math.factorial(k) for k in (1, 2)], rtol=1e-5)
     _, scaled = jet(jnp.exp, (x,), ((np.float32(1.0), np.float32(0.0)),))
     np.testing.assert_allclose(scaled, [np.exp(x)] * 2, rtol=1e-5)
+
+
+def test_array_constructors_are_implicit_transfers_and_device_put_explicit():
+    host = np.ones(2, np.float32)
+    with polyjax.transfer_guard_host_to_device("disallow"):
+        for make in (lambda: jnp.asarray(host), lambda: jnp.array([1.0, 2.0])):
+            with pytest.raises(polyjax.errors.JaxRuntimeError, match="Disallowed host-to-device"):
+                make()
+        np.testing.assert_array_equal(polyjax.device_put(host), host)
+        np.testing.assert_array_equal(jnp.arange(3), [0, 1, 2])  # an iota: no transfer
+    np.testing.assert_array_equal(jnp.asarray(host), host)

@@ -59,6 +59,7 @@ __all__ = [
     "make_array_from_callback",
     "make_array_from_process_local_data",
     "make_array_from_single_device_arrays",
+    "put_implicit",
     "put_value",
     "register_array_attribute",
     "register_array_method",
@@ -944,6 +945,19 @@ def _device_put(x: Any, device: Any, donate: bool, may_alias: bool | None) -> An
         target_tree,
         [_device_put(sub, target, donate, may_alias) for sub, target in zip(subtrees, targets)],
     )
+
+
+def put_implicit(x: Any) -> Any:
+    """``device_put(x)`` as an *implicit* transfer: what array constructors use.
+
+    `device_put` is an explicit transfer, which the ``"disallow"`` transfer guards
+    let through; ``jnp.array(numpy_array)`` is not, as in JAX.
+
+    Example:
+      >>> put_implicit(np.float32(1.0))
+      Array(1., dtype=float32)
+    """
+    return _device_put(x, None, False, None)
 
 
 def device_get(x: Any) -> Any:
