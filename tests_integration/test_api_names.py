@@ -129,27 +129,24 @@ _CALLBACKS = "host callbacks, debugging and effects (not implemented yet)"
 NOT_YET: dict[str, dict[str, str]] = {
     "jax": {
         **dict.fromkeys(
-            "NamedSharding P Shard auto_pcast distributed host_count host_id host_ids "
+            "NamedSharding P auto_pcast distributed host_count host_id host_ids "
             "make_array_from_callback make_array_from_process_local_data "
             "make_array_from_single_device_arrays make_mesh pmap process_indices "
-            "remove_size_one_mesh_axis_from_type reshard set_mesh shard_map smap".split(),
+            "remove_size_one_mesh_axis_from_type set_mesh shard_map".split(),
             _SHARDING,
         ),
         **dict.fromkeys("Ref empty_ref free_ref freeze new_ref ref".split(), _REFS),
         **dict.fromkeys(
-            "ad api_util core custom_batching ds experimental image interpreters lib memory "
-            "monitoring ops profiler version".split(),
+            "ad api_util core custom_batching experimental image interpreters lib memory "
+            "monitoring ops profiler".split(),
             _INTERNAL,
         ),
         **dict.fromkeys(
-            "allow_f16_reductions array_garbage_collection_guard checking_leaks debug_key_reuse "
-            "enable_custom_prng jax2tf_associative_scan_reductions legacy_prng_key no_execution "
-            "no_tracing thread_guard transfer_guard_device_to_device transfer_guard_device_to_host "
-            "transfer_guard_host_to_device".split(),
+            "enable_custom_prng jax2tf_associative_scan_reductions".split(),
             _FLAGS,
         ),
         **dict.fromkeys(
-            "closure_convert custom_gradient ensure_compile_time_eval fwd_and_bwd named_call "
+            "closure_convert custom_gradient ensure_compile_time_eval named_call "
             "named_scope copy_to_host_async live_arrays make_user_context "
             "print_environment_info".split(),
             _TRANSFORMS,
@@ -159,8 +156,7 @@ NOT_YET: dict[str, dict[str, str]] = {
     },
     "jax.stages": {"CompilerOptions": _TRANSFORMS},
     "jax.custom_derivatives": dict.fromkeys(
-        "closure_convert custom_gradient custom_vjp_primal_tree_values linear_call "
-        "remat_opt_p".split(),
+        "closure_convert custom_gradient linear_call remat_opt_p".split(),
         _TRANSFORMS,
     ),
     "jax.ad_checkpoint": dict.fromkeys(
@@ -327,12 +323,15 @@ def test_concrete_arrays_and_keys_are_arrays_and_host_values_are_not():
 # JAX's top-level configuration context managers, called with no argument.
 
 JAX_BOOL_CONTEXT_MANAGERS = (
-    "check_tracer_leaks debug_infs debug_nans enable_checks enable_x64 explain_cache_misses "
-    "log_compiles softmax_custom_jvp threefry_partitionable".split()
+    "allow_f16_reductions check_tracer_leaks debug_infs debug_key_reuse debug_nans "
+    "enable_checks enable_x64 explain_cache_misses log_compiles no_execution no_tracing "
+    "softmax_custom_jvp thread_guard threefry_partitionable".split()
 )
 JAX_VALUE_CONTEXT_MANAGERS = (
-    "default_device default_matmul_precision default_prng_impl numpy_dtype_promotion "
-    "numpy_rank_promotion transfer_guard".split()
+    "array_garbage_collection_guard default_device default_matmul_precision "
+    "default_prng_impl legacy_prng_key numpy_dtype_promotion numpy_rank_promotion "
+    "transfer_guard transfer_guard_device_to_device transfer_guard_device_to_host "
+    "transfer_guard_host_to_device".split()
 )
 
 
