@@ -136,3 +136,22 @@ def test_array_constructors_are_implicit_transfers_and_device_put_explicit():
         np.testing.assert_array_equal(polyjax.device_put(host), host)
         np.testing.assert_array_equal(jnp.arange(3), [0, 1, 2])  # an iota: no transfer
     np.testing.assert_array_equal(jnp.asarray(host), host)
+
+
+def test_inspect_array_sharding_eagerly_and_once_per_compilation():
+    x = polyjax.device_put(np.ones(3, np.float32))
+    seen = []
+    debug.inspect_array_sharding({"a": x, "b": x}, callback=seen.append)
+    assert seen == [x.sharding, x.sharding]
+    seen.clear()
+    f = polyjax.jit(lambda v: debug.inspect_array_sharding(v * 2, callback=seen.append))
+    f(x)
+    f(x)  # compiled once: one callback
+    assert seen == [polyjax.sharding.SingleDeviceSharding(x.sharding._device)]
+    seen.clear()
+    # Under grad and vmap (inside jit) it still reports, and it is never dead code.
+    polyjax.jit(
+        polyjax.grad(lambda v: (debug.inspect_array_sharding(v, callback=seen.append), v.sum())[1])
+    )(x)
+    polyjax.vmap(lambda v: debug.inspect_array_sharding(v, callback=seen.append))(jnp.ones((2, 3)))
+    assert len(seen) == 2

@@ -434,10 +434,11 @@ def lower_jaxpr(
     in_avals = cast(tuple[ShapedArray, ...], tuple(v.aval for v in jaxpr.invars))
     out_avals = tuple(closed.out_avals)
     shardy = bool(config.use_shardy_partitioner.value)
-    spmd: dict[str, Any] = {}
+    spmd: dict[str, Any] = {"device": device}
     if placement is not None:
         device, out_committed = placement.devices[0], placement.committed
         spmd = dict(
+            device=None,
             device_assignment=placement.devices,
             shardy=shardy,
             arg_shardings=[placement.in_shardings[i] for i in kept],
