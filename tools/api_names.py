@@ -136,9 +136,11 @@ _SHARDING = "sharding and distributed issues"
 _EFFECTS = "issue 17: effects, callbacks, checkify, profiler"
 _SMALL = "issue 20 points 1-2: top level, small modules, lax"
 _LIBS = "issue 20 points 3-5: scipy, nn, example_libraries, experimental"
+_REFS = "issue 20 point 1: mutable array references (jax.ref)"
 OWNERS: dict[str, str] = {
     "jax": "issue 20 point 1, the sharding issues and issue 17 for their names",
     "jax.lax": _SMALL,
+    "jax.ref": _REFS,
     "jax.numpy": _SMALL,
     "jax.sharding": _SHARDING,
     "jax.distributed": _SHARDING,
@@ -190,6 +192,19 @@ def missing_now(jax_names: dict[str, list[str]]) -> dict[str, list[str]]:
     return out
 
 
+# Owners of single names that differ from their module's owner.
+NAME_OWNERS: dict[str, dict[str, str]] = {
+    "jax": {
+        **dict.fromkeys("Ref empty_ref free_ref freeze new_ref ref".split(), _REFS),
+        "ad": _REFS + " (jax.ad's markers for differentiating with refs)",
+        "memory": _SHARDING + " (memory spaces of arrays: jax.memory.Space)",
+        "auto_pcast": _SHARDING + " (varying manual axes)",
+        "remove_size_one_mesh_axis_from_type": _SHARDING + " (shardings in types)",
+    },
+    "jax.sharding": {"ManualAxisType": _SHARDING + " (reduced/unreduced axes, issue 19)"},
+}
+
+
 def owner(module: str) -> str:
     prefixes = [p for p in OWNERS if module == p or module.startswith(p + ".")]
     return OWNERS[max(prefixes, key=len)] if prefixes else _SMALL
@@ -225,8 +240,11 @@ def render(jax_names: dict[str, list[str]], missing: dict[str, list[str]]) -> st
     lines += ["", "## Not there yet", ""]
     for module in jax_names:
         miss = [n for n in missing.get(module, []) if n not in ON_PURPOSE.get(module, {})]
-        if miss:
-            lines += [f"### `{module}`: {owner(module)}", "", " ".join(f"`{n}`" for n in miss), ""]
+        by_owner: dict[str, list[str]] = {}
+        for n in miss:
+            by_owner.setdefault(NAME_OWNERS.get(module, {}).get(n, owner(module)), []).append(n)
+        for who, names in by_owner.items():
+            lines += [f"### `{module}`: {who}", "", " ".join(f"`{n}`" for n in names), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
