@@ -54,7 +54,8 @@ _JET_ZEROS = (
 )
 _MULTIHOST_PRIMITIVE = (
     "the primitive (and its rules) behind JAX's host-local/global array conversion; "
-    "polyjax converts with device_put and make_array_from_single_device_arrays, no primitive"
+    "polyjax converts with make_array_from_process_local_data and "
+    "make_array_from_single_device_arrays, no primitive"
 )
 ON_PURPOSE: dict[str, dict[str, str]] = {
     "jax": {
