@@ -122,6 +122,11 @@ def collectives(heartbeat: int) -> dict:
         g2h_value=np.asarray(local).tolist(),
         g2h_mesh_size=local.sharding.mesh.size,
     )
+    with mu.live_devices(polyjax.devices()) as live:
+        out["live"] = sorted(d.process_index for d in live)
+    others = [d for d in polyjax.devices() if d.process_index != pid]
+    out["live_no_local"] = _error(lambda: mu.live_devices(others).__enter__())
+    out["preemption"] = [mu.reached_preemption_sync_point(step) for step in range(3)]
     return out
 
 

@@ -160,12 +160,15 @@ def test_concrete_arrays_and_keys_are_arrays_and_host_values_are_not():
 # JAX's top-level configuration context managers, called with no argument.
 
 JAX_BOOL_CONTEXT_MANAGERS = (
-    "check_tracer_leaks debug_infs debug_nans enable_checks enable_x64 explain_cache_misses "
-    "log_compiles softmax_custom_jvp threefry_partitionable".split()
+    "allow_f16_reductions check_tracer_leaks debug_infs debug_key_reuse debug_nans "
+    "enable_checks enable_x64 explain_cache_misses log_compiles no_execution no_tracing "
+    "softmax_custom_jvp thread_guard threefry_partitionable".split()
 )
 JAX_VALUE_CONTEXT_MANAGERS = (
-    "default_device default_matmul_precision default_prng_impl numpy_dtype_promotion "
-    "numpy_rank_promotion transfer_guard".split()
+    "array_garbage_collection_guard default_device default_matmul_precision "
+    "default_prng_impl legacy_prng_key numpy_dtype_promotion numpy_rank_promotion "
+    "transfer_guard transfer_guard_device_to_device transfer_guard_device_to_host "
+    "transfer_guard_host_to_device".split()
 )
 
 

@@ -98,6 +98,13 @@ def test_shard_map_collectives_and_multihost_utils_across_processes():
         assert out["h2g_shape"] == [4] and out["h2g_local"] == [[10.0 * pid, 10.0 * pid + 1]]
         assert out["g2h_shape"] == [2] and out["g2h_value"] == [10.0 * pid, 10.0 * pid + 1]
         assert out["g2h_mesh_size"] == 1
+        # Both processes live; no preemption notice, so no sync point.
+        assert out["live"] == [0, 1]
+        assert out["live_no_local"] == [
+            "ValueError",
+            "live_devices: the devices must include at least one local device",
+        ]
+        assert out["preemption"] == [False, False, False]
 
 
 @pytest.mark.parametrize(("n", "k"), [(2, 2), (4, 1)])

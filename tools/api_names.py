@@ -32,12 +32,103 @@ MISSING = ROOT / "tests_integration" / "data" / "api_names_missing.txt"
 DOC = ROOT / "docs" / "api-coverage.md"
 
 # Names polyjax leaves out on purpose, with the reason.
+_IMPORT = "an import inside JAX's module (a module or helper it uses), not API"
+
+
+def _imports(names: str) -> dict[str, str]:
+    return dict.fromkeys(names.split(), _IMPORT)
+
+
+_ODE_STEP = (
+    "a step of JAX's own Dormand-Prince integrator behind odeint, undocumented; "
+    "polyjax's odeint has its own internals"
+)
+_JET_INTERPRETER = (
+    "the trace, tracer and wrapped-function plumbing of JAX's Taylor interpreter; "
+    "polyjax's jet evaluates the jaxpr equation by equation when rules are registered "
+    "(jet_rules), with nested forward-mode derivatives for the others"
+)
+_JET_ZEROS = (
+    "JAX's symbolic-zero markers of its Taylor interpreter; the rules polyjax's jet calls "
+    "receive zero terms written out"
+)
+_MULTIHOST_PRIMITIVE = (
+    "the primitive (and its rules) behind JAX's host-local/global array conversion; "
+    "polyjax converts with make_array_from_process_local_data and "
+    "make_array_from_single_device_arrays, no primitive"
+)
 ON_PURPOSE: dict[str, dict[str, str]] = {
     "jax": {
         "jax2tf_associative_scan_reductions": "a flag of jax2tf (TensorFlow conversion), "
         "which polyjax does not have",
         "lib": "an empty module in JAX 0.10.2 (its former bridge to jaxlib's internals is "
         "gone); polyjax's packages call jaxlib directly",
+        "api_util": "JAX's internal helpers for writing transformations on JAX's own "
+        "WrappedFun (flatten_fun, argnums_partial, donation_vector, ...); polyjax's "
+        "transformations are written on polyjax.extend.linear_util",
+        "enable_custom_prng": "a transitional flag of JAX's upgrade to user-defined PRNG "
+        "implementations; polyjax's PRNG implementations are its built-in ones, chosen by "
+        "name with jax_default_prng_impl",
+    },
+    "jax.experimental": {
+        "EArray": "JAX's internal array of an extended dtype (key arrays are built on it); "
+        "polyjax's key arrays are their own type (polyjax.random's PRNGKeyArray)",
+        "cur_qdd": "an internal of JAX's tracing of mutable references (the current "
+        "'quasi-dynamic data' of a Ref under a trace)",
+        "primal_tangent_dtype": "a hook of JAX's extended-dtype machinery for declaring a "
+        "custom dtype with its own tangent dtype; polyjax has no user-defined dtypes",
+    },
+    "jax.experimental.shard_map": _imports("jshmap traceback_util"),
+    "jax.experimental.multihost_utils": {
+        **_imports(
+            "Any P ad annotations array batching contextlib core distributed dtypes jax jnp "
+            "lru_cache mlir np partial pjit_lib prng pxla safe_zip sharding_impls "
+            "tree_flatten tree_unflatten xla_bridge xla_client zlib"
+        ),
+        **dict.fromkeys(
+            "global_array_to_host_local_array_impl global_array_to_host_local_array_p "
+            "gtl_abstract_eval host_local_array_to_global_array_impl "
+            "host_local_array_to_global_array_p ltg_abstract_eval ltg_batcher".split(),
+            _MULTIHOST_PRIMITIVE,
+        ),
+    },
+    "jax.custom_derivatives": {
+        "remat_opt_p": "the primitive of JAX's custom_vjp(optimize_remat=True); polyjax "
+        "accepts optimize_remat and keeps custom_vjp's usual residuals",
+    },
+    "jax.example_libraries.optimizers": _imports(
+        "Array jax map namedtuple partial safe_map safe_zip unzip2 zip"
+    ),
+    "jax.experimental.ode": {
+        **_imports(
+            "api_util core custom_derivatives jax lu map op partial promote_dtypes_inexact "
+            "safe_map safe_zip zip"
+        ),
+        **dict.fromkeys(
+            "abs2 fit_4th_order_polynomial initial_step_size interp_fit_dopri "
+            "mean_error_ratio optimal_step_size ravel_first_arg ravel_first_arg_ "
+            "runge_kutta_step".split(),
+            _ODE_STEP,
+        ),
+    },
+    "jax.experimental.jet": {
+        **_imports(
+            "ad_util api_util core dispatch lax lax_internal lu np partial pe pjit "
+            "register_pytree_node safe_zip sharding_impls tree_flatten tree_structure "
+            "tree_unflatten treedef_is_leaf unzip2 weakref_lru_cache"
+        ),
+        **dict.fromkeys(
+            "JetTrace JetTracer call_param_updaters jet_fun jet_subtrace traceable".split(),
+            _JET_INTERPRETER,
+        ),
+        **dict.fromkeys("ZeroSeries ZeroTerm zero_series zero_term".split(), _JET_ZEROS),
+    },
+    "jax.extend": {
+        "pallas": "the registration hooks of JAX's Pallas kernel language "
+        "(GridMapping, register_lowering_rule); polyjax has no Pallas",
+        "xla": "hooks for custom HLO passes at stages of JAX's XLA compiler pipeline "
+        "(register_hlo_module_transformation); polyjax compiles through PJRT's compile "
+        "call and has no pass registry",
     },
 }
 
@@ -46,9 +137,11 @@ _SHARDING = "sharding and distributed issues"
 _EFFECTS = "issue 17: effects, callbacks, checkify, profiler"
 _SMALL = "issue 20 points 1-2: top level, small modules, lax"
 _LIBS = "issue 20 points 3-5: scipy, nn, example_libraries, experimental"
+_REFS = "issue 20 point 1: mutable array references (jax.ref)"
 OWNERS: dict[str, str] = {
     "jax": "issue 20 point 1, the sharding issues and issue 17 for their names",
     "jax.lax": _SMALL,
+    "jax.ref": _REFS,
     "jax.numpy": _SMALL,
     "jax.sharding": _SHARDING,
     "jax.distributed": _SHARDING,
@@ -100,6 +193,19 @@ def missing_now(jax_names: dict[str, list[str]]) -> dict[str, list[str]]:
     return out
 
 
+# Owners of single names that differ from their module's owner.
+NAME_OWNERS: dict[str, dict[str, str]] = {
+    "jax": {
+        **dict.fromkeys("Ref empty_ref free_ref freeze new_ref ref".split(), _REFS),
+        "ad": _REFS + " (jax.ad's markers for differentiating with refs)",
+        "memory": _SHARDING + " (memory spaces of arrays: jax.memory.Space)",
+        "auto_pcast": _SHARDING + " (varying manual axes)",
+        "remove_size_one_mesh_axis_from_type": _SHARDING + " (shardings in types)",
+    },
+    "jax.sharding": {"ManualAxisType": _SHARDING + " (reduced/unreduced axes, issue 19)"},
+}
+
+
 def owner(module: str) -> str:
     prefixes = [p for p in OWNERS if module == p or module.startswith(p + ".")]
     return OWNERS[max(prefixes, key=len)] if prefixes else _SMALL
@@ -135,8 +241,11 @@ def render(jax_names: dict[str, list[str]], missing: dict[str, list[str]]) -> st
     lines += ["", "## Not there yet", ""]
     for module in jax_names:
         miss = [n for n in missing.get(module, []) if n not in ON_PURPOSE.get(module, {})]
-        if miss:
-            lines += [f"### `{module}`: {owner(module)}", "", " ".join(f"`{n}`" for n in miss), ""]
+        by_owner: dict[str, list[str]] = {}
+        for n in miss:
+            by_owner.setdefault(NAME_OWNERS.get(module, {}).get(n, owner(module)), []).append(n)
+        for who, names in by_owner.items():
+            lines += [f"### `{module}`: {who}", "", " ".join(f"`{n}`" for n in names), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -471,3 +471,18 @@ def test_every_option_as_a_context_manager_without_argument(name):
 def test_bool_options_include_jaxs_top_level_flags():
     bools = {n for n, s in config.states.items() if _is_bool_state(s)}
     assert {"jax_log_compiles", "jax_enable_x64", "jax_debug_nans", "jax_enable_checks"} <= bools
+
+
+def test_set_hooks_mirror_global_and_thread_local_values():
+    from polyjax_core.config import define_bool_state
+
+    state = define_bool_state("polyjax_test_hooked_flag", False, "A test flag.")
+    seen_global, seen_local = [], []
+    state.set_hooks(seen_global.append, seen_local.append)
+    assert seen_global == [False]  # the current global value, at once
+    with state(True):
+        assert seen_local == [True]
+    assert seen_local == [True, None]  # leaving: no override remains
+    config.update("polyjax_test_hooked_flag", True)
+    assert seen_global == [False, True]
+    config.update("polyjax_test_hooked_flag", False)

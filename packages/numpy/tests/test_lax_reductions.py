@@ -228,3 +228,25 @@ def test_complex_max_min_grads_and_vmap():
     for fun in (lax.reduce_max, lax.reduce_min):
         out = batching.vmap(lambda v, fun=fun: fun(v, (0,)), 1)(x)
         _check(out, [fun(x[:, j], (0,)) for j in range(x.shape[1])], c64)
+
+
+# ---------------------------------------------------------------------------
+# jax_allow_f16_reductions
+
+
+@pytest.mark.parametrize("dtype", [np.float16, bf16])
+def test_f16_sums_raise_when_f16_reductions_are_disallowed(dtype):
+    from polyjax_core.config import allow_f16_reductions
+    from polyjax_interpreters.jit import jit
+    from polyjax_numpy import numpy as jnp
+
+    x = np.ones(3, dtype)
+    with allow_f16_reductions(False):
+        for fun in (lambda v: lax.reduce_sum(v, (0,)), jit(lambda v: lax.reduce_sum(v, (0,)))):
+            with pytest.raises(ValueError, match="jax_allow_f16_reductions=False"):
+                fun(x)
+        # jnp.sum accumulates in float32, and other reductions and dtypes are unaffected.
+        assert float(jnp.sum(x)) == 3.0
+        assert float(lax.reduce_max(x, (0,))) == 1.0
+        assert float(lax.reduce_sum(x.astype(np.float32), (0,))) == 3.0
+    assert float(lax.reduce_sum(x, (0,))) == 3.0

@@ -331,3 +331,28 @@ def test_full_like_of_keys_with_a_key_fill_and_shape():
     np.testing.assert_array_equal(random.key_data(out), want)
     with pytest.raises(TypeError, match="key array"):
         jnp.zeros_like(keys, dtype=np.float32)
+
+
+# ---------------------------------------------------------------------------
+# jax_legacy_prng_key: raw uint32 key data where a key is expected
+
+
+def test_legacy_prng_key_policy_applies_to_raw_keys_only():
+    import warnings
+
+    from polyjax_core.config import legacy_prng_key
+
+    raw = random.PRNGKey(0)
+    with legacy_prng_key("error"):
+        for use in (random.split, random.normal, random.key_data):
+            with pytest.raises(ValueError, match="Legacy uint32 key array"):
+                use(raw)
+        assert random.normal(random.key(0)).shape == ()
+        assert np.asarray(random.PRNGKey(3)).tolist() == [0, 3]  # making raw keys is allowed
+    with legacy_prng_key("warn"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        expected = random.normal(random.wrap_key_data(raw))
+        assert float(random.normal(raw)) == float(expected)
+    assert [w.category for w in caught] == [UserWarning]
+    with pytest.raises(ValueError, match="allow"):
+        legacy_prng_key("sometimes")

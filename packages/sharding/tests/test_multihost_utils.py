@@ -34,3 +34,13 @@ def test_host_local_and_global_round_trip(spec):
     assert g.shape == (2, 3) and g.sharding.spec == spec
     local = mu.global_array_to_host_local_array(g, mesh, spec)
     np.testing.assert_array_equal(np.asarray(local), value)
+
+
+def test_preemption_and_live_devices_outside_a_multi_process_run():
+    assert mu.reached_preemption_sync_point(0) is False
+    with pytest.raises(RuntimeError, match="Distributed JAX not initialized"):
+        with mu.live_devices(backends.devices()):
+            pass
+    device = backends.devices()[0]
+    error = mu.ProcessFailureError({device})
+    assert error.failed_devices == {device} and "processes failed" in str(error)

@@ -22,6 +22,7 @@ A thread-local override therefore makes the caches miss exactly when it should.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -45,6 +46,7 @@ __all__ = [
     "trace_context_names",
     # The options, by their short names.
     "check_tracer_leaks",
+    "checking_leaks",
     "compilation_cache_dir",
     "enable_compilation_cache",
     "persistent_cache_min_compile_time_secs",
@@ -71,7 +73,16 @@ __all__ = [
     "threefry_partitionable",
     "traceback_filtering",
     "transfer_guard",
+    "transfer_guard_device_to_device",
+    "transfer_guard_device_to_host",
+    "transfer_guard_host_to_device",
     "use_shardy_partitioner",
+    "allow_f16_reductions",
+    "array_garbage_collection_guard",
+    "legacy_prng_key",
+    "no_execution",
+    "no_tracing",
+    "thread_guard",
 ]
 
 T = TypeVar("T")
@@ -277,6 +288,27 @@ class State(Generic[T]):
                 )
             new_val = True
         return _Override(self, self._validate(self, new_val))
+
+    def set_hooks(
+        self,
+        update_hook: Callable[[T], None] | None = None,
+        update_thread_local_hook: Callable[[T | None], None] | None = None,
+    ) -> None:
+        """Installs the hooks a higher layer runs when the option changes.
+
+        For options that core defines but a runtime honours (e.g. the transfer
+        guards, which jaxlib enforces): the runtime mirrors the value into its own
+        state. ``update_hook`` is called at once with the current global value.
+
+        Args:
+          update_hook: called with the new global value on every global update.
+          update_thread_local_hook: called with the new thread-local value on entering
+            and leaving an override (``None`` when no override remains).
+        """
+        self._update_hook = update_hook
+        self._update_thread_local_hook = update_thread_local_hook
+        if update_hook is not None:
+            update_hook(self._global_value)
 
     def _set_global(self, new_value: Any) -> None:
         self._global_value = self._validate(self, new_value)
@@ -997,6 +1029,9 @@ check_tracer_leaks = define_bool_state(
     "After each transformation, check that no tracer escaped it. Slow.",
 )
 
+#: ``with checking_leaks():`` turns tracer-leak checking on (JAX's shorthand).
+checking_leaks = functools.partial(check_tracer_leaks, True)
+
 use_shardy_partitioner = define_bool_state(
     "jax_use_shardy_partitioner",
     True,
@@ -1049,6 +1084,68 @@ transfer_guard = define_optional_enum_state(
     ("allow", "log", "disallow", "log_explicit", "disallow_explicit"),
     None,
     "What to do on host-device transfers; None means 'allow'.",
+)
+
+_TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+
+
+def _transfer_guard(direction: str) -> State[str | None]:
+    return define_optional_enum_state(
+        f"jax_transfer_guard_{direction.replace('-', '_')}",
+        _TRANSFER_GUARD_LEVELS,
+        None,
+        f"What to do on {direction} transfers: 'allow' (None), 'log' or 'disallow' "
+        "implicit ones, or '*_explicit' for explicit ones (device_put, device_get) too.",
+    )
+
+
+transfer_guard_host_to_device = _transfer_guard("host-to-device")
+transfer_guard_device_to_host = _transfer_guard("device-to-host")
+transfer_guard_device_to_device = _transfer_guard("device-to-device")
+
+allow_f16_reductions = define_bool_state(
+    "jax_allow_f16_reductions",
+    True,
+    "If False, reduce_sum of float16 or bfloat16 operands raises ValueError (it "
+    "accumulates in the narrow type).",
+    include_in_trace_context=True,
+)
+
+array_garbage_collection_guard = define_optional_enum_state(
+    "jax_array_garbage_collection_guard",
+    ("allow", "log", "fatal"),
+    None,
+    "What happens when Python's cycle collector (rather than reference counting) frees "
+    "an Array: 'allow' (None), 'log' an error with the traceback, or 'fatal'.",
+)
+
+legacy_prng_key = define_enum_state(
+    "jax_legacy_prng_key",
+    ("allow", "warn", "error"),
+    "allow",
+    "What to do when raw uint32 key data (from random.PRNGKey) is passed as a key to a "
+    "polyjax.random function: 'allow', 'warn' (UserWarning) or 'error' (ValueError).",
+)
+
+no_tracing = define_bool_state(
+    "jax_no_tracing",
+    False,
+    "Raise RuntimeError when a jitted function (or an eager operation) would be traced "
+    "again; calls that hit a cache run.",
+)
+
+no_execution = define_bool_state(
+    "jax_no_execution",
+    False,
+    "Raise RuntimeError when a computation (jitted or eager) is about to run.",
+    include_in_trace_context=True,
+)
+
+thread_guard = define_bool_state(
+    "jax_thread_guard",
+    False,
+    "If True, jaxlib raises when a multi-process computation is launched from a thread "
+    "other than the one that set the guard.",
 )
 
 export_calling_convention_version = define_int_state(

@@ -45,7 +45,7 @@ from polyjax_core.aval_sharding import AvalSharding, note_concrete_mesh
 from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
 from polyjax_core.partition_spec import PartitionSpec
 from polyjax_core.tree_util import prefix_subtrees, tree_flatten, tree_leaves, tree_unflatten
-from polyjax_interpreters import backends
+from polyjax_interpreters import _guards, backends
 from polyjax_interpreters.sharding import GSPMDSharding, Sharding, SingleDeviceSharding
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "make_array_from_callback",
     "make_array_from_process_local_data",
     "make_array_from_single_device_arrays",
+    "put_implicit",
     "put_value",
     "register_array_attribute",
     "register_array_method",
@@ -215,16 +216,11 @@ class Array:
                 one = SingleDeviceSharding(device, memory_kind=sharding.memory_kind)
                 data = buf._rewrap_with_aval_and_sharding(shard_aval, one)
                 buffers[device] = Array._make(data, shard_aval, self._committed)
-        seen: dict[Any, int] = {}
-        shards = []
-        for device, index in indices.items():
-            key = _index_key(index)
-            replica = seen[key] = seen.get(key, -1) + 1
-            data = buffers.get(device)
-            if addressable_only and data is None:
-                continue
-            shards.append(Shard(device, index, replica, data))
-        return shards
+        return [
+            Shard(device, sharding, aval.shape, buffers.get(device))
+            for device in indices
+            if not addressable_only or device in buffers
+        ]
 
     @property
     def addressable_shards(self) -> list[Shard]:
@@ -450,20 +446,39 @@ def _index_key(index: tuple[slice, ...]) -> tuple:
 class Shard:
     """One device's piece of an :class:`Array`.
 
-    Attributes:
+    Args:
       device: the device holding it.
-      index: the slice of the global array it holds (a tuple of slices).
-      replica_id: 0 for the first device holding this slice, 1 for the next...
+      sharding: the sharding of the whole array.
+      global_shape: the shape of the whole array.
       data: the piece as a single-device Array (None if another process holds it).
+
+    Attributes:
+      device, sharding, data: as given.
+      index: the slice of the global array it holds (a tuple of slices).
+      replica_id: 0 for the first device (in the sharding's order) holding this
+        slice, 1 for the next...
+
+    Example:
+      >>> x = device_put(np.arange(4.0, dtype=np.float32))
+      >>> Shard(backends.devices()[0], x.sharding, (4,)).index
+      (slice(None, None, None),)
     """
 
-    __slots__ = ("device", "index", "replica_id", "data")
+    __slots__ = ("device", "sharding", "global_shape", "data", "index", "replica_id")
 
-    def __init__(self, device: Device, index: tuple[slice, ...], replica_id: int, data: Any):
+    def __init__(self, device: Device, sharding: Any, global_shape: Any, data: Any = None):
         self.device = device
-        self.index = index
-        self.replica_id = replica_id
+        self.sharding = sharding
+        self.global_shape = tuple(global_shape)
         self.data = data
+        indices = sharding.devices_indices_map(self.global_shape)
+        self.index = indices[device]
+        key = _index_key(self.index)
+        self.replica_id = 0
+        for other, index in indices.items():
+            if other == device:
+                break
+            self.replica_id += _index_key(index) == key
 
     def __repr__(self) -> str:
         return (
@@ -919,6 +934,11 @@ def device_put(
       True
     """
     del src
+    with _guards.explicit_device_put():
+        return _device_put(x, device, donate, may_alias)
+
+
+def _device_put(x: Any, device: Any, donate: bool, may_alias: bool | None) -> Any:
     if _is_target(device):
         if type(x) is np.ndarray or type(x) is Array:  # the common call: no pytree
             return _put_leaf(x, device, donate, may_alias)
@@ -939,11 +959,21 @@ def device_put(
     )
     return tree_unflatten(
         target_tree,
-        [
-            device_put(sub, target, donate=donate, may_alias=may_alias)
-            for sub, target in zip(subtrees, targets)
-        ],
+        [_device_put(sub, target, donate, may_alias) for sub, target in zip(subtrees, targets)],
     )
+
+
+def put_implicit(x: Any) -> Any:
+    """``device_put(x)`` as an *implicit* transfer: what array constructors use.
+
+    `device_put` is an explicit transfer, which the ``"disallow"`` transfer guards
+    let through; ``jnp.array(numpy_array)`` is not, as in JAX.
+
+    Example:
+      >>> put_implicit(np.float32(1.0))
+      Array(1., dtype=float32)
+    """
+    return _device_put(x, None, False, None)
 
 
 def device_get(x: Any) -> Any:
@@ -957,12 +987,12 @@ def device_get(x: Any) -> Any:
       [array(2, dtype=int32)]
     """
     leaves, treedef = tree_flatten(x)
-    for leaf in leaves:
-        if isinstance(leaf, Array):
-            leaf.copy_to_host_async()
-    return tree_unflatten(
-        treedef, [leaf._value if isinstance(leaf, Array) else leaf for leaf in leaves]
-    )
+    with _guards.explicit_device_get():
+        for leaf in leaves:
+            if isinstance(leaf, Array):
+                leaf.copy_to_host_async()
+        values = [leaf._value if isinstance(leaf, Array) else leaf for leaf in leaves]
+    return tree_unflatten(treedef, values)
 
 
 def block_until_ready(x: Any) -> Any:

@@ -73,6 +73,7 @@ __all__ = [
     "custom_lin_p",
     "custom_vjp",
     "custom_vjp_call_p",
+    "custom_vjp_primal_tree_values",
     "zero_from_primal",
 ]
 
@@ -143,6 +144,23 @@ class CustomVJPPrimal:
 
     def __repr__(self) -> str:
         return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+
+
+def custom_vjp_primal_tree_values(tree: Any) -> Any:
+    """`tree` with each `CustomVJPPrimal` leaf replaced by its value.
+
+    A `custom_vjp` fwd rule defined with ``symbolic_zeros=True`` receives its
+    arguments wrapped in `CustomVJPPrimal` records; this gives the plain values back.
+
+    Example:
+      >>> custom_vjp_primal_tree_values({"a": CustomVJPPrimal(1.0, True), "b": 2.0})
+      {'a': 1.0, 'b': 2.0}
+    """
+    return tree_map(
+        lambda x: x.value if isinstance(x, CustomVJPPrimal) else x,
+        tree,
+        is_leaf=lambda x: isinstance(x, CustomVJPPrimal),
+    )
 
 
 class CustomJVPException(Exception):

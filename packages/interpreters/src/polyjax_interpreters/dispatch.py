@@ -50,7 +50,14 @@ from polyjax_core.mesh_context import spec_to_sharding
 from polyjax_core.primitive import Primitive
 from polyjax_core.state import Ref
 from polyjax_core.wrapped_fun import DebugInfo
-from polyjax_interpreters import _debug_nans, backends, compilation_cache, discharge, mlir
+from polyjax_interpreters import (
+    _debug_nans,
+    _guards,
+    backends,
+    compilation_cache,
+    discharge,
+    mlir,
+)
 from polyjax_interpreters import array as _array
 from polyjax_interpreters.array import Array, put_value
 from polyjax_interpreters.sharding import GSPMDSharding, SingleDeviceSharding
@@ -435,10 +442,11 @@ def lower_jaxpr(
     in_avals = cast(tuple[ShapedArray, ...], tuple(v.aval for v in jaxpr.invars))
     out_avals = tuple(closed.out_avals)
     shardy = bool(config.use_shardy_partitioner.value)
-    spmd: dict[str, Any] = {}
+    spmd: dict[str, Any] = {"device": device}
     if placement is not None:
         device, out_committed = placement.devices[0], placement.committed
         spmd = dict(
+            device=None,
             device_assignment=placement.devices,
             shardy=shardy,
             arg_shardings=[placement.in_shardings[i] for i in kept],
@@ -991,6 +999,8 @@ def _compile_primitive(prim: Primitive, params: dict, args: tuple, key: Any) -> 
             exe = _eager_cache.get(key)
             if exe is not None:
                 return exe
+        _guards.check_tracing_allowed(prim.name, "for an eager operation")
+        _guards.check_execution_allowed(f"jit({prim.name})")
         avals = [get_aval(x) for x in args]
         if config.log_compiles.value:
             log_compile(prim.name, avals, "the first eager call with these types and parameters")

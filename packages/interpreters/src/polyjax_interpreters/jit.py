@@ -47,7 +47,16 @@ from polyjax_core.primitive import Primitive
 from polyjax_core.state import Ref
 from polyjax_core.tree_util import PyTreeDef, prefix_subtrees, tree_flatten, tree_unflatten
 from polyjax_core.wrapped_fun import DebugInfo, WrappedFun, debug_info, wrap_init
-from polyjax_interpreters import _cpp_jit, _debug_nans, ad, batching, discharge, dispatch, mlir
+from polyjax_interpreters import (
+    _cpp_jit,
+    _debug_nans,
+    _guards,
+    ad,
+    batching,
+    discharge,
+    dispatch,
+    mlir,
+)
 from polyjax_interpreters import partial_eval as pe
 from polyjax_interpreters.array import Array
 from polyjax_interpreters.dispatch import Executable, arg_signature
@@ -398,6 +407,7 @@ def _trace(
     debug: _Unhashed,
 ) -> tuple[ClosedJaxpr, PyTreeDef]:
     """Traces ``fun`` for flat inputs of types ``in_avals``: (jaxpr, output structure)."""
+    _guards.check_tracing_allowed(debug.value.func_src_info, "for `jit`")
     out_tree_box: list[PyTreeDef] = []
     static_pos = dict(static)
 
@@ -936,6 +946,7 @@ class JitWrapped:
             entry = self._cache.get(key)
             if entry is not None:
                 return entry
+            _guards.check_execution_allowed(f"jit({self._name})")
             traced = self._trace_call(args, kwargs)
             params = self._params(traced)
             placement = self._placement(traced, leaves)

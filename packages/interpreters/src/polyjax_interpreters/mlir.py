@@ -353,6 +353,8 @@ class ModuleContext:
       dim_vars: names of the dimension variables (leading args of functions).
       device_assignment: the devices of an SPMD module, in the order XLA
         numbers them (logical ids); empty for a single-device module.
+      device: the device a single-device module runs on, when the caller says
+        (rules that report placement, e.g. `debug.inspect_array_sharding`).
       shardy: whether shardings are emitted as Shardy (`sdy`) attributes
         rather than GSPMD `mhlo.sharding` strings.
       token: the `!stablehlo.token` that orders the ordered effects of the
@@ -378,6 +380,7 @@ class ModuleContext:
     shardy: bool = True
     token: ir.Value | None = None
     name_stack: tuple[str, ...] = ()
+    device: Any = None
     _locations: dict = dataclasses.field(default_factory=dict)
     _rules: dict = dataclasses.field(default_factory=dict)  # primitive -> rule found
     _meshes: dict = dataclasses.field(default_factory=dict)  # (axes, ids) -> symbol
@@ -1533,6 +1536,7 @@ def lower_jaxpr_to_module(
     shardy: bool = True,
     dim_vars: Sequence[str] | None = None,
     name_stack: Sequence[str] = (),
+    device: Any = None,
 ) -> LoweringResult:
     """Lowers a closed jaxpr to a StableHLO module with a public `@main`.
 
@@ -1561,6 +1565,7 @@ def lower_jaxpr_to_module(
         passes more (variables of pruned inputs, the platform index).
       name_stack: names put in front of every op's location name, as JAX's
         ``jit(f)`` (``loc("jit(f)/outer/sin"(...))``).
+      device: the device of a single-device module (`ModuleContext.device`).
 
     Returns:
       A `LoweringResult`. When the input avals have symbolic dimensions, main
@@ -1598,6 +1603,7 @@ def lower_jaxpr_to_module(
             num_devices=num_devices,
             dim_vars=dim_vars,
             device_assignment=assignment,
+            device=device,
             shardy=shardy,
             name_stack=tuple(name_stack),
         )

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from polyjax_core.abstract_values import ShapeDtypeStruct, shaped_abstractify
 from polyjax_core.jaxpr import ClosedJaxpr
 from polyjax_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
-from polyjax_interpreters import discharge, dispatch, mlir
+from polyjax_interpreters import _guards, discharge, dispatch, mlir
 
 __all__ = ["ArgInfo", "Compiled", "Lowered", "Traced", "TracedCall"]
 
@@ -272,4 +272,5 @@ class Compiled(_Stage):
                 "Argument types differ from the types for which this computation was "
                 "compiled. The mismatches are:\n" + "\n".join(mismatches)
             )
+        _guards.check_execution_allowed(f"jit({self._exe.name})")
         return tree_unflatten(self._t.out_tree, self._exe.call(leaves))

@@ -365,3 +365,21 @@ def test_grad_of_sharded_jit():
     g2 = env.jit(ad.grad(f))(x)
     assert g2.sharding.is_equivalent_to(x.sharding, 1)
     np.testing.assert_allclose(np.asarray(g2), np.cos(value), rtol=1e-5)
+
+
+def test_device_to_device_transfer_guard():
+    from jaxlib import _jax
+
+    from polyjax_core import config
+    from polyjax_interpreters import backends
+    from polyjax_interpreters.array import device_put
+    from polyjax_interpreters.jit import jit
+
+    d0, d1 = backends.devices()[:2]
+    x = device_put(np.ones(2, np.float32), d1)
+    with config.transfer_guard_device_to_device("disallow"):
+        # Explicit: allowed. Implicit (a jit placed on another device): refused.
+        assert device_put(x, d0).devices() == {d0}
+        with pytest.raises(_jax.JaxRuntimeError, match="Disallowed device-to-device transfer"):
+            jit(lambda a: a, device=d0)(x)
+    assert jit(lambda a: a, device=d0)(x).devices() == {d0}

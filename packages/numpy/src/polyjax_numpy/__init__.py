@@ -6,6 +6,7 @@ Modules:
   callback: host callbacks (`pure_callback`, `io_callback`, `debug_callback`), loaded on use.
   debugging: `debug_print` and `breakpoint`, built on `debug_callback`, loaded on use.
   ref: mutable array references (`new_ref`, `get`, `set`, `swap`, `addupdate`, `freeze`).
+  indexing: `ds` and `Slice`, slices whose start may be traced (`x[ds(i, n)]`).
 
 Importing this package also defines the operators and methods of `Array` and
 of tracers (``x + y``, ``x[0]``, ``x.sum()``), with JAX's type promotion.

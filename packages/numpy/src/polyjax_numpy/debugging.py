@@ -1,6 +1,7 @@
-"""Debugging from inside traced code: `debug_print` and `breakpoint`.
+"""Debugging from inside traced code: `debug_print`, `debug_log`, `breakpoint` and
+`inspect_array_sharding`.
 
-Both are `debug_callback`s: they run on the host with the values the program
+The first three are `debug_callback`s: they run on the host with the values the program
 computes, eagerly and under every transformation.
 
 `breakpoint()` opens a small pdb-like prompt on those values. It needs a
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import cmd
 import linecache
+import logging
 import os
 import pprint
 import sys
@@ -20,10 +22,17 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from polyjax_core.primitive import Primitive
 from polyjax_core.tracing import Tracer
+from polyjax_core.tree_util import tree_leaves
+from polyjax_interpreters.sharding import SingleDeviceSharding
 from polyjax_numpy.callback import debug_callback
+from polyjax_numpy.lax._declare import define_rules
 
-__all__ = ["breakpoint", "debug_print"]
+__all__ = ["breakpoint", "debug_log", "debug_print", "inspect_array_sharding", "inspect_sharding_p"]
+
+#: The logger `debug_log` writes to (at INFO level).
+logger = logging.getLogger("polyjax.debug")
 
 
 class _Placeholder:
@@ -64,13 +73,43 @@ def debug_print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> N
       >>> polyjax.jit(lambda x: polyjax.debug.print("x={x}, 2x={}", 2 * x, x=x))(np.float32(1.5))
       x=1.5, 2x=3.0
     """
-    _check_format(fmt, len(args), list(kwargs))
 
-    def show(*a: Any, **k: Any) -> None:
-        sys.stdout.write(fmt.format(*a, **k) + "\n")
+    def show(text: str) -> None:
+        sys.stdout.write(text + "\n")
         sys.stdout.flush()
 
-    debug_callback(show, *args, ordered=ordered, **kwargs)
+    _emit(show, fmt, args, kwargs, ordered)
+
+
+def debug_log(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:
+    """Like `debug_print`, but writes to the ``polyjax.debug`` logger at INFO level.
+
+    Args:
+      fmt: a `str.format` string, e.g. ``"x={x}, y={}"``.
+      *args: positional values (pytrees of arrays).
+      ordered: log in program order (also across loop iterations and calls).
+      **kwargs: keyword values (pytrees of arrays).
+
+    Raises:
+      IndexError, KeyError: when ``fmt`` names an argument that is not given.
+
+    Example:
+      >>> import logging, sys
+      >>> import numpy as np
+      >>> import polyjax
+      >>> handler = logging.StreamHandler(sys.stdout)
+      >>> logger.addHandler(handler); logger.setLevel(logging.INFO)
+      >>> polyjax.jit(lambda x: polyjax.debug.log("x={}", x))(np.float32(1.5))
+      x=1.5
+      >>> logger.removeHandler(handler)
+    """
+    _emit(lambda text: logger.info("%s", text), fmt, args, kwargs, ordered)
+
+
+def _emit(write: Any, fmt: str, args: tuple, kwargs: dict, ordered: bool) -> None:
+    """Formats the values with `fmt` on the host and hands the text to `write`."""
+    _check_format(fmt, len(args), list(kwargs))
+    debug_callback(lambda *a, **k: write(fmt.format(*a, **k)), *args, ordered=ordered, **kwargs)
 
 
 # ---------------------------------------------------------------------------
@@ -281,3 +320,89 @@ def breakpoint(  # noqa: A001  (JAX's name)
 
     debug_callback(stop, *values, ordered=ordered)
     return token
+
+
+# ---------------------------------------------------------------------------
+# inspect_array_sharding
+
+inspect_sharding_p = Primitive("inspect_sharding")
+inspect_sharding_p.multiple_results = True
+
+
+def _inspect_impl(x: Any, *, callback: Any) -> list:
+    callback(x.sharding)
+    return []
+
+
+def _inspect_lowering(ctx: Any, x: Any, *, callback: Any) -> list:
+    # Called once per compilation, with the sharding the value has in the program.
+    (aval,) = ctx.avals_in
+    mctx = ctx.module_context
+    sharding = getattr(aval, "sharding", None)  # explicit sharding: the type says
+    if sharding is not None and not getattr(sharding.mesh, "explicit_axes", ()):
+        sharding = None  # a type without a mesh's explicit axes says nothing
+    if sharding is None and mctx.num_devices == 1:
+        device = mctx.device if mctx.device is not None else (mctx.device_assignment or [None])[0]
+        if device is not None:
+            sharding = SingleDeviceSharding(device)
+    if sharding is None:
+        raise NotImplementedError(
+            "inspect_array_sharding: under jit on several devices polyjax knows a value's "
+            "sharding only when its type carries one (explicit sharding, AxisType.Explicit); "
+            f"this {aval.str_short()} is laid out by the partitioner. Inspect the jitted "
+            "function's outputs instead."
+        )
+    callback(sharding)
+    return []
+
+
+def _inspect_jvp(primals: list, tangents: list, *, callback: Any) -> tuple[list, list]:
+    inspect_sharding_p.bind(*primals, callback=callback)
+    return [], []
+
+
+def _inspect_batching(args: Sequence[Any], dims: Sequence[Any], *, callback: Any) -> tuple:
+    # The batched value is what the program holds: its sharding is the one to show.
+    inspect_sharding_p.bind(*args, callback=callback)
+    return [], []
+
+
+define_rules(
+    inspect_sharding_p,
+    lambda aval, *, callback: [],
+    _inspect_lowering,
+    impl=_inspect_impl,
+    jvp=_inspect_jvp,
+    transpose=lambda cts, x, *, callback: [None],
+    batching=_inspect_batching,
+    # It computes nothing the program uses, but its callback is the point.
+    dce=lambda used_outputs, eqn: ([True] * len(eqn.invars), eqn),
+)
+
+
+def inspect_array_sharding(value: Any, *, callback: Any) -> None:
+    """Calls `callback` with the sharding of each array of `value`, eagerly or under jit.
+
+    As early as the sharding is known: at once for a concrete array; under `jit`,
+    when the function is compiled (once per compilation, not per call), with the
+    sharding the value has in the program. On one device that is the device's
+    `SingleDeviceSharding`; on several, the sharding its type carries (explicit
+    sharding mode).
+
+    Args:
+      value: an array or tracer, or a pytree of them.
+      callback: called with one `Sharding` per array.
+
+    Raises:
+      NotImplementedError: under `jit` on several devices, for a value whose type
+        carries no sharding (the partitioner decides its layout).
+
+    Example:
+      >>> import numpy as np
+      >>> import polyjax
+      >>> f = polyjax.jit(lambda x: inspect_array_sharding(x * 2, callback=print))
+      >>> f(np.ones(2, np.float32))
+      SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)
+    """
+    for leaf in tree_leaves(value):
+        inspect_sharding_p.bind(leaf, callback=callback)

@@ -65,19 +65,25 @@ if TYPE_CHECKING:
         tree,
         tree_util,
         typing,
+        version,
     )
     from polyjax._copy_to_host import copy_to_host_async
     from polyjax._custom_gradient import closure_convert, custom_gradient
     from polyjax._environment import live_arrays, print_environment_info
+    from polyjax._fwd_and_bwd import fwd_and_bwd
     from polyjax._host_aliases import host_count, host_id, host_ids
     from polyjax._scopes import ensure_compile_time_eval, named_call, named_scope
     from polyjax_core.abstract_values import ShapeDtypeStruct
     from polyjax_core.abstract_values import get_aval as typeof
     from polyjax_core.basearray import Array
     from polyjax_core.config import (
+        allow_f16_reductions,
+        array_garbage_collection_guard,
         check_tracer_leaks,
+        checking_leaks,
         config,
         debug_infs,
+        debug_key_reuse,
         debug_nans,
         default_device,
         default_matmul_precision,
@@ -85,12 +91,19 @@ if TYPE_CHECKING:
         enable_checks,
         enable_x64,
         explain_cache_misses,
+        legacy_prng_key,
         log_compiles,
+        no_execution,
+        no_tracing,
         numpy_dtype_promotion,
         numpy_rank_promotion,
         softmax_custom_jvp,
+        thread_guard,
         threefry_partitionable,
         transfer_guard,
+        transfer_guard_device_to_device,
+        transfer_guard_device_to_host,
+        transfer_guard_host_to_device,
     )
     from polyjax_core.dtypes import float0
     from polyjax_core.make_jaxpr import make_jaxpr
@@ -109,6 +122,7 @@ if TYPE_CHECKING:
         vjp,
     )
     from polyjax_interpreters.array import (
+        Shard,
         block_until_ready,
         device_get,
         device_put,
@@ -133,8 +147,17 @@ if TYPE_CHECKING:
     from polyjax_interpreters.jit import eval_shape, jit
     from polyjax_interpreters.remat import checkpoint, checkpoint_policies, remat
     from polyjax_numpy.callback import pure_callback
+    from polyjax_numpy.indexing import ds
     from polyjax_numpy.ref import Ref, empty_ref, free_ref, freeze, new_ref
-    from polyjax_sharding import NamedSharding, make_mesh, pmap, set_mesh, shard_map
+    from polyjax_sharding import (
+        NamedSharding,
+        make_mesh,
+        pmap,
+        reshard,
+        set_mesh,
+        shard_map,
+        smap,
+    )
 
 # Public name -> (module, attribute). Each is imported on first lookup and then
 # stored in this module's globals, so later lookups cost a plain dict access.
@@ -175,6 +198,7 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     # Arrays and moving them. `Array` is core's abstract type (tracers are instances).
     "Array": (f"{_CORE}.basearray", "Array"),
     "Device": (f"{_RT}.backends", "Device"),
+    "Shard": (f"{_RT}.array", "Shard"),
     "device_put": (f"{_RT}.array", "device_put"),
     "device_get": (f"{_RT}.array", "device_get"),
     "block_until_ready": (f"{_RT}.array", "block_until_ready"),
@@ -194,6 +218,8 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "set_mesh": (_SH, "set_mesh"),
     "shard_map": (_SH, "shard_map"),
     "pmap": (_SH, "pmap"),
+    "reshard": (_SH, "reshard"),
+    "smap": (_SH, "smap"),
     # Mutable array references (`polyjax.ref` has the rest).
     "Ref": (f"{_NP}.ref", "Ref"),
     "new_ref": (f"{_NP}.ref", "new_ref"),
@@ -227,6 +253,17 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "softmax_custom_jvp": (f"{_CORE}.config", "softmax_custom_jvp"),
     "threefry_partitionable": (f"{_CORE}.config", "threefry_partitionable"),
     "transfer_guard": (f"{_CORE}.config", "transfer_guard"),
+    "allow_f16_reductions": (f"{_CORE}.config", "allow_f16_reductions"),
+    "array_garbage_collection_guard": (f"{_CORE}.config", "array_garbage_collection_guard"),
+    "checking_leaks": (f"{_CORE}.config", "checking_leaks"),
+    "debug_key_reuse": (f"{_CORE}.config", "debug_key_reuse"),
+    "legacy_prng_key": (f"{_CORE}.config", "legacy_prng_key"),
+    "no_execution": (f"{_CORE}.config", "no_execution"),
+    "no_tracing": (f"{_CORE}.config", "no_tracing"),
+    "thread_guard": (f"{_CORE}.config", "thread_guard"),
+    "transfer_guard_device_to_device": (f"{_CORE}.config", "transfer_guard_device_to_device"),
+    "transfer_guard_device_to_host": (f"{_CORE}.config", "transfer_guard_device_to_host"),
+    "transfer_guard_host_to_device": (f"{_CORE}.config", "transfer_guard_host_to_device"),
     "make_user_context": (f"{_CORE}.user_context", "make_user_context"),
     # Derivative rules written as closures; old names of the process queries; transfers.
     "custom_gradient": ("polyjax._custom_gradient", "custom_gradient"),
@@ -235,6 +272,8 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "host_id": ("polyjax._host_aliases", "host_id"),
     "host_ids": ("polyjax._host_aliases", "host_ids"),
     "copy_to_host_async": ("polyjax._copy_to_host", "copy_to_host_async"),
+    "fwd_and_bwd": ("polyjax._fwd_and_bwd", "fwd_and_bwd"),
+    "ds": (f"{_NP}.indexing", "ds"),
 }
 
 # Submodules of this package, imported on first lookup (``polyjax.lax``) or by
@@ -271,6 +310,7 @@ _SUBMODULES = frozenset(
         "tree",
         "tree_util",
         "typing",
+        "version",
     }
 )
 
@@ -290,9 +330,17 @@ _NEEDS_RUNTIME = frozenset(
     "custom_gradient",
     "closure_convert",
     "copy_to_host_async",
+    "fwd_and_bwd",
     "named_call",
     "ensure_compile_time_eval",
     "live_arrays",
+    # Options jaxlib enforces: the runtime mirrors them into jaxlib once loaded.
+    "transfer_guard",
+    "transfer_guard_device_to_device",
+    "transfer_guard_device_to_host",
+    "transfer_guard_host_to_device",
+    "array_garbage_collection_guard",
+    "thread_guard",
 }
 
 

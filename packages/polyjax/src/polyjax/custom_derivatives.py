@@ -35,6 +35,7 @@ from polyjax_interpreters.custom_derivatives import (  # noqa: F401  (in __all__
     custom_jvp_call_p,
     custom_vjp,
     custom_vjp_call_p,
+    custom_vjp_primal_tree_values,
     zero_from_primal,
 )
 

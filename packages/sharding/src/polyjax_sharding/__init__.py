@@ -5,7 +5,8 @@
 - `PartitionSpec` (``P``) says which mesh axes split each array dimension;
   `NamedSharding` is the sharding it gives over a mesh.
 - `shard_map` runs a per-device function on the blocks of its arguments,
-  with collectives over the mesh axes; `pmap` and `xmap` are built on it.
+  with collectives over the mesh axes; `pmap`, `xmap` and `smap` (one mesh
+  axis, vmap-style axes) are built on it.
 - `visualize_sharding` / `visualize_array_sharding` draw which device holds
   which block.
 - `distributed` joins a run of several processes (XLA's distributed service);
@@ -38,6 +39,7 @@ from polyjax_sharding._named_sharding import (
 )
 from polyjax_sharding._pmap import pmap
 from polyjax_sharding._shard_map import shard_map, shard_map_p
+from polyjax_sharding._smap import smap
 from polyjax_sharding._visualize import visualize_array_sharding, visualize_sharding
 from polyjax_sharding._xmap import xmap
 
@@ -70,6 +72,7 @@ __all__ = [
     "set_mesh",
     "shard_map",
     "shard_map_p",
+    "smap",
     "use_abstract_mesh",
     "use_mesh",
     "visualize_array_sharding",

@@ -40,6 +40,8 @@ class _State:
         self.process_id = process_id
         self.service: Any = None  # only in process 0
         self.client: Any = None
+        # jaxlib's preemption sync manager (multihost_utils.reached_preemption_sync_point).
+        self.preemption_sync_manager: Any = None
         # Kept for inspection: each CPU process owns its own devices anyway.
         self.local_device_ids: Sequence[int] | None = None
 
@@ -143,6 +145,10 @@ def initialize(
         raise
     from jaxlib import _jax
 
+    # Preemption notices (SIGTERM by default) reach every process through the
+    # coordination service; the manager agrees on the step to checkpoint at.
+    state.preemption_sync_manager = _jax.create_preemption_sync_manager()
+    state.preemption_sync_manager.initialize(state.client)
     backends.set_cpu_client_options(
         distributed_client=state.client,
         node_id=pid,
@@ -227,6 +233,8 @@ def shutdown() -> None:
     state, _state = _state, None
     if state is None:
         return
+    if state.preemption_sync_manager is not None:
+        state.preemption_sync_manager.shutdown()
     if state.client is not None:
         state.client.shutdown()
     if state.service is not None:

@@ -14,7 +14,9 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,15 +30,19 @@ from polyjax_interpreters.array import (
     make_array_from_single_device_arrays,
 )
 from polyjax_interpreters.jit import jit
+from polyjax_sharding import distributed
 from polyjax_sharding._mesh import Mesh
 from polyjax_sharding._named_sharding import NamedSharding
 
 __all__ = [
+    "ProcessFailureError",
     "assert_equal",
     "broadcast_one_to_all",
     "global_array_to_host_local_array",
     "host_local_array_to_global_array",
+    "live_devices",
     "process_allgather",
+    "reached_preemption_sync_point",
     "sync_global_devices",
 ]
 
@@ -232,3 +238,93 @@ def _scale_shape(
             ratio *= global_mesh.shape[axis] // local_mesh.shape[axis]
         out.append(size * ratio if up else size // ratio)
     return tuple(out)
+
+
+# ---------------------------------------------------------------------------
+# Preemption and process failures
+
+
+def reached_preemption_sync_point(step_id: int) -> bool:
+    """Whether every process has reached the step at which to checkpoint before preemption.
+
+    When a process receives a preemption notice (SIGTERM by default), the
+    coordination service tells the others, and the processes agree on a step
+    (one past the largest step any has reported). Call this at every step with
+    the step number (all processes starting from the same one): it returns True
+    at that step, where each process should save its checkpoint.
+
+    Args:
+      step_id: the current step.
+
+    Returns:
+      True at the agreed step after a preemption notice; False otherwise, and
+      always False outside a multi-process run (there is no coordination service
+      to deliver notices).
+
+    Example:
+      >>> reached_preemption_sync_point(0)
+      False
+    """
+    state = distributed._state
+    if state is None or state.preemption_sync_manager is None:
+        return False
+    return bool(state.preemption_sync_manager.reached_sync_point(step_id))
+
+
+class ProcessFailureError(Exception):
+    """Raised by `live_devices` when processes of the run failed during its block.
+
+    Attributes:
+      failed_devices: the devices of the processes that failed.
+    """
+
+    def __init__(self, failed_devices: set[Any]):
+        super().__init__(f"processes failed; their devices: {sorted(d.id for d in failed_devices)}")
+        self.failed_devices = failed_devices
+
+
+def _live_processes(client: Any, process_ids: Sequence[int]) -> set[int]:
+    # The coordination service answers once every live process among them has asked.
+    return set(client.get_live_nodes(sorted(process_ids)))
+
+
+@contextlib.contextmanager
+def live_devices(devices: Sequence[Any]) -> Iterator[list[Any]]:
+    """The devices of `devices` whose processes are alive, agreed on by all of them.
+
+    Entering waits for every live process owning one of `devices` to enter too
+    (a barrier that skips failed processes) and yields the same list of live
+    devices to each. Leaving checks again: if a process that was live failed
+    meanwhile, the block raises `ProcessFailureError` naming its devices. (An
+    exception raised in one process's block is that process's own: the others
+    are not told.)
+
+    Args:
+      devices: devices of the run; at least one must be local.
+
+    Yields:
+      The live ones, in the given order.
+
+    Raises:
+      RuntimeError: not in a multi-process run (`distributed.initialize`).
+      ValueError: no device of `devices` is local.
+      ProcessFailureError: a process failed during the block.
+
+    Example (in every process of a run)::
+
+      with live_devices(polyjax.devices()) as devices:
+          mesh = Mesh(np.array(devices), ("x",))
+    """
+    state = distributed._state
+    if state is None or state.client is None:
+        raise RuntimeError("Distributed JAX not initialized.")
+    devices = list(devices)
+    if not any(d.process_index == state.process_id for d in devices):
+        raise ValueError("live_devices: the devices must include at least one local device")
+    alive = _live_processes(state.client, {d.process_index for d in devices})
+    live = [d for d in devices if d.process_index in alive]
+    yield live
+    still = _live_processes(state.client, alive)
+    failed = {d for d in live if d.process_index not in still}
+    if failed:
+        raise ProcessFailureError(failed)

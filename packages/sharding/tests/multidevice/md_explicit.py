@@ -482,3 +482,23 @@ def test_vmap_body_sees_the_other_dimensions_split(mesh):
     seen = []
     vmap(lambda r: seen.append(str(r.aval)) or r)(_put(mesh, (8, 4), "a", "b"))
     assert seen == ["float32[4@b]"]  # as JAX 0.10.2's typeof inside vmap
+
+
+def test_inspect_array_sharding_reports_the_type_sharding_under_jit():
+    from polyjax_interpreters.array import device_put
+    from polyjax_interpreters.jit import jit
+    from polyjax_numpy.debugging import inspect_array_sharding
+    from polyjax_sharding import NamedSharding, make_mesh, set_mesh
+
+    mesh = make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    x = device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("x", "y")))
+    seen = []
+    inspect_array_sharding(x, callback=seen.append)
+    with set_mesh(mesh):
+        jit(lambda a: inspect_array_sharding(a.T, callback=seen.append))(x)
+    assert [tuple(s.spec) for s in seen] == [("x", "y"), ("y", "x")]
+    # Auto axes: the partitioner decides, and polyjax says it cannot tell.
+    auto = make_mesh((8,), ("x",), axis_types=(AxisType.Auto,))
+    z = device_put(np.ones(8, np.float32), NamedSharding(auto, P("x")))
+    with set_mesh(None), pytest.raises(NotImplementedError, match="laid out by the partitioner"):
+        jit(lambda a: inspect_array_sharding(a, callback=seen.append))(z)

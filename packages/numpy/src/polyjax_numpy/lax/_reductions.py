@@ -24,7 +24,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from polyjax_core import dtypes
+from polyjax_core import config, dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.aval_sharding import sharding_of
 from polyjax_core.jaxpr import ClosedJaxpr
@@ -180,6 +180,19 @@ def _combiner_hlo(kind: str, dtype: np.dtype) -> Callable[[ir.Value, ir.Value], 
     return combine
 
 
+_NARROW_FLOATS = frozenset({np.dtype(np.float16), np.dtype(dtypes.bfloat16)})
+
+
+def _check_f16_reduction(name: str, operand: ShapedArray) -> None:
+    # Sums accumulate in the operand's type: `jax_allow_f16_reductions=False` refuses
+    # 16-bit float ones (jnp.sum widens them first, so it is unaffected).
+    if not config.allow_f16_reductions.value:
+        raise ValueError(
+            f"{name} on operand {operand.str_short(short_dtypes=True)} is not allowed when "
+            "jax_allow_f16_reductions=False."
+        )
+
+
 def _make_reduction(
     name: str, kind: str, numbers_only: bool, **rules: Any
 ) -> tuple[Primitive, Callable]:
@@ -192,6 +205,8 @@ def _make_reduction(
                 f"{name} does not accept dtype bool. Accepted dtypes are subtypes of number."
             )
         _check_axes(operand, axes)
+        if kind == "sum" and operand.dtype in _NARROW_FLOATS:
+            _check_f16_reduction(name, operand)
         if out_sharding is not None:
             raise NotImplementedError(f"{name}: out_sharding is not supported yet")
         return ShapedArray(_reduced_shape(operand.shape, axes), operand.dtype, operand.weak_type)

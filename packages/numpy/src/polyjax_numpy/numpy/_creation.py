@@ -34,7 +34,7 @@ from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapeDtypeStruct
 from polyjax_core.tracing import Tracer, concrete_or_error
-from polyjax_interpreters.array import Array, device_put
+from polyjax_interpreters.array import Array, device_put, put_implicit
 from polyjax_interpreters.batching import vmap
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax import _shape_ops
@@ -226,14 +226,15 @@ def array(
                 f"jnp.array: cannot convert {type(object).__name__} holding non-numeric "
                 "elements to an array"
             )
+        # (Implicit transfers: a "disallow" transfer guard refuses them, as in JAX.)
         if weak:
-            out = device_put(object)
+            out = put_implicit(object)
         else:
             to = dtype if dtype is not None else _host_dtype(object, host)
             # Converting the Python data itself (not NumPy's wide array) makes an int
             # that does not fit the 32-bit type an OverflowError, as in JAX.
             source = object if isinstance(object, list | tuple | int) else host
-            out = device_put(np.asarray(source, to))
+            out = put_implicit(np.asarray(source, to))
     if ndmin > _u.ndim(out):
         out = _shape_ops.broadcast_to_rank(out, ndmin)
     return on_device(out, device)

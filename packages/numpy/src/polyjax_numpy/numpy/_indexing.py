@@ -48,6 +48,7 @@ from polyjax_core.abstract_values import jax_array_error
 from polyjax_core.errors import NonConcreteBooleanIndexError
 from polyjax_core.tracing import Tracer
 from polyjax_interpreters.array import Array
+from polyjax_numpy.indexing import Slice
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax import _shape_ops, _slicing
 from polyjax_numpy.lax._slicing import (
@@ -192,6 +193,8 @@ def _classify(item: Any, position: int) -> tuple[str, Any]:
     if isinstance(item, _builtin_slice):
         bounds = (_static_bound(v, position, item) for v in (item.start, item.stop, item.step))
         return "slice", _builtin_slice(*bounds)
+    if isinstance(item, Slice):
+        return "dslice", _dslice_start(item, position)
     if isinstance(item, bool | np.bool_):
         return "bool", bool(item)
     if isinstance(item, int | np.integer):
@@ -221,8 +224,24 @@ def _classify(item: Any, position: int) -> tuple[str, Any]:
     return "array", item
 
 
+def _dslice_start(item: Slice, position: int) -> Slice:
+    """`item` with its start an int or an integer scalar (checked)."""
+    start = item.start
+    if isinstance(start, int | np.integer):
+        return Slice(operator.index(start), item.size, item.stride)
+    if not isinstance(start, _u.ARRAY_TYPES + (np.ndarray,)) or _u.ndim(start) != 0:
+        raise TypeError(
+            f"ds: the start at position {position} must be an integer scalar, got {start!r}"
+        )
+    if not dtypes.issubdtype(_u.dtype(start), np.integer):
+        raise TypeError(
+            f"ds: the start at position {position} must be an integer, got {_u.dtype(start).name}"
+        )
+    return item
+
+
 def _n_axes(kind: str, value: Any) -> int:
-    if kind in ("slice", "int", "array"):
+    if kind in ("slice", "dslice", "int", "array"):
         return 1
     if kind == "mask":
         return value.ndim
@@ -265,10 +284,12 @@ def _parse(shape: tuple, idx: Any) -> _Parsed:
         elif kind == "array":
             entries.append(_Entry("array", pos, (axis,), (value,), tuple(_u.shape(value))))
             axis += 1
-        else:  # slice or int
+        else:  # slice, dslice or int
             entries.append(_Entry(kind, pos, (axis,), value))
             axis += 1
-    advanced = any(e.kind in ("array", "bool") for e in entries)
+    # A `ds` slice (its start may be traced) is a window of the gather, as advanced
+    # indices are.
+    advanced = any(e.kind in ("array", "bool", "dslice") for e in entries)
     positions = [e.pos for e in entries if e.kind in _ADVANCED_KINDS]
     adjacent = not positions or max(positions) - min(positions) + 1 == len(positions)
     return _Parsed(entries, advanced, adjacent)
@@ -543,9 +564,13 @@ def _indexer(shape: tuple, entries: list[_Entry], adjacent: bool, wrap: bool = T
     for e in entries:
         if e.kind == "new":
             layout.append(("new",))
-        elif e.kind == "slice":
+        elif e.kind in ("slice", "dslice"):
             (axis,) = e.axes
-            start, count, step = _slice_params(e.value, shape[axis])
+            if e.kind == "slice":
+                start, count, step = _slice_params(e.value, shape[axis])
+            else:
+                start = _wrap_negative(e.value.start, shape[axis], dtype, wrap)
+                count, step = e.value.size, e.value.stride
             if step == 1:
                 layout.append(("window", axis, count))
                 slice_sizes[axis] = count
@@ -618,7 +643,7 @@ def _column(src: tuple, batch_shape: tuple, adv_dims: list[int], dtype: np.dtype
         return np.asarray(src[1], dtype) if type(src[1]) is int else src[1]
     if kind == "iota":
         _, start, step, count, dim = src
-        if sd.is_symbolic_dim(count) or sd.is_symbolic_dim(start):
+        if sd.is_symbolic_dim(count) or sd.is_symbolic_dim(start) or not _is_host(start):
             shape = tuple(count if d == dim else 1 for d in range(len(batch_shape)))
             values = _shape_ops.broadcasted_iota(dtype, shape, dim) * step + start
             return _u.convert(values, dtype)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -437,7 +438,24 @@ def check_key(fun_name: str, key: Any) -> tuple[PRNGKeyArray, bool]:
             f"uint32 and shape (..., {', '.join(map(str, impl.key_shape))}) (from "
             f"random.PRNGKey); got {_u.dtype(data).name}{list(shape)}."
         )
+    _check_legacy_key_allowed()
     return PRNGKeyArray(impl, data), True
+
+
+_LEGACY_KEY_MESSAGE = (
+    "Legacy uint32 key array passed as key to jax.random function. Please create keys "
+    "using jax.random.key(). If use of a raw key array was intended, set "
+    'jax_legacy_prng_key="allow".'
+)
+
+
+def _check_legacy_key_allowed() -> None:
+    """Applies `jax_legacy_prng_key` to raw key data given where a key is expected."""
+    policy = config.legacy_prng_key.value
+    if policy == "error":
+        raise ValueError(_LEGACY_KEY_MESSAGE)
+    if policy == "warn":
+        warnings.warn(_LEGACY_KEY_MESSAGE, UserWarning, stacklevel=4)
 
 
 def check_single_key(fun_name: str, key: Any) -> tuple[PRNGKeyArray, bool]:

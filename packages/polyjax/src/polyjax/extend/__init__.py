@@ -7,14 +7,16 @@
 - `backend`: `get_backend`, `backends`, `get_default_device`, `clear_backends`;
 - `linear_util`: `WrappedFun`, `wrap_init`;
 - `lowering`: `LoweringRuleContext` (what a lowering rule receives);
+- `mlir`: jaxlib's StableHLO utilities (portable artifacts, HLO to StableHLO,
+  shape refinement);
 - `random`: the threefry primitive and `threefry_2x32` (PRNG implementations
   are chosen by name with `jax_default_prng_impl`);
+- `sharding`: `GSPMDSharding` and XLA's sharding protos;
 - `source_info_util`: source locations and name stacks.
 
-Left out, with reasons: `mlir` (JAX's portable-artifact serialization;
-polyjax's `export` serializes its own way), `sharding` (XLA's sharding
-protos), `xla` (HLO-module transformation hooks of JAX's compiler pipeline),
-`pallas` (a kernel language polyjax does not implement).
+Left out, with reasons (docs/api-coverage.md): `xla` (custom HLO passes in
+JAX's compiler pipeline), `pallas` (a kernel language polyjax does not
+implement).
 
 Example:
   >>> import numpy as np
@@ -29,6 +31,24 @@ Example:
   Array(4., dtype=float32)
 """
 
-from polyjax.extend import backend, core, linear_util, lowering, random, source_info_util
+from polyjax.extend import (
+    backend,
+    core,
+    linear_util,
+    lowering,
+    mlir,
+    random,
+    sharding,
+    source_info_util,
+)
 
-__all__ = ["backend", "core", "linear_util", "lowering", "random", "source_info_util"]
+__all__ = [
+    "backend",
+    "core",
+    "linear_util",
+    "lowering",
+    "mlir",
+    "random",
+    "sharding",
+    "source_info_util",
+]
