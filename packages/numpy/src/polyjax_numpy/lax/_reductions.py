@@ -33,6 +33,7 @@ from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, mlir
 from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax import _shape_rules as sr
+from polyjax_numpy.lax import _sharding_constraint as _sc
 from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._shape_ops import broadcast_in_dim, pad, reshape, slice_in_dim
 
@@ -192,8 +193,6 @@ def _make_reduction(
                 f"{name} does not accept dtype bool. Accepted dtypes are subtypes of number."
             )
         _check_axes(operand, axes)
-        if out_sharding is not None:
-            raise NotImplementedError(f"{name}: out_sharding is not supported yet")
         return ShapedArray(_reduced_shape(operand.shape, axes), operand.dtype, operand.weak_type)
 
     def lowering(ctx, x, *, axes, out_sharding):
@@ -213,7 +212,7 @@ def _make_reduction(
     Args:
       operand: an array{" of a numeric dtype" if numbers_only else ""}.
       axes: the axes to reduce (unique, each in `[0, operand.ndim)`).
-      out_sharding: the result's sharding (only None is supported for now).
+      out_sharding: the result's sharding (explicit mode: its type's sharding).
 
     Returns:
       An array of `operand`'s dtype, with the `axes` removed from its shape.
@@ -226,11 +225,13 @@ def _make_reduction(
 # Autodiff and vmap rules of the reductions, and their declarations
 
 
-def _reduction_batch(prim: Primitive, args, dims, *, axes, **params):
+def _reduction_batch(prim: Primitive, args, dims, *, axes, out_sharding):
     """Any reduction under vmap: the reduced axes skip over the batch axis."""
     (x,), (bd,) = args, dims
     new_axes = tuple(a + (a >= bd) for a in axes)
-    return prim.bind(x, axes=new_axes, **params), bd - sum(a < bd for a in axes)
+    out_bd = bd - sum(a < bd for a in axes)
+    out = prim.bind(x, axes=new_axes, out_sharding=None)
+    return _sc.batched_out_sharding(out, out_sharding, out_bd), out_bd
 
 
 def _kept_axes(ndim: int, axes: Sequence[int]) -> tuple[int, ...]:

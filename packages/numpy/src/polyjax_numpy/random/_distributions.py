@@ -188,7 +188,10 @@ def normal_draw(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np.dty
     return lax.mul(const(np.sqrt(2.0), dtype), lax.erf_inv(u))
 
 
-def randint(key: Any, shape: Shape, minval: Any, maxval: Any, dtype: Any = None) -> Any:
+@_os.replicated_inside
+def randint(
+    key: Any, shape: Shape, minval: Any, maxval: Any, dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Integers drawn uniformly from [minval, maxval).
 
     Bounds outside the dtype's range are clipped to it (a `maxval` above the
@@ -201,6 +204,8 @@ def randint(key: Any, shape: Shape, minval: Any, maxval: Any, dtype: Any = None)
       shape: the result's shape; the bounds must broadcast to it.
       minval, maxval: the bounds (inclusive, exclusive), scalars or arrays.
       dtype: an integer dtype (default int32, int64 under x64).
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Raises:
       OverflowError: a Python int bound does not fit the default integer type.
