@@ -213,13 +213,24 @@ def test_bincount_refuses_a_split_result(mesh):
 
 
 def test_vmap_keeps_the_batch_dimension_unsplit(mesh):
-    def row(r):
-        return lax.reduce(jnp.broadcast_to(r, (2, 4)), np.float32(0), lax.add, (0,),
-                          out_sharding=P("b"))  # fmt: skip
+    # A primitive's out_sharding types the unbatched dimensions of each result.
+    kernel = np.ones((4, 1, 2), np.float32)
 
-    got = jit(vmap(row))(_x(mesh))
-    assert str(got.aval) == "float32[8,4@b]"
-    np.testing.assert_allclose(np.asarray(got), 2 * np.asarray(_x(mesh)), rtol=1e-6)
+    def row(r):
+        summed = lax.reduce(jnp.broadcast_to(r, (2, 4)), np.float32(0), lax.add, (0,),
+                            out_sharding=P("b"))  # fmt: skip
+        conv = lax.conv_general_dilated(r.reshape(1, 1, 4), kernel, (1,), "VALID",
+                                        out_sharding=P(None, "b"))  # fmt: skip
+        bits = lax.rng_bit_generator(r.astype(jnp.uint32), (4,), out_sharding=P("b"))[1]
+        return summed, conv, bits
+
+    x = _x(mesh)
+    got = jit(vmap(row))(x)
+    assert [str(g.aval) for g in got] == ["float32[8,4@b]", "float32[8,1,4@b,3]", "uint32[8,4@b]"]
+    want = vmap(row)(np.asarray(x))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(got[0]), 2 * np.asarray(x), rtol=1e-6)
 
 
 def test_device_and_out_sharding_are_exclusive(mesh):

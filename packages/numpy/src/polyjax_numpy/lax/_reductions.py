@@ -225,13 +225,17 @@ def _make_reduction(
 # Autodiff and vmap rules of the reductions, and their declarations
 
 
-def _reduction_batch(prim: Primitive, args, dims, *, axes, out_sharding):
-    """Any reduction under vmap: the reduced axes skip over the batch axis."""
+def _reduction_batch(prim: Primitive, args, dims, *, axes, **params):
+    """Any reduction under vmap: the reduced axes skip over the batch axis (an
+    ``out_sharding``, of the unbatched result, is applied after)."""
     (x,), (bd,) = args, dims
     new_axes = tuple(a + (a >= bd) for a in axes)
     out_bd = bd - sum(a < bd for a in axes)
-    out = prim.bind(x, axes=new_axes, out_sharding=None)
-    return _sc.batched_out_sharding(out, out_sharding, out_bd), out_bd
+    wanted = params.get("out_sharding")
+    if wanted is not None:
+        params = {**params, "out_sharding": None}
+    out = prim.bind(x, axes=new_axes, **params)
+    return _sc.batched_out_sharding(out, wanted, out_bd), out_bd
 
 
 def _kept_axes(ndim: int, axes: Sequence[int]) -> tuple[int, ...]:
