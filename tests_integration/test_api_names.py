@@ -195,7 +195,7 @@ def test_value_context_managers_need_their_value(name):
 _POSITIONAL_ONLY = "positional-only in polyjax (JAX also takes it by keyword)"
 _DEPRECATED = "deprecated in JAX"
 _FEATURE = "parameter not implemented yet"
-_EVERYWHERE = {"out_sharding": _SHARDING}
+_EVERYWHERE: dict[str, str] = {}
 KEYWORDS_NOT_YET: dict[str, dict[str, str]] = {
     "jax.numpy.i0": {"x": _POSITIONAL_ONLY},
     "jax.numpy.trunc": {"x": _POSITIONAL_ONLY},

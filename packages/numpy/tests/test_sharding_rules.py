@@ -14,6 +14,8 @@ from polyjax_core.abstract_values import ShapeDtypeStruct
 from polyjax_core.aval_sharding import AvalSharding, ShardingTypeError
 from polyjax_core.make_jaxpr import make_jaxpr
 from polyjax_core.mesh import AbstractMesh, AxisType
+from polyjax_core.mesh_context import use_abstract_mesh
+from polyjax_core.partition_spec import PartitionSpec as P
 from polyjax_core.primitive import Primitive
 from polyjax_numpy import lax, ref
 from polyjax_numpy import numpy as jnp
@@ -81,6 +83,34 @@ def test_rules_on_an_abstract_mesh(f, args, expected):
 def test_sharded_references_are_indexed_by_slices_only():
     with pytest.raises(TypeError, match="sharded ref .* only be indexed by slices"):
         make_jaxpr(lambda x: ref.new_ref(x)[0])(_arg((8, 4), "a"))
+
+
+# out_sharding= as a primitive parameter (JAX 0.10.2's types for the same calls).
+@pytest.mark.parametrize(
+    ("f", "args", "expected"),
+    [
+        (
+            lambda k: lax.rng_bit_generator(k, (8, 4), out_sharding=P("a"))[1],
+            [((4,),)],
+            "uint32[8@a,4]",
+        ),
+        (
+            lambda lhs, rhs: lax.conv_general_dilated(lhs, rhs, (1,), "VALID", out_sharding=P("a")),
+            [((8, 2, 4),), ((3, 2, 2),)],
+            "float32[8@a,3,3]",
+        ),
+        (
+            lambda x: lax.reduce_sum(x, (1,), out_sharding=P("b")),
+            [((8, 4), "a", "b")],
+            "float32[8@b]",
+        ),
+        (lambda x: lax.reduce_max(x, (0,), out_sharding=P("b")), [((8, 4),)], "float32[4@b]"),
+    ],
+)
+def test_out_sharding_parameters_on_an_abstract_mesh(f, args, expected):
+    operands = [ShapeDtypeStruct(a[0], np.uint32) if a[0] == (4,) else _arg(*a) for a in args]
+    with use_abstract_mesh(MESH):
+        assert _out_type(f, *operands) == expected
 
 
 def test_errors_name_the_operands():

@@ -34,6 +34,7 @@ from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax import _reductions as _red
 from polyjax_numpy.lax import _shape_ops as _so
 from polyjax_numpy.lax import _shape_rules as sr
+from polyjax_numpy.lax import _sharding_constraint as _sc
 from polyjax_numpy.lax._declare import define_rules
 
 __all__ = [
@@ -337,6 +338,7 @@ def reduce(
     init_values: Any,
     computation: Callable[..., Any],
     dimensions: Sequence[int],
+    out_sharding: Any = None,
 ) -> Any:
     """Reduces `operands` over `dimensions` with `computation`, from `init_values`.
 
@@ -346,6 +348,9 @@ def reduce(
       computation: a function of two scalars (two tuples for tuple operands)
         returning their combination; it should be associative and commutative.
       dimensions: the axes to reduce.
+      out_sharding: the result's sharding (explicit mode), of every result. A sum,
+        product, max or min is the reduction primitive's ``out_sharding`` (JAX honours
+        it only for a sum); another `computation`'s results are resharded to it.
 
     Returns:
       The reduced array (a tuple for tuple operands).
@@ -363,7 +368,9 @@ def reduce(
     if single and computation in _MONOIDS:
         kind, fn = _MONOIDS[computation]
         if _red._is_identity(init_values, kind, get_aval(operands).dtype):
-            return fn(operands, dims)
+            return fn(operands, dims, out_sharding=out_sharding)
     init_vals, closed = _red._trace_computation(computation, ops, inits, single)
     out = reduce_p.bind(*ops, *init_vals, computation=closed, dimensions=dims)
+    if out_sharding is not None:
+        out = [_sc.reshard(o, out_sharding) for o in out]
     return out[0] if single else tuple(out)

@@ -48,6 +48,7 @@ from polyjax_core import symbolic_dims as sd
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, mlir
+from polyjax_numpy.lax import _sharding_constraint as _sc
 from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._dot import _check_preferred, canonicalize_precision
 from polyjax_numpy.lax._elementwise import _convert_element_type
@@ -243,6 +244,7 @@ def conv_general_dilated(
     batch_group_count: int = 1,
     precision: Any = None,
     preferred_element_type: Any = None,
+    out_sharding: Any = None,
 ) -> Any:
     """General n-dimensional convolution with strides, padding and dilations.
 
@@ -259,6 +261,8 @@ def conv_general_dilated(
       batch_group_count: number of batch groups.
       precision: None, a `Precision` (or its name) or a pair of them.
       preferred_element_type: the accumulation and result dtype, or None.
+      out_sharding: the result's sharding (explicit mode: its type's sharding; a
+        parameter of the primitive, as in JAX).
 
     Returns:
       The convolution, laid out by `dimension_numbers.out_spec`.
@@ -306,6 +310,7 @@ def conv_general_dilated(
         batch_group_count=operator.index(batch_group_count),
         precision=canonicalize_precision(precision),
         preferred_element_type=preferred_element_type,
+        out_sharding=out_sharding,
     )
 
 
@@ -407,7 +412,11 @@ def _conv_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, **params: Any) -> Sh
     shape = _conv_shape(
         lhs.shape,
         rhs.shape,
-        **{k: v for k, v in params.items() if k not in ("precision", "preferred_element_type")},
+        **{
+            k: v
+            for k, v in params.items()
+            if k not in ("precision", "preferred_element_type", "out_sharding")
+        },
     )
     dtype = _conv_dtype(lhs, rhs, params["preferred_element_type"])
     return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
@@ -432,6 +441,7 @@ def _conv_lowering(
     batch_group_count,
     precision,
     preferred_element_type,
+    out_sharding,
 ):
     aval_out = ctx.avals_out[0]
     lhs_spec, rhs_spec, out_spec = dimension_numbers
@@ -555,6 +565,7 @@ def _transpose_lhs(
         batch_group_count=1,
         precision=precision,
         preferred_element_type=None,
+        out_sharding=None,
     )
     if batch_group_count > 1:
         # (Nb, B*C, S...) -> (B*Nb, C, S...): group b of the features is batch group b.
@@ -610,6 +621,7 @@ def _transpose_rhs(
         batch_group_count=feature_group_count,
         precision=precision,
         preferred_element_type=None,
+        out_sharding=None,
     )
     # out is (I, O, K...); the kernel's canonical layout is (O, I, K...).
     out = transpose(out, (1, 0, *range(2, nd)))
@@ -617,7 +629,9 @@ def _transpose_rhs(
     return _to_dtype(out, rhs_aval)
 
 
-def _conv_transpose_rule(ct, lhs, rhs, *, preferred_element_type, **params):
+def _conv_transpose_rule(ct, lhs, rhs, *, preferred_element_type, out_sharding, **params):
+    # The cotangents are typed by their own convolutions (JAX's grad gives them no
+    # requested sharding either).
     lhs_linear, rhs_linear = ad.is_undefined_primal(lhs), ad.is_undefined_primal(rhs)
     if lhs_linear and rhs_linear:
         raise ValueError("conv_general_dilated is not linear in both operands at once")
@@ -674,7 +688,14 @@ def _split_out(y: Any, axis: int, groups: int, v: Any) -> Any:
     return reshape(y, (v, *shape[:axis], groups * r, *shape[axis + 1 :]))
 
 
-def _conv_batch(args, dims, **params):
+def _conv_batch(args, dims, *, out_sharding, **params):
+    # Bound without `out_sharding` (its spec fits the unbatched result); the
+    # batched result is laid out as it asks after.
+    out, bd = _conv_batch_unsharded(args, dims, **{**params, "out_sharding": None})
+    return _sc.batched_out_sharding(out, out_sharding, bd), bd
+
+
+def _conv_batch_unsharded(args, dims, **params):
     (lhs, rhs), (lbd, rbd) = args, dims
     lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
     G, B = params["feature_group_count"], params["batch_group_count"]

@@ -37,6 +37,7 @@ from polyjax_numpy.lax._elementwise import (
     shift_right_logical,
 )
 from polyjax_numpy.lax._shape_ops import broadcast_in_dim, concatenate, reshape, slice
+from polyjax_numpy.lax._sharding_constraint import batched_out_sharding
 
 __all__ = [
     "RandomAlgorithm",
@@ -153,7 +154,12 @@ _BITS_DTYPES = tuple(np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.ui
 
 
 def _rng_bit_generator_rule(
-    key: ShapedArray, *, shape: tuple, dtype: np.dtype, algorithm: RandomAlgorithm
+    key: ShapedArray,
+    *,
+    shape: tuple,
+    dtype: np.dtype,
+    algorithm: RandomAlgorithm,
+    out_sharding: Any,
 ) -> list[ShapedArray]:
     if key.dtype != _U32 or key.shape != (4,):
         raise TypeError(
@@ -171,6 +177,7 @@ def _rng_bit_generator_lowering(
     shape: tuple,
     dtype: np.dtype,
     algorithm: RandomAlgorithm,
+    out_sharding: Any,
 ) -> list:
     # XLA's generators keep their state in uint64 words: the key's four
     # uint32 words are viewed as two uint64 ones, and back.
@@ -195,7 +202,9 @@ def _rng_bit_generator_lowering(
     return [new_key, bits]
 
 
-def _rng_bit_generator_batch(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple:
+def _rng_bit_generator_batch(
+    args: Sequence[Any], dims: Sequence[Any], *, out_sharding: Any, **params: Any
+) -> tuple:
     # One generator per key: the batch of keys is unstacked, and the results stacked.
     (keys,), (d,) = args, dims
     keys = batching.moveaxis(keys, d, 0)
@@ -203,10 +212,11 @@ def _rng_bit_generator_batch(args: Sequence[Any], dims: Sequence[Any], **params:
     new_keys, bits = [], []
     for i in range(n):
         k = reshape(slice(keys, (i, 0), (i + 1, 4)), (4,))
-        nk, b = rng_bit_generator_p.bind(k, **params)
+        nk, b = rng_bit_generator_p.bind(k, out_sharding=None, **params)
         new_keys.append(reshape(nk, (1, 4)))
         bits.append(reshape(b, (1, *b.shape)))
-    return [concatenate(new_keys, 0), concatenate(bits, 0)], [0, 0]
+    stacked = batched_out_sharding(concatenate(bits, 0), out_sharding, 0)
+    return [concatenate(new_keys, 0), stacked], [0, 0]
 
 
 rng_bit_generator_p = Primitive("rng_bit_generator")
@@ -225,6 +235,8 @@ def rng_bit_generator(
     shape: Sequence[int],
     dtype: Any = np.uint32,
     algorithm: RandomAlgorithm = RandomAlgorithm.RNG_DEFAULT,
+    *,
+    out_sharding: Any = None,
 ) -> tuple:
     """Random bits from XLA's generator: `(new_key, bits)`.
 
@@ -238,6 +250,7 @@ def rng_bit_generator(
       dtype: an unsigned integer dtype for `bits` (uint8 and uint16 keep the
         low bits of 32-bit words).
       algorithm: a `RandomAlgorithm`.
+      out_sharding: the sharding of `bits` (explicit mode: its type's sharding).
 
     Returns:
       `(new_key, bits)`: the next state (uint32[4]) and the random bits.
@@ -245,6 +258,10 @@ def rng_bit_generator(
     shape = tuple(int(s) for s in shape)
     dtype = dtypes.canonicalize_dtype(dtype)  # uint64 is uint32 without x64, as in JAX
     new_key, bits = rng_bit_generator_p.bind(
-        key, shape=shape, dtype=dtype, algorithm=RandomAlgorithm(algorithm)
+        key,
+        shape=shape,
+        dtype=dtype,
+        algorithm=RandomAlgorithm(algorithm),
+        out_sharding=out_sharding,
     )
     return new_key, bits

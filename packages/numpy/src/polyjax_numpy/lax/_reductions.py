@@ -33,6 +33,7 @@ from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, mlir
 from polyjax_numpy.lax import _elementwise as _ew
 from polyjax_numpy.lax import _shape_rules as sr
+from polyjax_numpy.lax import _sharding_constraint as _sc
 from polyjax_numpy.lax._declare import define_rules
 from polyjax_numpy.lax._shape_ops import broadcast_in_dim, pad, reshape, slice_in_dim
 
@@ -207,8 +208,6 @@ def _make_reduction(
         _check_axes(operand, axes)
         if kind == "sum" and operand.dtype in _NARROW_FLOATS:
             _check_f16_reduction(name, operand)
-        if out_sharding is not None:
-            raise NotImplementedError(f"{name}: out_sharding is not supported yet")
         return ShapedArray(_reduced_shape(operand.shape, axes), operand.dtype, operand.weak_type)
 
     def lowering(ctx, x, *, axes, out_sharding):
@@ -228,7 +227,7 @@ def _make_reduction(
     Args:
       operand: an array{" of a numeric dtype" if numbers_only else ""}.
       axes: the axes to reduce (unique, each in `[0, operand.ndim)`).
-      out_sharding: the result's sharding (only None is supported for now).
+      out_sharding: the result's sharding (explicit mode: its type's sharding).
 
     Returns:
       An array of `operand`'s dtype, with the `axes` removed from its shape.
@@ -242,10 +241,16 @@ def _make_reduction(
 
 
 def _reduction_batch(prim: Primitive, args, dims, *, axes, **params):
-    """Any reduction under vmap: the reduced axes skip over the batch axis."""
+    """Any reduction under vmap: the reduced axes skip over the batch axis (an
+    ``out_sharding``, of the unbatched result, is applied after)."""
     (x,), (bd,) = args, dims
     new_axes = tuple(a + (a >= bd) for a in axes)
-    return prim.bind(x, axes=new_axes, **params), bd - sum(a < bd for a in axes)
+    out_bd = bd - sum(a < bd for a in axes)
+    wanted = params.get("out_sharding")
+    if wanted is not None:
+        params = {**params, "out_sharding": None}
+    out = prim.bind(x, axes=new_axes, **params)
+    return _sc.batched_out_sharding(out, wanted, out_bd), out_bd
 
 
 def _kept_axes(ndim: int, axes: Sequence[int]) -> tuple[int, ...]:

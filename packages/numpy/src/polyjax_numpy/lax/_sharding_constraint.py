@@ -32,7 +32,7 @@ from polyjax_interpreters import ad, array, mlir
 from polyjax_interpreters.sharding import Sharding
 from polyjax_numpy.lax._declare import define_rules
 
-__all__ = ["reshard", "sharding_constraint_p", "with_sharding_constraint"]
+__all__ = ["batched_out_sharding", "reshard", "sharding_constraint_p", "with_sharding_constraint"]
 
 sharding_constraint_p = Primitive("sharding_constraint")
 
@@ -228,3 +228,16 @@ def _traced_put(x: Any, sharding: Any) -> Any:
 
 # device_put(x, sharding) inside jit constrains x's layout, as in JAX.
 array.register_traced_put(_traced_put)
+
+
+def batched_out_sharding(x: Any, out_sharding: Any, bd: int) -> Any:
+    """A batching rule's result ``x`` (batched at ``bd``) laid out as its primitive's
+    ``out_sharding`` asked for the unbatched dimensions, ``bd`` unsplit.
+
+    For the rules that bind the primitive without ``out_sharding`` (a spec for
+    the unbatched rank does not fit the batched result).
+    """
+    if out_sharding is None:
+        return x
+    sharding = _resolve(out_sharding, "out_sharding")
+    return sharding_constraint_p.bind(x, sharding=sharding, inserted=((bd, None),))

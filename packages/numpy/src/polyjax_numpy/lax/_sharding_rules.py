@@ -300,6 +300,11 @@ def _iota(outs, avals, *, shape, sharding=None, **params):
     return () if sharding is None else requested(sharding, len(shape))
 
 
+def _rng_bit_generator(outs, avals, *, shape, out_sharding=None, **params):
+    """The new key is unsplit; the bits are split as ``out_sharding`` asks (else unsplit)."""
+    return [(), () if out_sharding is None else requested(out_sharding, len(shape))]
+
+
 # ---------------------------------------------------------------------------
 # Contractions, indexing, convolution
 
@@ -483,7 +488,7 @@ DEFAULT_RULES: dict[str, Any] = {
     "empty": _unsharded,
     "platform_index": _unsharded,
     "axis_index": _unsharded,
-    "rng_bit_generator": _unsharded,
+    "rng_bit_generator": _rng_bit_generator,
     "rng_uniform": _unsharded,
     "stage": _same,
     "dot_general": _dot_general,

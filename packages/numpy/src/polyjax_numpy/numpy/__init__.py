@@ -36,7 +36,7 @@ Modules (private):
   - `_vectorize`: `vectorize`, `apply_along_axis`; `_io`: files and printing;
   - `_packbits`, `_fill_diagonal`, `_interop` (`from_dlpack`, `iterable`);
   - `_linalg_util`: helpers shared by `linalg` here and `scipy.linalg`.
-  - `_out_sharding`: `out_sharding=` of `dot`, `matmul`, `einsum` (explicit mode).
+  - `_out_sharding`: `out_sharding=` of the composite functions (explicit mode).
 
 Public submodules: `linalg` (`jnp.linalg`), `fft` (`jnp.fft`).
 """

@@ -31,6 +31,7 @@ from polyjax_core.tracing import concrete_or_error
 from polyjax_numpy.lax import _elementwise as lax
 from polyjax_numpy.lax import _shape_ops, _slicing, _sorting
 from polyjax_numpy.numpy import _cumulative, _manipulation, _ufuncs
+from polyjax_numpy.numpy import _out_sharding as _os
 from polyjax_numpy.numpy import _reductions as _r
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._creation import asarray
@@ -103,7 +104,15 @@ def _scatter_add(size: int, indices: Any, updates: Any) -> Any:
     return _slicing.scatter_add(operand, idx, updates, dnums, mode="drop")
 
 
-def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | None = None) -> Any:
+@_os.replicated_inside(replicated_only=True)
+def bincount(
+    x: Any,
+    weights: Any = None,
+    minlength: int = 0,
+    *,
+    length: int | None = None,
+    out_sharding: Any = None,
+) -> Any:
     """The number of occurrences (or summed weights) of each value of a 1-D integer array.
 
     Args:
@@ -112,6 +121,8 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
       minlength: the least length of the result.
       length: the length of the result (values from `length` on are dropped); needed
         under `jit`, where the largest value of `x` is not known.
+      out_sharding: the result's sharding (explicit mode): it must split nothing, as
+        in JAX; computed on replicated operands.
 
     Returns:
       A vector of length `length`, or `max(x) + 1` (at least `minlength`): default
@@ -121,6 +132,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
       TypeError: `x` is not integer.
       ValueError: `x` is not 1-D, or `weights` differs in shape.
       ConcretizationTypeError: `length` is None and `x` is traced.
+      ShardingTypeError: an `out_sharding` that splits the result.
 
     Example:
       >>> import polyjax.numpy as jnp

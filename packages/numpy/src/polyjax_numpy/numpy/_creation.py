@@ -168,6 +168,7 @@ def array(
     ndmin: int = 0,
     *,
     device: Any = None,
+    out_sharding: Any = None,
 ) -> Any:
     """An array holding the data of `object`.
 
@@ -181,13 +182,15 @@ def array(
       order: only "K", "C", "A" or None (all the same for polyjax arrays).
       ndmin: the least number of dimensions of the result (leading size-1 axes added).
       device: where to put the result (a device or sharding).
+      out_sharding: the result's sharding (explicit mode; docs/explicit-sharding.md).
 
     Returns:
       An `Array`, or a tracer when `object` holds tracers.
 
     Raises:
       TypeError: `object` is not array-like (e.g. a string, a dict, None).
-      ValueError: a nested sequence is ragged.
+      ValueError: a nested sequence is ragged, or both `device` and `out_sharding`
+        are given.
 
     Example:
       >>> import polyjax.numpy as jnp
@@ -195,6 +198,7 @@ def array(
       Array([[1, 2],
              [3, 4]], dtype=int32)
     """
+    _os.check_device(device, out_sharding)
     if order not in (None, "K", "C", "A"):
         raise NotImplementedError(f"jnp.array with order={order!r} is not supported")
     dtype = _canonical_dtype(dtype, "array")
@@ -237,7 +241,7 @@ def array(
             out = put_implicit(np.asarray(source, to))
     if ndmin > _u.ndim(out):
         out = _shape_ops.broadcast_to_rank(out, ndmin)
-    return on_device(out, device)
+    return _os.finish(on_device(out, device), out_sharding)
 
 
 def asarray(
@@ -247,6 +251,7 @@ def asarray(
     *,
     copy: bool | None = None,
     device: Any = None,
+    out_sharding: Any = None,
 ) -> Any:
     """`a` as an array: like `array`, without a copy when `a` already is one.
 
@@ -257,13 +262,16 @@ def asarray(
       copy: True always copies an array input; None or False (JAX's rule: a copy
         that a dtype change needs is still made) returns it as it is.
       device: where to put the result.
+      out_sharding: the result's sharding (explicit mode; docs/explicit-sharding.md).
 
     Example:
       >>> import polyjax.numpy as jnp
       >>> jnp.asarray(1.5)
       Array(1.5, dtype=float32, weak_type=True)
     """
-    return array(a, dtype=dtype, copy=bool(copy), order=order, device=device)
+    return array(
+        a, dtype=dtype, copy=bool(copy), order=order, device=device, out_sharding=out_sharding
+    )
 
 
 def copy(a: Any, order: str | None = None) -> Any:
@@ -364,13 +372,17 @@ def full(
     return _os.finish(out, out_sharding)
 
 
-def _full_like(a: Any, fill_value: Any, dtype: Any, shape: Any, fun_name: str, device: Any) -> Any:
+def _full_like(
+    a: Any, fill_value: Any, dtype: Any, shape: Any, fun_name: str, device: Any, out_sharding: Any
+) -> Any:
+    _os.check_device(device, out_sharding)
     a_dtype = getattr(a, "dtype", None)
     if isinstance(a_dtype, dtypes.ExtendedDType) and a_dtype._rules is not None:
         # Key arrays: their dtype's rules build a key array (JAX's `zeros_like(keys)`).
         if shape is not None:
             shape = static_shape(shape, f"{fun_name} shape")
-        return on_device(a_dtype._rules.full_like(a, fill_value, dtype, shape), device)
+        out = a_dtype._rules.full_like(a, fill_value, dtype, shape)
+        return _os.finish(on_device(out, device), out_sharding)
     if isinstance(a, ShapeDtypeStruct):  # a type without data, as JAX accepts
         _u.check_arraylike(fun_name, fill_value)
     else:
@@ -379,15 +391,26 @@ def _full_like(a: Any, fill_value: Any, dtype: Any, shape: Any, fun_name: str, d
     if shape is not None:
         shape = static_shape(shape, f"{fun_name} shape")
     if _u.ndim(fill_value) == 0:
-        return on_device(_shape_ops.full_like(a, fill_value, dtype, shape), device)
+        # The requested sharding is the broadcast's (its type), as in JAX.
+        out = _shape_ops.full_like(a, fill_value, dtype, shape, sharding=out_sharding)
+        return on_device(out, device)
     value = asarray(fill_value, dtype=a.dtype if dtype is None else dtype)
-    return on_device(_u.broadcast_to(value, a.shape if shape is None else shape), device)
+    out = _u.broadcast_to(value, a.shape if shape is None else shape)
+    return _os.finish(on_device(out, device), out_sharding)
 
 
-def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+def zeros_like(
+    a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None, out_sharding: Any = None
+) -> Any:
     """Zeros with the shape and dtype of `a` (either overridden by `dtype`, `shape`).
 
     A weakly typed `a` gives a weakly typed result when `dtype` is None.
+
+    Args:
+      a: the array whose shape and dtype the result takes.
+      dtype, shape: overrides of `a`'s dtype and shape.
+      device: where to put the result.
+      out_sharding: the result's sharding (explicit mode; docs/explicit-sharding.md).
 
     Example:
       >>> import polyjax.numpy as jnp
@@ -395,11 +418,19 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = No
       Array([0, 0, 0], dtype=int32)
     """
     a = _u.from_protocol(a)  # JAX converts `__jax_array__` here
-    return _full_like(a, 0, dtype, shape, "zeros_like", device)
+    return _full_like(a, 0, dtype, shape, "zeros_like", device, out_sharding)
 
 
-def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+def ones_like(
+    a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None, out_sharding: Any = None
+) -> Any:
     """Ones with the shape and dtype of `a` (either overridden by `dtype`, `shape`).
+
+    Args:
+      a: the array whose shape and dtype the result takes.
+      dtype, shape: overrides of `a`'s dtype and shape.
+      device: where to put the result.
+      out_sharding: the result's sharding (explicit mode; docs/explicit-sharding.md).
 
     Example:
       >>> import polyjax.numpy as jnp
@@ -407,7 +438,7 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = Non
       Array([ True,  True], dtype=bool)
     """
     a = _u.from_protocol(a)  # JAX converts `__jax_array__` here
-    return _full_like(a, 1, dtype, shape, "ones_like", device)
+    return _full_like(a, 1, dtype, shape, "ones_like", device, out_sharding)
 
 
 def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
@@ -419,11 +450,17 @@ def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: 
       Array([0, 0], dtype=int32)
     """
     prototype = _u.from_protocol(prototype)  # JAX converts `__jax_array__` here
-    return _full_like(prototype, 0, dtype, shape, "empty_like", device)
+    return _full_like(prototype, 0, dtype, shape, "empty_like", device, None)
 
 
 def full_like(
-    a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
+    a: Any,
+    fill_value: Any,
+    dtype: Any = None,
+    shape: Any = None,
+    *,
+    device: Any = None,
+    out_sharding: Any = None,
 ) -> Any:
     """`fill_value` broadcast to the shape of `a`, with the dtype of `a`.
 
@@ -432,6 +469,7 @@ def full_like(
       fill_value: a scalar or an array broadcastable to the shape.
       dtype, shape: overrides of `a`'s dtype and shape.
       device: where to put the result.
+      out_sharding: the result's sharding (explicit mode; docs/explicit-sharding.md).
 
     Example:
       >>> import polyjax.numpy as jnp
@@ -439,7 +477,7 @@ def full_like(
       Array([2, 2], dtype=int32)
     """
     a = _u.from_protocol(a)  # JAX converts `__jax_array__` here
-    return _full_like(a, fill_value, dtype, shape, "full_like", device)
+    return _full_like(a, fill_value, dtype, shape, "full_like", device, out_sharding)
 
 
 # ---------------------------------------------------------------------------

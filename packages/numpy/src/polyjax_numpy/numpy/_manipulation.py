@@ -248,13 +248,27 @@ def squeeze(a: Any, axis: int | Sequence[int] | None = None) -> Any:
     return _shape_ops.squeeze(a, dims)
 
 
-def ravel(a: Any, order: str = "C") -> Any:
-    """`a` flattened to one dimension, in row-major ("C") or column-major ("F") order."""
+def ravel(a: Any, order: str = "C", *, out_sharding: Any = None) -> Any:
+    """`a` flattened to one dimension, in row-major ("C") or column-major ("F") order.
+
+    Args:
+      a: an array.
+      order: "C" or "F".
+      out_sharding: the result's sharding (explicit mode; docs/explicit-sharding.md).
+
+    Raises:
+      ValueError: an unknown `order` (NotImplementedError for "A" and "K").
+
+    Example:
+      >>> import polyjax.numpy as jnp
+      >>> jnp.ravel(jnp.array([[1, 2], [3, 4]]), order="F")
+      Array([1, 3, 2, 4], dtype=int32)
+    """
     shape = _u.shape(a)
     if order == "C":
-        return _shape_ops.reshape(a, (sd.shape_size(shape),))
+        return _shape_ops.reshape(a, (sd.shape_size(shape),), out_sharding=out_sharding)
     if order == "F":
-        return ravel(transpose(a))
+        return ravel(transpose(a), out_sharding=out_sharding)
     if order in ("A", "K"):
         raise NotImplementedError(f"Ravel not implemented for order={order!r}.")
     raise ValueError(f"Unexpected value for 'order' argument: {order}.")
@@ -468,8 +482,13 @@ def broadcast_shapes(*shapes: Any) -> tuple[Any, ...]:
     return sd.broadcast_shapes(*(static_shape(s, "jnp.broadcast_shapes") for s in shapes))
 
 
-def broadcast_to(array: Any, shape: Any) -> Any:
+def broadcast_to(array: Any, shape: Any, *, out_sharding: Any = None) -> Any:
     """`array` broadcast to `shape`: size-1 and missing leading axes are repeated.
+
+    Args:
+      array: an array or array-like.
+      shape: the result's shape.
+      out_sharding: the result's sharding (explicit mode; docs/explicit-sharding.md).
 
     Raises:
       ValueError: `array`'s shape does not broadcast to `shape`.
@@ -482,7 +501,8 @@ def broadcast_to(array: Any, shape: Any) -> Any:
     """
     _u.check_arraylike("broadcast_to", array)
     shape = static_shape(shape, "jnp.broadcast_to shape")
-    return _u.broadcast_to(array if isinstance(array, _u.ARRAY_TYPES) else asarray(array), shape)
+    x = array if isinstance(array, _u.ARRAY_TYPES) else asarray(array)
+    return _u.broadcast_to(x, shape, out_sharding)
 
 
 def broadcast_arrays(*args: Any) -> list[Any]:
@@ -741,8 +761,14 @@ def _repeat_indices_traced(repeats: Any, length: int) -> Any:
     return lax.sub(_cumulative.cumsum(marks, 0), np.int32(1))
 
 
+@_os.replicated_inside
 def repeat(
-    a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None
+    a: Any,
+    repeats: Any,
+    axis: int | None = None,
+    *,
+    total_repeat_length: int | None = None,
+    out_sharding: Any = None,
 ) -> Any:
     """Each element of `a` repeated `repeats` times along `axis`.
 
@@ -753,6 +779,8 @@ def repeat(
       axis: the axis to repeat along.
       total_repeat_length: the static length of the result along `axis`; longer
         results are cut, shorter ones continue with the last element.
+      out_sharding: the result's sharding (explicit mode): computed on replicated
+        operands, then resharded, as in JAX.
 
     Raises:
       ConcretizationTypeError: `repeats` is traced and `total_repeat_length` is None.

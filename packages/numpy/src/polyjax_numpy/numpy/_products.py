@@ -345,6 +345,7 @@ def tensordot(
     *,
     precision: Any = None,
     preferred_element_type: Any = None,
+    out_sharding: Any = None,
 ) -> Any:
     """The sum product over the given axes of `a` and `b`.
 
@@ -355,6 +356,7 @@ def tensordot(
         `(axes_a, axes_b)` of ints or equal-length sequences of ints.
       precision: None, a `lax.Precision` (or name), or a pair of them.
       preferred_element_type: the accumulation and result dtype.
+      out_sharding: the result's sharding (explicit mode; docs/explicit-sharding.md).
 
     Returns:
       An array with `a`'s free axes, then `b`'s.
@@ -392,7 +394,9 @@ def tensordot(
             f"of ints; got {axes!r}"
         )
     _check_sizes("tensordot", a, b, a_axes, b_axes)
-    return _contract(a, b, ((a_axes, b_axes), ((), ())), precision, out_dtype, weak)
+    with _os.requesting(out_sharding):
+        out = _contract(a, b, ((a_axes, b_axes), ((), ())), precision, out_dtype, weak)
+    return _os.finish(out, out_sharding)
 
 
 def kron(a: Any, b: Any) -> Any:

@@ -25,6 +25,7 @@ from polyjax_core import dtypes
 from polyjax_core import symbolic_dims as sd
 from polyjax_numpy.lax import _complex, _cumulative, _shape_ops, _sorting
 from polyjax_numpy.lax import _elementwise as lax
+from polyjax_numpy.numpy import _out_sharding as _os
 from polyjax_numpy.numpy import _products, _ufuncs
 from polyjax_numpy.numpy import _reductions as _r
 from polyjax_numpy.numpy import _util as _u
@@ -480,6 +481,7 @@ def _percent(q: Any) -> Any:
     return _ufuncs.true_divide(q, 100)
 
 
+@_os.replicated_inside
 def percentile(
     a: Any,
     q: Any,
@@ -490,8 +492,15 @@ def percentile(
     keepdims: bool = False,
     *,
     weights: Any = None,
+    out_sharding: Any = None,
 ) -> Any:
     """`quantile` with `q` in percent (in [0, 100]).
+
+    Args:
+      a, q, axis, out, overwrite_input, method, keepdims, weights: as `quantile`'s,
+        with `q` in percent.
+      out_sharding: the result's sharding (explicit mode): computed on replicated
+        operands, then resharded, as in JAX.
 
     Example:
       >>> import polyjax.numpy as jnp

@@ -314,8 +314,9 @@ def as_array(x: Any) -> Any:
     return device_put(as_operand(x))
 
 
-def broadcast_to(x: Any, shape: tuple) -> Any:
-    """`x` broadcast to the static `shape` by NumPy's rules (no operation when it has it).
+def broadcast_to(x: Any, shape: tuple, out_sharding: Any = None) -> Any:
+    """`x` broadcast to the static `shape` by NumPy's rules (no operation when it has it
+    and no ``out_sharding``, the result's sharding in explicit mode, is asked for).
 
     Trailing axes are aligned; missing leading axes and size-1 axes are repeated.
 
@@ -323,14 +324,15 @@ def broadcast_to(x: Any, shape: tuple) -> Any:
       ValueError: `x`'s shape does not broadcast to `shape`.
     """
     old = aval(x).shape
-    if sd.definitely_equal_shape(old, shape):
+    if sd.definitely_equal_shape(old, shape) and out_sharding is None:
         return x
     lead = len(shape) - len(old)
     if lead < 0 or not all(
         sd.definitely_equal(d, 1) or sd.definitely_equal(d, t) for d, t in zip(old, shape[lead:])
     ):
         raise ValueError(f"Incompatible shapes for broadcasting: {old} and requested shape {shape}")
-    return _shape_ops.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
+    dims = tuple(range(lead, len(shape)))
+    return _shape_ops.broadcast_in_dim(x, shape, dims, out_sharding=out_sharding)
 
 
 def where(condition: Any, x: Any, y: Any) -> Any:

@@ -1174,8 +1174,16 @@ def tensordot(
     axes: Any = 2,
     precision: Any = None,
     preferred_element_type: Any = None,
+    out_sharding: Any = None,
 ) -> Any:
     """The tensor contraction of `jnp.tensordot` (the Array API's form).
+
+    Args:
+      x1, x2: the arrays.
+      axes: as `jnp.tensordot`'s.
+      precision: None, a `lax.Precision` (or name), or a pair of them.
+      preferred_element_type: the accumulation and result dtype.
+      out_sharding: the result's sharding (explicit mode; docs/explicit-sharding.md).
 
     Example:
       >>> import polyjax.numpy as jnp
@@ -1183,7 +1191,12 @@ def tensordot(
       (2, 4)
     """
     return _products.tensordot(
-        x1, x2, axes=axes, precision=precision, preferred_element_type=preferred_element_type
+        x1,
+        x2,
+        axes=axes,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+        out_sharding=out_sharding,
     )
 
 

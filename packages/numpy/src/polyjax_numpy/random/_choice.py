@@ -25,6 +25,7 @@ from polyjax_core.tracing import concrete_or_error
 from polyjax_core.typing import Shape
 from polyjax_numpy import lax
 from polyjax_numpy.lax._shape_ops import canonicalize_axis
+from polyjax_numpy.numpy import _out_sharding as _os
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._creation import asarray
 from polyjax_numpy.numpy._indexing import take
@@ -64,7 +65,10 @@ def operator_index(v: Any) -> int:
     return int(v.item())
 
 
-def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Any:
+@_os.replicated_inside
+def permutation(
+    key: Any, x: Any, axis: int = 0, independent: bool = False, *, out_sharding: Any = None
+) -> Any:
     """A random permutation of `range(x)` (int `x`), or of `x`'s slices along `axis`.
 
     Args:
@@ -73,6 +77,8 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
       axis: the axis of `x` to permute.
       independent: permute each slice along `axis` independently (each
         one-dimensional slice gets its own order) instead of permuting whole slices.
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Raises:
       TypeError: `x` is a non-integer scalar.
@@ -234,6 +240,7 @@ def _gumbel_top_k_choice(typed: Any, p: Any, *, shape: tuple, mode: str) -> Any:
     return lax.reshape(index, shape)
 
 
+@_os.replicated_inside
 def categorical(
     key: Any,
     logits: Any,
@@ -241,6 +248,8 @@ def categorical(
     shape: Shape | None = None,
     replace: bool = True,
     mode: str | None = None,
+    *,
+    out_sharding: Any = None,
 ) -> Any:
     """Category indices drawn with probabilities `softmax(logits)` along `axis`.
 
@@ -253,6 +262,8 @@ def categorical(
       replace: draw with replacement; without it, the draws in each batch are
         distinct categories (at most as many as there are).
       mode: 'low' or 'high' (see `gumbel`).
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Returns:
       int32 indices of `shape`.

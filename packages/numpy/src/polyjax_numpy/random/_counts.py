@@ -30,6 +30,7 @@ import numpy as np
 from polyjax_core import dtypes
 from polyjax_core.typing import Shape
 from polyjax_numpy import lax
+from polyjax_numpy.numpy import _out_sharding as _os
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._manipulation import take_axis
 from polyjax_numpy.random import _prng
@@ -126,7 +127,10 @@ def _transformed_rejection(
 # Poisson
 
 
-def poisson(key: Any, lam: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
+@_os.replicated_inside
+def poisson(
+    key: Any, lam: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Poisson draws with rate `lam`.
 
     Args:
@@ -135,6 +139,8 @@ def poisson(key: Any, lam: Any, shape: Shape | None = None, dtype: Any = None) -
         in float32 (as in JAX, also under x64).
       shape: the result's shape (default: `lam`'s shape).
       dtype: an integer dtype (default int32).
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Returns:
       Integer draws of `shape` (0 where `lam == 0`).

@@ -44,6 +44,7 @@ from polyjax_numpy.random._args import (
 __all__ = ["bits", "normal", "randint", "uniform"]
 
 
+@_os.replicated_inside
 def bits(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Random unsigned integers, every bit uniformly distributed.
 
@@ -51,7 +52,8 @@ def bits(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = 
       key: a single PRNG key (typed or raw).
       shape: the result's shape.
       dtype: an unsigned integer dtype (default uint32).
-      out_sharding: the result's sharding (explicit mode: drawn, then resharded).
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Returns:
       An array of `shape` and `dtype`.
@@ -65,8 +67,7 @@ def bits(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = 
     dtype = dtypes.canonicalize_dtype(np.uint32 if dtype is None else dtype)
     if not dtypes.issubdtype(dtype, np.unsignedinteger):
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
-    out = _prng.random_bits(typed, dtype.itemsize * 8, check_shape("bits", shape))
-    return _os.finish(out, out_sharding)
+    return _prng.random_bits(typed, dtype.itemsize * 8, check_shape("bits", shape))
 
 
 def _uniform_unit(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np.dtype) -> Any:
@@ -88,6 +89,7 @@ def _uniform_unit(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np.d
     return lax.sub(floats, const(1.0, dtype))
 
 
+@_os.replicated_inside
 def uniform(
     key: Any,
     shape: Shape = (),
@@ -104,7 +106,8 @@ def uniform(
       shape: the result's shape; `minval` and `maxval` must broadcast to it.
       dtype: a floating dtype (default float32, float64 under x64).
       minval, maxval: the bounds, scalars or arrays.
-      out_sharding: the result's sharding (explicit mode: drawn, then resharded).
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Returns:
       An array of `shape` and `dtype`.
@@ -115,8 +118,7 @@ def uniform(
       Array([0.947667 , 0.9785799], dtype=float32)
     """
     shape = check_shape("uniform", shape)
-    out = sample("uniform", _uniform, key, (minval, maxval), shape, dtype)
-    return _os.finish(out, out_sharding)
+    return sample("uniform", _uniform, key, (minval, maxval), shape, dtype)
 
 
 @staged("shape", "dtype")
@@ -140,10 +142,16 @@ def uniform_draw(
     return lax.max(lo, scaled)
 
 
+@_os.replicated_inside
 def normal(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Standard normal draws (complex dtypes: real and imaginary parts each of variance 1/2).
 
-    ``out_sharding`` (explicit mode): the draw is resharded to it, as JAX does.
+    Args:
+      key: a single PRNG key (typed or raw).
+      shape: the result's shape.
+      dtype: a floating or complex dtype (default float32).
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -151,8 +159,7 @@ def normal(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any 
       Array([1.6226422, 2.0252647], dtype=float32)
     """
     shape = check_shape("normal", shape)
-    out = sample("normal", _normal, key, (), shape, dtype, dtype_rule=_float_or_complex_dtype)
-    return _os.finish(out, out_sharding)
+    return sample("normal", _normal, key, (), shape, dtype, dtype_rule=_float_or_complex_dtype)
 
 
 def _float_or_complex_dtype(fun_name: str, dtype: Any) -> np.dtype:
@@ -188,7 +195,10 @@ def normal_draw(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np.dty
     return lax.mul(const(np.sqrt(2.0), dtype), lax.erf_inv(u))
 
 
-def randint(key: Any, shape: Shape, minval: Any, maxval: Any, dtype: Any = None) -> Any:
+@_os.replicated_inside
+def randint(
+    key: Any, shape: Shape, minval: Any, maxval: Any, dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Integers drawn uniformly from [minval, maxval).
 
     Bounds outside the dtype's range are clipped to it (a `maxval` above the
@@ -201,6 +211,8 @@ def randint(key: Any, shape: Shape, minval: Any, maxval: Any, dtype: Any = None)
       shape: the result's shape; the bounds must broadcast to it.
       minval, maxval: the bounds (inclusive, exclusive), scalars or arrays.
       dtype: an integer dtype (default int32, int64 under x64).
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Raises:
       OverflowError: a Python int bound does not fit the default integer type.

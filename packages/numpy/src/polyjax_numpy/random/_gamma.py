@@ -41,6 +41,7 @@ from polyjax_core.typing import Shape
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy import lax
 from polyjax_numpy.lax._declare import define_rules
+from polyjax_numpy.numpy import _out_sharding as _os
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.random import _prng
 from polyjax_numpy.random._args import (
@@ -264,7 +265,10 @@ def _unsplit(x: Any) -> Any:
 # Public samplers
 
 
-def gamma(key: Any, a: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
+@_os.replicated_inside
+def gamma(
+    key: Any, a: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Gamma draws with shape parameter `a` and scale 1.
 
     Args:
@@ -272,6 +276,8 @@ def gamma(key: Any, a: Any, shape: Shape | None = None, dtype: Any = None) -> An
       a: the shape parameter (> 0), a scalar or array broadcasting to `shape`.
       shape: the result's shape (default: `a`'s shape).
       dtype: a float dtype.
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Returns:
       Draws of `shape`, differentiable in `a` (implicit reparameterization).
@@ -289,8 +295,15 @@ def _gamma(typed: Any, a: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     return gamma_draw(typed, _u.broadcast_to(param("gamma", a, dtype), shape))
 
 
-def loggamma(key: Any, a: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
+@_os.replicated_inside
+def loggamma(
+    key: Any, a: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """The logarithms of gamma draws, computed in log space (accurate for small `a`).
+
+    Args:
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -305,8 +318,21 @@ def _loggamma(typed: Any, a: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     return gamma_draw(typed, _u.broadcast_to(param("loggamma", a, dtype), shape), log_space=True)
 
 
-def beta(key: Any, a: Any, b: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
+@_os.replicated_inside
+def beta(
+    key: Any,
+    a: Any,
+    b: Any,
+    shape: Shape | None = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
     """Beta(`a`, `b`) draws: `g_a / (g_a + g_b)` for two gamma draws, in log space.
+
+    Args:
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -329,7 +355,10 @@ def _beta(typed: Any, a: Any, b: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     return lax.div(ga, lax.add(ga, gb))
 
 
-def dirichlet(key: Any, alpha: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
+@_os.replicated_inside
+def dirichlet(
+    key: Any, alpha: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Dirichlet(`alpha`) draws: normalized gamma draws (normalized in log space).
 
     Args:
@@ -338,6 +367,8 @@ def dirichlet(key: Any, alpha: Any, shape: Shape | None = None, dtype: Any = Non
       shape: the batch shape of the draws (default `alpha.shape[:-1]`); the
         result has shape `shape + (K,)`.
       dtype: a float dtype.
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> import numpy as np
@@ -374,8 +405,15 @@ def _dirichlet(typed: Any, alpha: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     return lax.div(unnormalized, total)
 
 
-def chisquare(key: Any, df: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
+@_os.replicated_inside
+def chisquare(
+    key: Any, df: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Chi-square draws with `df` degrees of freedom: `2 * gamma(df / 2)`.
+
+    Args:
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -396,8 +434,15 @@ def chisquare_draw(typed: _prng.PRNGKeyArray, df: Any, shape: tuple[int, ...]) -
     return lax.mul(lax.exp(gamma_draw(typed, half, log_space=True)), const(2.0, dt))
 
 
-def t(key: Any, df: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
+@_os.replicated_inside
+def t(
+    key: Any, df: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Student's t draws with `df` degrees of freedom: `z * sqrt(df / (2 g))`, `g ~ gamma(df/2)`.
+
+    Args:
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -417,8 +462,21 @@ def _t(typed: Any, df: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     return lax.mul(n, lax.sqrt(lax.div(to_rank(half_df, len(shape)), g)))
 
 
-def f(key: Any, dfnum: Any, dfden: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
+@_os.replicated_inside
+def f(
+    key: Any,
+    dfnum: Any,
+    dfden: Any,
+    shape: Shape | None = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
     """F draws: the ratio of two chi-square draws, each over its degrees of freedom.
+
+    Args:
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -444,11 +502,18 @@ def inverse_param(p: Any, dtype: np.dtype) -> Any:
     return lax.convert_element_type(lax.div(const(1.0, pdt), p), dtype)
 
 
-def generalized_normal(key: Any, p: Any, shape: Shape = (), dtype: Any = None) -> Any:
+@_os.replicated_inside
+def generalized_normal(
+    key: Any, p: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Generalized normal draws: density proportional to `exp(-|x|**p)`.
 
     `p = 2` is a normal of variance 1/2, `p = 1` a Laplace. Drawn as a random
     sign times `g**(1/p)` for `g ~ gamma(1/p)`.
+
+    Args:
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random

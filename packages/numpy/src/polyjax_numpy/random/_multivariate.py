@@ -22,6 +22,7 @@ import numpy as np
 from polyjax_core.typing import Shape
 from polyjax_numpy import lax
 from polyjax_numpy.lax import linalg
+from polyjax_numpy.numpy import _out_sharding as _os
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.random import _prng
 from polyjax_numpy.random._args import (
@@ -57,6 +58,7 @@ def _scale_columns(m: Any, v: Any) -> Any:
     return lax.mul(m, lax.broadcast_in_dim(v, shape, dims))
 
 
+@_os.replicated_inside
 def multivariate_normal(
     key: Any,
     mean: Any,
@@ -64,6 +66,8 @@ def multivariate_normal(
     shape: Shape | None = None,
     dtype: Any = None,
     method: str = "cholesky",
+    *,
+    out_sharding: Any = None,
 ) -> Any:
     """Multivariate normal draws with the given mean and covariance.
 
@@ -76,6 +80,8 @@ def multivariate_normal(
       dtype: a float dtype.
       method: the factorization of `cov`: 'cholesky' (fastest), 'eigh' or 'svd'
         (both also work for singular covariances).
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Raises:
       ValueError: a bad `method`, or `mean` and `cov` of mismatched shapes.
@@ -148,7 +154,16 @@ def _multivariate_normal(
     return lax.add(_u.broadcast_to(mean, (*shape, n)), mixed)
 
 
-def orthogonal(key: Any, n: int, shape: Shape = (), dtype: Any = None, m: int | None = None) -> Any:
+@_os.replicated_inside
+def orthogonal(
+    key: Any,
+    n: int,
+    shape: Shape = (),
+    dtype: Any = None,
+    m: int | None = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
     """Haar-random matrices with orthonormal columns (or rows).
 
     Args:
@@ -158,6 +173,8 @@ def orthogonal(key: Any, n: int, shape: Shape = (), dtype: Any = None, m: int | 
       dtype: a float dtype.
       m: the number of columns (default `n`: square orthogonal matrices). With
         `m > n` the rows are orthonormal, else the columns.
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> import numpy as np
@@ -188,7 +205,10 @@ def _orthogonal(typed: Any, *, n: int, m: int, shape: tuple, dtype: np.dtype) ->
     return q
 
 
-def ball(key: Any, d: int, p: Any = 2, shape: Shape = (), dtype: Any = None) -> Any:
+@_os.replicated_inside
+def ball(
+    key: Any, d: int, p: Any = 2, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Points drawn uniformly from the unit `p`-norm ball in `d` dimensions.
 
     Args:
@@ -197,6 +217,8 @@ def ball(key: Any, d: int, p: Any = 2, shape: Shape = (), dtype: Any = None) -> 
       p: the norm's exponent (> 0).
       shape: the batch shape; the result has shape `shape + (d,)`.
       dtype: a float dtype.
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> import numpy as np

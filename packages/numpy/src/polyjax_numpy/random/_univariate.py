@@ -30,6 +30,7 @@ import numpy as np
 from polyjax_core import dtypes
 from polyjax_core.typing import Shape
 from polyjax_numpy import lax
+from polyjax_numpy.numpy import _out_sharding as _os
 from polyjax_numpy.numpy import _util as _u
 from polyjax_numpy.numpy._manipulation import broadcast_arrays
 from polyjax_numpy.random import _prng
@@ -102,7 +103,15 @@ def check_mode(fun_name: str, mode: Any) -> str:
 # Bernoulli and Rademacher
 
 
-def bernoulli(key: Any, p: Any = 0.5, shape: Shape | None = None, mode: str = "low") -> Any:
+@_os.replicated_inside
+def bernoulli(
+    key: Any,
+    p: Any = 0.5,
+    shape: Shape | None = None,
+    mode: str = "low",
+    *,
+    out_sharding: Any = None,
+) -> Any:
     """Booleans that are True with probability `p`.
 
     Args:
@@ -111,6 +120,8 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Shape | None = None, mode: str = "l
       shape: the result's shape (default: `p`'s shape).
       mode: 'low' (one uniform per value, fastest) or 'high' (two uniforms per
         value, exact for probabilities below the float's epsilon).
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Returns:
       A boolean array of `shape`.
@@ -149,13 +160,16 @@ def bernoulli_draw(typed: _prng.PRNGKeyArray, p: Any, shape: tuple[int, ...], mo
     return lax.lt(lax.mul(u2, const(dtypes.finfo(dt).eps, dt)), lax.sub(p, u1))
 
 
-def rademacher(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
+@_os.replicated_inside
+def rademacher(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """-1 or +1 with equal probability.
 
     Args:
       key: a single PRNG key (typed or raw).
       shape: the result's shape.
       dtype: a numeric dtype (default int32).
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -188,8 +202,13 @@ def rademacher_draw(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np
 # Transformations of one uniform draw
 
 
-def exponential(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
+@_os.replicated_inside
+def exponential(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Exponential draws with rate 1: `-log1p(-u)` for a uniform `u`.
+
+    Args:
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -208,8 +227,13 @@ def exponential_draw(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: n
     return lax.neg(lax.log1p(lax.neg(unit_uniform(typed, shape, dtype))))
 
 
-def laplace(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
+@_os.replicated_inside
+def laplace(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Laplace draws (location 0, scale 1): `sign(u) log1p(-|u|)`, `u` uniform in (-1, 1).
+
+    Args:
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -225,8 +249,13 @@ def _laplace(typed: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
-def logistic(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
+@_os.replicated_inside
+def logistic(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Standard logistic draws: `log(u) - log1p(-u)`.
+
+    Args:
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -242,8 +271,13 @@ def _logistic(typed: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
 
 
-def cauchy(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
+@_os.replicated_inside
+def cauchy(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Standard Cauchy draws: `tan(pi (u - 1/2))`.
+
+    Args:
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -259,8 +293,13 @@ def _cauchy(typed: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     return lax.tan(lax.mul(const(np.pi, dtype), lax.sub(u, const(0.5, dtype))))
 
 
-def maxwell(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
+@_os.replicated_inside
+def maxwell(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Maxwell draws: the norm of three standard normals.
+
+    Args:
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -280,7 +319,15 @@ def maxwell_draw(typed: _prng.PRNGKeyArray, shape: tuple[int, ...], dtype: np.dt
     return lax.sqrt(lax.reduce_sum(lax.mul(z, z), (len(shape),)))
 
 
-def gumbel(key: Any, shape: Shape = (), dtype: Any = None, mode: str | None = None) -> Any:
+@_os.replicated_inside
+def gumbel(
+    key: Any,
+    shape: Shape = (),
+    dtype: Any = None,
+    mode: str | None = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
     """Standard Gumbel draws: `-log(-log(u))`.
 
     Args:
@@ -289,6 +336,8 @@ def gumbel(key: Any, shape: Shape = (), dtype: Any = None, mode: str | None = No
       dtype: a float dtype.
       mode: 'low' (default) or 'high': two uniforms per value, for accurate
         values far in the right tail.
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -323,8 +372,15 @@ def gumbel_draw(
 # Samplers with parameters
 
 
-def pareto(key: Any, b: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
+@_os.replicated_inside
+def pareto(
+    key: Any, b: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Pareto draws with shape parameter `b` (support [1, inf)): `exp(e / b)`.
+
+    Args:
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -341,8 +397,15 @@ def _pareto(typed: Any, b: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     return lax.exp(lax.div(e, to_rank(b, len(shape))))
 
 
-def rayleigh(key: Any, scale: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
+@_os.replicated_inside
+def rayleigh(
+    key: Any, scale: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Rayleigh draws: `scale * sqrt(-2 log u)`.
+
+    Args:
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -360,8 +423,20 @@ def _rayleigh(typed: Any, scale: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     return lax.mul(_u.broadcast_to(scale, shape), root)
 
 
-def lognormal(key: Any, sigma: Any = 1.0, shape: Shape | None = None, dtype: Any = None) -> Any:
+@_os.replicated_inside
+def lognormal(
+    key: Any,
+    sigma: Any = 1.0,
+    shape: Shape | None = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
     """Log-normal draws: `exp(sigma * z)` for a standard normal `z`.
+
+    Args:
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -377,8 +452,15 @@ def _lognormal(typed: Any, sigma: Any, *, shape: tuple, dtype: np.dtype) -> Any:
     return lax.exp(lax.mul(normal_draw(typed, shape, dtype), to_rank(sigma, len(shape))))
 
 
+@_os.replicated_inside
 def truncated_normal(
-    key: Any, lower: Any, upper: Any, shape: Shape | None = None, dtype: Any = None
+    key: Any,
+    lower: Any,
+    upper: Any,
+    shape: Shape | None = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
 ) -> Any:
     """Standard normal draws conditioned on `lower < x < upper`.
 
@@ -387,6 +469,8 @@ def truncated_normal(
       lower, upper: the bounds, scalars or arrays broadcasting to `shape`.
       shape: the result's shape (default: the bounds' broadcast shape).
       dtype: a float dtype.
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Returns:
       Draws strictly inside the bounds (clipped to the next floats inside, as
@@ -416,10 +500,22 @@ def _truncated_normal(typed: Any, lower: Any, upper: Any, *, shape: tuple, dtype
     return lax.min(to_rank(inside_hi, len(shape)), out)
 
 
+@_os.replicated_inside
 def triangular(
-    key: Any, left: Any, mode: Any, right: Any, shape: Shape | None = None, dtype: Any = None
+    key: Any,
+    left: Any,
+    mode: Any,
+    right: Any,
+    shape: Shape | None = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
 ) -> Any:
     """Triangular draws on [left, right] peaking at `mode` (inverse-CDF sampling).
+
+    Args:
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -443,8 +539,15 @@ def _triangular(typed: Any, left: Any, mode: Any, right: Any, *, shape: tuple, d
     return _u.where(lax.lt(u, cut), below, above)
 
 
-def wald(key: Any, mean: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
+@_os.replicated_inside
+def wald(
+    key: Any, mean: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Wald (inverse Gaussian) draws with the given mean and shape parameter 1.
+
+    Args:
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
@@ -531,7 +634,10 @@ def _double_sided_maxwell(typed: Any, loc: Any, scale: Any, *, shape: tuple, dty
     return lax.add(lax.mul(sample, to_rank(scale, len(shape))), to_rank(loc, len(shape)))
 
 
-def geometric(key: Any, p: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
+@_os.replicated_inside
+def geometric(
+    key: Any, p: Any, shape: Shape | None = None, dtype: Any = None, *, out_sharding: Any = None
+) -> Any:
     """Geometric draws: the number of Bernoulli(`p`) trials up to the first success (>= 1).
 
     Args:
@@ -539,6 +645,8 @@ def geometric(key: Any, p: Any, shape: Shape | None = None, dtype: Any = None) -
       p: the success probability, broadcasting to `shape`.
       shape: the result's shape (default: `p`'s shape).
       dtype: an integer dtype (default int32).
+      out_sharding: the result's sharding (explicit mode): drawn as without it,
+        then resharded, so the values are the same.
 
     Example:
       >>> from polyjax_numpy import random
