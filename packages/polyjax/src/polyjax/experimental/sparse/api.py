@@ -1,10 +1,4 @@
-"""Constructors and conversions for every format: `empty`, `eye`, `todense`, `todense_p`.
-
-Example:
-  >>> from polyjax.experimental import sparse
-  >>> sparse.eye(3, k=1)
-  BCOO(float32[3, 3], nse=2)
-"""
+"""Constructors and conversions for every format: `empty`, `eye`, `todense`, `todense_p`."""
 
 from __future__ import annotations
 

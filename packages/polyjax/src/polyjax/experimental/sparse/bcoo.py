@@ -29,6 +29,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import operator
 import warnings
@@ -1025,14 +1026,32 @@ def bcoo_sum_duplicates(mat: BCOO, nse: int | None = None) -> BCOO:
 # --- operations that find a new structure from the indices
 
 
-def _restructure(
-    mats: Sequence[BCOO], fn: Any, *, nse: int, n_batch: int = 0, n_dense: int = 0
-) -> BCOO:
-    """The `BCOO` of ``fn(*dense)``, stored where ``fn`` of the operands' structures is nonzero.
+@dataclasses.dataclass(frozen=True)
+class _Op:
+    """A dense operation named by value (so that `_restructure`'s compilations are reused).
 
-    `fn` must map zeros to zeros and move entries without mixing them (slicing,
-    reshaping, concatenation, broadcasting), so the structure bounds the result.
+    ``lax.<name>(*operands, **params)``, or the product, sum or identity of the operands.
     """
+
+    name: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+    def __call__(self, *xs: Any) -> Any:
+        kw = dict(self.params)
+        if self.name == "mul":
+            return xs[0] * xs[1]
+        if self.name == "add":
+            return xs[0] + xs[1]
+        if self.name == "identity":
+            return xs[0]
+        if self.name == "concatenate":
+            return lax.concatenate(xs, **kw)
+        return getattr(lax, self.name)(*xs, **kw)
+
+
+def _restructure_impl(
+    mats: Sequence[BCOO], *, fn: Any, nse: int, n_batch: int, n_dense: int
+) -> BCOO:
     structures = [
         bcoo_todense_p.bind(
             jnp.ones(m.data.shape, np.float32), m.indices, spinfo=SparseInfo(m.shape)
@@ -1047,6 +1066,23 @@ def _restructure(
     dense = fn(*[m.todense() for m in mats])
     data = bcoo_extract_p.bind(indices, dense, assume_unique=True)
     return BCOO((data, indices), shape=dense.shape, indices_sorted=True, unique_indices=True)
+
+
+_restructure_jit = polyjax.jit(
+    _restructure_impl, static_argnames=("fn", "nse", "n_batch", "n_dense")
+)
+
+
+def _restructure(
+    mats: Sequence[BCOO], fn: Any, *, nse: int, n_batch: int = 0, n_dense: int = 0
+) -> BCOO:
+    """The `BCOO` of ``fn(*dense)``, stored where ``fn`` of the operands' structures is nonzero.
+
+    `fn` must map zeros to zeros and move entries without mixing them (slicing,
+    reshaping, concatenation, broadcasting), so the structure bounds the result.
+    One compiled function per operation and shapes (an `_Op` names it by value).
+    """
+    return _restructure_jit(list(mats), fn=fn, nse=int(nse), n_batch=n_batch, n_dense=n_dense)
 
 
 def _total(mat: BCOO) -> int:
@@ -1068,7 +1104,15 @@ def bcoo_slice(
 ) -> BCOO:
     """`lax.slice` of a `BCOO` array (a `BCOO` with the same nse)."""
     mat = _as_bcoo(mat, "bcoo_slice")
-    fn = lambda x: lax.slice(x, tuple(start_indices), tuple(limit_indices), strides)  # noqa: E731
+    strides = None if strides is None else tuple(strides)
+    fn = _Op(
+        "slice",
+        (
+            ("start_indices", tuple(start_indices)),
+            ("limit_indices", tuple(limit_indices)),
+            ("strides", strides),
+        ),
+    )
     out_shape = polyjax.eval_shape(fn, polyjax.ShapeDtypeStruct(mat.shape, mat.dtype)).shape
     return _restructure([mat], fn, **_same_layout_nse(mat, out_shape))
 
@@ -1083,7 +1127,7 @@ def bcoo_dynamic_slice(mat: BCOO, start_indices: Sequence[Any], slice_sizes: Seq
 def bcoo_rev(operand: BCOO, dimensions: Sequence[int]) -> BCOO:
     """`lax.rev` of a `BCOO` array."""
     mat = _as_bcoo(operand, "bcoo_rev")
-    fn = lambda x: lax.rev(x, tuple(dimensions))  # noqa: E731
+    fn = _Op("rev", (("dimensions", tuple(int(d) for d in dimensions)),))
     return _restructure([mat], fn, **_same_layout_nse(mat, mat.shape))
 
 
@@ -1099,7 +1143,8 @@ def bcoo_reshape(
     new_sizes = tuple(int(d) for d in new_sizes)
     if math.prod(new_sizes) != mat.size:
         raise TypeError(f"bcoo_reshape: cannot reshape {mat.shape} to {new_sizes}.")
-    fn = lambda x: lax.reshape(x, new_sizes, dimensions)  # noqa: E731
+    dims = None if dimensions is None else tuple(dimensions)
+    fn = _Op("reshape", (("new_sizes", new_sizes), ("dimensions", dims)))
     nse = min(_total(mat) * math.prod(mat.shape[mat.ndim - mat.n_dense :]), math.prod(new_sizes))
     return _restructure([mat], fn, nse=nse)
 
@@ -1115,7 +1160,7 @@ def bcoo_squeeze(arr: BCOO, *, dimensions: Sequence[int]) -> BCOO:
     n_dense = mat.n_dense - sum(d >= mat.ndim - mat.n_dense for d in dims)
     nse = min(mat.nse, math.prod(shape[n_batch : len(shape) - n_dense]))
     return _restructure(
-        [mat], lambda x: lax.squeeze(x, dims), nse=nse, n_batch=n_batch, n_dense=n_dense
+        [mat], _Op("squeeze", (("dimensions", dims),)), nse=nse, n_batch=n_batch, n_dense=n_dense
     )
 
 
@@ -1128,7 +1173,7 @@ def bcoo_broadcast_in_dim(
     new_lead = bdims[0] if bdims else len(shape)
     n_batch = new_lead + mat.n_batch if mat.n_batch or new_lead else 0
     n_dense = mat.n_dense
-    fn = lambda x: lax.broadcast_in_dim(x, shape, bdims)  # noqa: E731
+    fn = _Op("broadcast_in_dim", (("shape", shape), ("broadcast_dimensions", bdims)))
     region = math.prod(shape[n_batch : len(shape) - n_dense])
     nse = min(
         region,
@@ -1143,7 +1188,7 @@ def bcoo_concatenate(operands: Sequence[BCOO], *, dimension: int) -> BCOO:
     mats = [_as_bcoo(m, "bcoo_concatenate") for m in operands]
     if not mats:
         raise ValueError("bcoo_concatenate: no operands.")
-    fn = lambda *xs: lax.concatenate(xs, int(dimension))  # noqa: E731
+    fn = _Op("concatenate", (("dimension", int(dimension)),))
     n_batch, n_dense = mats[0].n_batch, mats[0].n_dense
     if int(dimension) < n_batch:
         nse = max(m.nse for m in mats)
@@ -1236,7 +1281,7 @@ def bcoo_multiply_sparse(lhs: BCOO, rhs: BCOO) -> BCOO:
     if lhs.shape != rhs.shape:
         raise ValueError(f"bcoo_multiply_sparse: shapes {lhs.shape} and {rhs.shape} differ.")
     nse = min(_total(lhs) * _total(rhs), lhs.size)
-    return _restructure([lhs, rhs], lambda a, b: a * b, nse=nse)
+    return _restructure([lhs, rhs], _Op("mul"), nse=nse)
 
 
 def _add_sparse(lhs: BCOO, rhs: BCOO) -> BCOO:
@@ -1249,7 +1294,7 @@ def _add_sparse(lhs: BCOO, rhs: BCOO) -> BCOO:
             shape=lhs.shape,
         )
     nse = min(_total(lhs) + _total(rhs), lhs.size)
-    return _restructure([lhs, rhs], lambda a, b: a + b, nse=nse)
+    return _restructure([lhs, rhs], _Op("add"), nse=nse)
 
 
 def bcoo_reduce_sum(mat: BCOO, *, axes: Sequence[int]) -> BCOO:
@@ -1261,7 +1306,11 @@ def bcoo_reduce_sum(mat: BCOO, *, axes: Sequence[int]) -> BCOO:
       Array([2., 4.], dtype=float32)
     """
     mat = _as_bcoo(mat, "bcoo_reduce_sum")
-    axes = sorted({int(a) % mat.ndim for a in axes}) if mat.ndim else []
+    axes = tuple(sorted({int(a) % mat.ndim for a in axes})) if mat.ndim else ()
+    return _reduce_sum_jit(mat, axes=axes)
+
+
+def _reduce_sum_impl(mat: BCOO, *, axes: tuple[int, ...]) -> BCOO:
     if any(a < mat.n_batch for a in axes):
         mat = _unbatched(mat)
     n_batch, n_sparse = mat.n_batch, mat.n_sparse
@@ -1280,6 +1329,9 @@ def bcoo_reduce_sum(mat: BCOO, *, axes: Sequence[int]) -> BCOO:
         data = jnp.sum(data, axis=tuple(a - n_batch - n_sparse + n_batch + 1 for a in dense_axes))
     shape = tuple(s for i, s in enumerate(mat.shape) if i not in axes)
     return BCOO((data, indices.reshape(indices.shape[:-1] + (len(keep),))), shape=shape)
+
+
+_reduce_sum_jit = polyjax.jit(_reduce_sum_impl, static_argnames=("axes",))
 
 
 def _unbatched(mat: BCOO) -> BCOO:
@@ -1347,4 +1399,4 @@ def bcoo_update_layout(
     )
     region = math.prod(mat.shape[n_batch : mat.ndim - n_dense])
     nse = min(_total(mat) * grow, region)
-    return _restructure([mat], lambda x: x, nse=nse, n_batch=n_batch, n_dense=n_dense)
+    return _restructure([mat], _Op("identity"), nse=nse, n_batch=n_batch, n_dense=n_dense)

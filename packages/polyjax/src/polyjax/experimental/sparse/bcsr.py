@@ -5,13 +5,6 @@ row pointers ``indptr`` ``batch + (rows + 1,)``: the entries of row ``i`` are
 ``indptr[i]:indptr[i + 1]``. The primitives compute through the coordinate
 form (the row of each entry is found in ``indptr``), so they share `BCOO`'s
 implementation and rules. This format has no dense dimensions (``n_dense=0``).
-
-Example:
-  >>> import numpy as np
-  >>> from polyjax.experimental import sparse
-  >>> m = sparse.BCSR.fromdense(np.array([[0.0, 1.0], [2.0, 3.0]]))
-  >>> m.indptr
-  Array([0, 1, 3], dtype=int32)
 """
 
 from __future__ import annotations

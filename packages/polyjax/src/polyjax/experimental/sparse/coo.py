@@ -1,13 +1,6 @@
 """`COO`: the legacy coordinate-format matrix (``data``, ``row``, ``col``) and its primitives.
 
 Its primitives compute through `BCOO`'s implementation (indices ``[row, col]``).
-
-Example:
-  >>> import numpy as np
-  >>> from polyjax.experimental import sparse
-  >>> m = sparse.COO.fromdense(np.array([[0.0, 1.0], [2.0, 0.0]]))
-  >>> m, m @ np.array([1.0, 10.0])
-  (COO(float32[2, 2], nse=2), Array([10.,  2.], dtype=float32))
 """
 
 from __future__ import annotations

@@ -2,13 +2,6 @@
 
 A `CSC` matrix is stored as the `CSR` buffers of its transpose. The primitives
 compute through `BCOO`'s implementation (the row of each entry found in ``indptr``).
-
-Example:
-  >>> import numpy as np
-  >>> from polyjax.experimental import sparse
-  >>> m = sparse.CSR.fromdense(np.array([[0.0, 1.0], [2.0, 0.0]]))
-  >>> m, m @ np.array([1.0, 10.0])
-  (CSR(float32[2, 2], nse=2), Array([10.,  2.], dtype=float32))
 """
 
 from __future__ import annotations

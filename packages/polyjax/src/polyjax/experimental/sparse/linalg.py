@@ -4,13 +4,6 @@
 cost is the dense one); `lobpcg_standard` finds the largest eigenpairs of a
 symmetric operator by LOBPCG iterations (block Rayleigh-Ritz on the current
 vectors, their residuals and the previous directions).
-
-Example:
-  >>> import numpy as np
-  >>> from polyjax.experimental import sparse
-  >>> m = sparse.CSR.fromdense(np.array([[2.0, 0.0], [0.0, 4.0]]))
-  >>> sparse.linalg.spsolve(m.data, m.indices, m.indptr, np.array([2.0, 2.0]))
-  Array([1. , 0.5], dtype=float32)
 """
 
 from __future__ import annotations

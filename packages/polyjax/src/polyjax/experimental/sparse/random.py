@@ -1,11 +1,4 @@
-"""`random_bcoo`: a random `BCOO` array.
-
-Example:
-  >>> import polyjax
-  >>> from polyjax.experimental import sparse
-  >>> sparse.random_bcoo(polyjax.random.key(0), (3, 4), nse=0.5)
-  BCOO(float32[3, 4], nse=6)
-"""
+"""`random_bcoo`: a random `BCOO` array."""
 
 from __future__ import annotations
 
