@@ -39,6 +39,10 @@ ON_PURPOSE: dict[str, dict[str, str]] = {
         "lib": "an empty module in JAX 0.10.2 (its former bridge to jaxlib's internals is "
         "gone); polyjax's packages call jaxlib directly",
     },
+    "jax.experimental.sparse": {
+        "SparseTracer": "the tracer of JAX's sparsify; polyjax's sparsify evaluates the "
+        "function's jaxpr with the sparse values instead of tracing with a sparse tracer",
+    },
 }
 
 # Who owns the names still missing, by module (the longest matching prefix wins).

@@ -27,18 +27,13 @@ import numpy as np
 import polyjax
 from polyjax_core.abstract_values import ShapedArray
 from polyjax_core.primitive import Primitive
-from polyjax_interpreters import ad, mlir
-from polyjax_numpy.lax._declare import define_rules
+from polyjax_interpreters import ad, batching, dispatch, mlir
 
 __all__ = ["sparse_primitive"]
 
 
 def _inexact(dtype: Any) -> bool:
     return np.issubdtype(np.dtype(dtype), np.inexact)
-
-
-def _structs(avals: Sequence[Any]) -> list[Any]:
-    return [polyjax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals]
 
 
 def sparse_primitive(
@@ -48,17 +43,30 @@ def sparse_primitive(
     linear: Sequence[int] = (),
     multiple_results: bool = False,
     transpose: Callable[..., Any] | None = None,
-    batching: Callable[..., Any] | None = None,
+    batching_rule: Callable[..., Any] | None = None,
     jvp: Callable[..., Any] | None = None,
 ) -> Primitive:
     """A primitive computing `fun(*args, **params)`, with rules derived as the module says."""
     prim = Primitive(name)
     prim.multiple_results = multiple_results
 
+    @functools.lru_cache(maxsize=256)
+    def out_types(types: tuple[Any, ...], params: tuple[tuple[str, Any], ...]) -> Any:
+        structs = [polyjax.ShapeDtypeStruct(shape, dtype) for shape, dtype in types]
+        out = polyjax.eval_shape(functools.partial(fun, **dict(params)), *structs)
+        outs = out if multiple_results else [out]
+        return tuple((tuple(o.shape), np.dtype(o.dtype)) for o in outs)
+
     def abstract_eval(*avals: Any, **params: Any) -> Any:
-        out = polyjax.eval_shape(functools.partial(fun, **params), *_structs(avals))
-        to_aval = lambda s: ShapedArray(tuple(s.shape), np.dtype(s.dtype))  # noqa: E731
-        return [to_aval(s) for s in out] if multiple_results else to_aval(out)
+        # Tracing the implementation costs more than the equations it stands for: cached.
+        types = tuple((tuple(a.shape), np.dtype(a.dtype)) for a in avals)
+        key = tuple(sorted(params.items()))
+        try:
+            found = out_types(types, key)
+        except TypeError:  # an unhashable param
+            found = out_types.__wrapped__(types, key)
+        outs = [ShapedArray(shape, dtype) for shape, dtype in found]
+        return outs if multiple_results else outs[0]
 
     def multilinear_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
         out = prim.bind(*primals, **params)
@@ -105,11 +113,16 @@ def sparse_primitive(
         out = polyjax.vmap(functools.partial(fun, **params), in_axes=tuple(dims))(*args)
         return out, ([0] * len(out) if multiple_results else 0)
 
-    return define_rules(
-        prim,
-        abstract_eval,
-        mlir.lower_fun(fun, multiple_results=multiple_results),
-        jvp=jvp or (multilinear_jvp if linear else "zero"),
-        transpose=transpose or (generic_transpose if linear else None),
-        batching=batching or vmapped,
-    )
+    prim.def_abstract_eval(abstract_eval)
+    prim.def_impl(functools.partial(dispatch.apply_primitive, prim))
+    mlir.register_lowering(prim, mlir.lower_fun(fun, multiple_results=multiple_results))
+    if jvp is not None:
+        ad.primitive_jvps[prim] = jvp
+    elif linear:
+        ad.primitive_jvps[prim] = multilinear_jvp
+    else:
+        ad.defjvp_zero(prim)
+    if transpose is not None or linear:
+        ad.primitive_transposes[prim] = transpose or generic_transpose
+    batching.primitive_batchers[prim] = batching_rule or vmapped
+    return prim

@@ -266,21 +266,21 @@ bcoo_todense_p = sparse_primitive(
     _todense_impl,
     linear=(0,),
     transpose=_todense_transpose,
-    batching=_todense_batch,
+    batching_rule=_todense_batch,
 )
 bcoo_extract_p = sparse_primitive(
     "bcoo_extract",
     _extract_impl,
     linear=(1,),
     transpose=_extract_transpose,
-    batching=_extract_batch,
+    batching_rule=_extract_batch,
 )
 bcoo_fromdense_p = sparse_primitive(
     "bcoo_fromdense",
     _fromdense_impl,
     multiple_results=True,
     jvp=_fromdense_jvp,
-    batching=_fromdense_batch,
+    batching_rule=_fromdense_batch,
 )
 
 
