@@ -198,6 +198,7 @@ def test_structure_operations_as_jax():
             "spdot": sparse.bcoo_dot_general(m, m.T, dimension_numbers=(([1], [0]), ([], []))),
             "layout": sparse.bcoo_update_layout(b, n_batch=0),
             "dynamic_slice": sparse.bcoo_dynamic_slice(m, (1, 0), (1, 2)),
+            "getitem": m[1, 1:],
         }
 
     expected = {
@@ -213,6 +214,7 @@ def test_structure_operations_as_jax():
         "spdot": (M @ M.T, 4),
         "layout": (np.stack([M, 2 * M]), 6),
         "dynamic_slice": (M[1:, :2], 2),
+        "getitem": (M[1, 1:], 2),
     }
     out = run(m, b)
     dense = polyjax.jit(lambda out: {k: v.todense() for k, v in out.items()})(out)
@@ -315,6 +317,8 @@ def test_constructors_sparsify_linalg():
             "sparsify_scaled": sparse.sparsify(lambda a: -(a * 3.0))(m),
             "sparsify_cos": sparse.sparsify(jnp.cos)(m),
             "sparsify_csr": sparse.sparsify(jnp.sum)(csr),
+            "sparsify_twice": sparse.sparsify(lambda x: x + x)(m),
+            "sum": m.sum(),
             "spsolve": sparse.linalg.spsolve(csr.data, csr.indices, csr.indptr, V),
             "theta": theta,
             "U": U,
@@ -333,6 +337,9 @@ def test_constructors_sparsify_linalg():
     np.testing.assert_array_equal(np.asarray(scaled.data), -3 * np.asarray(m.data))
     np.testing.assert_allclose(np.asarray(out["sparsify_cos"]), np.cos(M), rtol=1e-6)
     assert float(out["sparsify_csr"]) == pytest.approx(a.sum())
+    assert out["sparsify_twice"].nse == 3 and m.nse + m.nse == (m + m).nse  # as JAX
+    np.testing.assert_array_equal(np.asarray(out["sparsify_twice"].data), 2 * np.asarray(m.data))
+    assert float(out["sum"]) == pytest.approx(M.sum())
     np.testing.assert_allclose(np.asarray(out["spsolve"]), np.linalg.solve(a, V), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(out["theta"]), [10.0, 9.0], rtol=1e-4)
     np.testing.assert_allclose(np.abs(np.asarray(out["U"])[[9, 8], [0, 1]]), [1.0, 1.0], rtol=1e-3)

@@ -627,10 +627,22 @@ class BCOO(JAXSparse):
         shape = kwargs.get("new_sizes", shape)
         return bcoo_reshape(self, new_sizes=tuple(shape))
 
-    def sum(self, axis: int | Sequence[int] | None = None) -> BCOO:
-        """`bcoo_reduce_sum` over `axis` (every axis by default)."""
+    def sum(self, axis: int | Sequence[int] | None = None) -> Any:
+        """`bcoo_reduce_sum` over `axis`; over every axis (the default), a dense scalar."""
         axes = range(self.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
-        return bcoo_reduce_sum(self, axes=tuple(axes))
+        out = bcoo_reduce_sum(self, axes=tuple(axes))
+        return out.todense() if out.ndim == 0 else out
+
+    def __getitem__(self, idx: Any) -> BCOO:
+        """Basic indexing (integers and slices), as a `BCOO` without batch or dense dimensions."""
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        if not all(isinstance(i, (int, np.integer, slice)) or i is Ellipsis for i in idx):
+            raise TypeError(
+                f"BCOO indexing: only integers, slices and ... are supported, got {idx}."
+            )
+        fn = lambda x: x[idx]  # noqa: E731
+        out_shape = polyjax.eval_shape(fn, polyjax.ShapeDtypeStruct(self.shape, self.dtype)).shape
+        return _restructure([self], fn, nse=min(_total(self), math.prod(out_shape)))
 
     def sum_duplicates(self, nse: int | None = None, remove_zeros: bool = True) -> BCOO:
         """`bcoo_sum_duplicates`."""

@@ -66,7 +66,10 @@ def _sparse_rule(prim: Any, args: list, params: dict) -> Any:
     if name == "convert_element_type":
         return args[0].astype(params["new_dtype"])
     if name in ("add", "sub") and all(sparse) and args[0].shape == args[1].shape:
-        return args[0] + args[1] if name == "add" else args[0] + (-args[1])
+        lhs, rhs = args[0], args[1] if name == "add" else -args[1]
+        if lhs.indices is rhs.indices:  # one value's entries (``x + x``): add the stored values
+            return _bcoo.BCOO((lhs.data + rhs.data, lhs.indices), shape=lhs.shape)
+        return lhs + rhs
     if name == "squeeze":
         return _bcoo.bcoo_squeeze(args[0], dimensions=tuple(params["dimensions"]))
     if name == "rev":
