@@ -88,13 +88,6 @@ def _sparse_transform(
     return make
 
 
-def _jac_transform(base: Callable[..., Any]) -> Callable[..., Any]:
-    def transform(f: Callable[..., Any], *, argnums: Any, has_aux: bool, **kwargs: Any) -> Any:
-        return base(f, argnums=argnums, has_aux=has_aux, **kwargs)
-
-    return transform
-
-
 grad = _sparse_transform(polyjax.grad, with_value=False)
 grad.__doc__ = """`polyjax.grad` that differentiates sparse arguments with respect to their data.
 
@@ -125,8 +118,8 @@ def _value_and_grad(f: Callable[..., Any], *, argnums: Any, has_aux: bool, **kwa
 
 value_and_grad = _sparse_transform(_value_and_grad, with_value=True)
 value_and_grad.__doc__ = "`polyjax.value_and_grad` with `grad`'s treatment of sparse arguments."
-jacfwd = _sparse_transform(_jac_transform(polyjax.jacfwd), with_value=False)
+jacfwd = _sparse_transform(polyjax.jacfwd, with_value=False)
 jacfwd.__doc__ = "`polyjax.jacfwd` with sparse arguments differentiated with respect to their data."
-jacrev = _sparse_transform(_jac_transform(polyjax.jacrev), with_value=False)
+jacrev = _sparse_transform(polyjax.jacrev, with_value=False)
 jacrev.__doc__ = "`polyjax.jacrev` with sparse arguments differentiated with respect to their data."
 jacobian = jacrev

@@ -356,9 +356,7 @@ bcoo_dot_general_sampled_p = sparse_primitive(
 
 def _structure(indices: Any, shape: Sequence[int], dense_shape: Sequence[int]) -> Any:
     """1.0 where the entries stored at `indices` lie in an array of `shape`, else 0.0."""
-    n_batch = indices.ndim - 2
     ones = jnp.ones(indices.shape[:-1] + tuple(dense_shape), np.float32)
-    del n_batch
     return _todense_impl(ones, indices, spinfo=SparseInfo(tuple(shape)))
 
 
@@ -1187,12 +1185,11 @@ def bcoo_broadcast_in_dim(
     n_dense = mat.n_dense
     fn = _Op("broadcast_in_dim", (("shape", shape), ("broadcast_dimensions", bdims)))
     region = math.prod(shape[n_batch : len(shape) - n_dense])
-    nse = min(
-        region,
-        mat.nse * math.prod(shape[n_batch:]) // max(math.prod(mat.shape[mat.n_batch :]), 1)
-        or mat.nse,
-    )
-    return _restructure([mat], fn, nse=max(min(nse, region), 0), n_batch=n_batch, n_dense=n_dense)
+    # Each entry repeats along the dimensions broadcast in the sparse region.
+    in_size = {d: mat.shape[i] for i, d in enumerate(bdims)}
+    factor = math.prod(shape[d] // in_size.get(d, 1) for d in range(n_batch, len(shape) - n_dense))
+    nse = min(region, mat.nse * factor)
+    return _restructure([mat], fn, nse=nse, n_batch=n_batch, n_dense=n_dense)
 
 
 def bcoo_concatenate(operands: Sequence[BCOO], *, dimension: int) -> BCOO:
@@ -1251,20 +1248,11 @@ def bcoo_conv_general_dilated(lhs: Any, rhs: Any, **kwargs: Any) -> BCOO:
         lhs.todense() if isinstance(lhs, JAXSparse) else lhs,
         rhs.todense() if isinstance(rhs, JAXSparse) else rhs,
     )
-    nse = nse_from(
-        lambda: np.count_nonzero(np.asarray(out)),
-        None if not _is_traced(out) else out.size,
-        "bcoo_conv_general_dilated",
-    )
-    return bcoo_fromdense(out, nse=nse)
-
-
-def _is_traced(x: Any) -> bool:
     try:
-        np.asarray(x)
-    except Exception:
-        return True
-    return False
+        nse = int(np.count_nonzero(np.asarray(out)))
+    except Exception:  # traced: every position may be nonzero
+        nse = math.prod(out.shape)
+    return bcoo_fromdense(out, nse=nse)
 
 
 def bcoo_multiply_dense(sp_mat: BCOO, v: Any) -> BCOO:
