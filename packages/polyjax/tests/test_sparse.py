@@ -105,6 +105,11 @@ def test_bcoo_fromdense_padding_and_duplicates_as_jax():
         sparse.BCOO((np.ones(3), np.zeros((3, 2), np.int32)), shape=(2,))
     with pytest.raises(ValueError, match="not aligned"):
         sparse.BCOO.fromdense(M) @ np.ones(2, np.float32)
+    with pytest.raises(TypeError, match="do not match shapes"):
+        sparse.bcoo_dot_general(p, np.ones(2), dimension_numbers=(([1], [0]), ([], [])))
+    # The method drops zero sums (concrete values); the function keeps them, as JAX.
+    z = sparse.BCOO((jnp.array([1.0, 0.0, 2.0]), jnp.array([[0], [1], [2]])), shape=(3,))
+    assert (z.sum_duplicates().nse, sparse.bcoo_sum_duplicates(z).nse) == (2, 3)
 
 
 def test_vmap_gives_batched_bcoo():

@@ -46,7 +46,7 @@ def _with_data(mat: JAXSparse, data: Any) -> JAXSparse:
 
 
 def _sparse_transform(
-    transform: Callable[..., Any], with_value: bool
+    transform: Callable[..., Any], with_value: bool, name: str
 ) -> Callable[..., Callable[..., Any]]:
     def make(
         fun: Callable[..., Any],
@@ -85,10 +85,11 @@ def _sparse_transform(
 
         return wrapped
 
+    make.__name__ = make.__qualname__ = name
     return make
 
 
-grad = _sparse_transform(polyjax.grad, with_value=False)
+grad = _sparse_transform(polyjax.grad, with_value=False, name="grad")
 grad.__doc__ = """`polyjax.grad` that differentiates sparse arguments with respect to their data.
 
 Args:
@@ -116,10 +117,10 @@ def _value_and_grad(f: Callable[..., Any], *, argnums: Any, has_aux: bool, **kwa
     return run
 
 
-value_and_grad = _sparse_transform(_value_and_grad, with_value=True)
+value_and_grad = _sparse_transform(_value_and_grad, with_value=True, name="value_and_grad")
 value_and_grad.__doc__ = "`polyjax.value_and_grad` with `grad`'s treatment of sparse arguments."
-jacfwd = _sparse_transform(polyjax.jacfwd, with_value=False)
+jacfwd = _sparse_transform(polyjax.jacfwd, with_value=False, name="jacfwd")
 jacfwd.__doc__ = "`polyjax.jacfwd` with sparse arguments differentiated with respect to their data."
-jacrev = _sparse_transform(polyjax.jacrev, with_value=False)
+jacrev = _sparse_transform(polyjax.jacrev, with_value=False, name="jacrev")
 jacrev.__doc__ = "`polyjax.jacrev` with sparse arguments differentiated with respect to their data."
 jacobian = jacrev

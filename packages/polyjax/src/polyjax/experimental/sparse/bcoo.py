@@ -643,7 +643,27 @@ class BCOO(JAXSparse):
         return _restructure([self], fn, nse=min(_total(self), math.prod(out_shape)))
 
     def sum_duplicates(self, nse: int | None = None, remove_zeros: bool = True) -> BCOO:
-        """`bcoo_sum_duplicates`."""
+        """`bcoo_sum_duplicates`; with `remove_zeros` and concrete values, zero sums are dropped.
+
+        Example:
+          >>> import numpy as np
+          >>> m = BCOO((np.array([1.0, 0.0, 2.0]), np.array([[0], [1], [0]])), shape=(2,))
+          >>> m.sum_duplicates(), m.sum_duplicates(remove_zeros=False)
+          (BCOO(float32[2], nse=1), BCOO(float32[2], nse=2))
+        """
+        if remove_zeros and nse is None:
+            try:
+                dense = np.asarray(self.todense())
+            except Exception:  # traced: the zeros cannot be found
+                dense = None
+            if dense is not None:
+                return bcoo_fromdense(
+                    dense,
+                    nse=_count_nse(dense, self.n_batch, self.n_dense),
+                    n_batch=self.n_batch,
+                    n_dense=self.n_dense,
+                    index_dtype=self.indices.dtype,
+                )
         return bcoo_sum_duplicates(self, nse=nse)
 
     def sort_indices(self) -> BCOO:
