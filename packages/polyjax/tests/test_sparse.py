@@ -121,6 +121,9 @@ def test_vmap_gives_batched_bcoo():
         polyjax.make_jaxpr(polyjax.vmap(lambda x: sparse.BCOO.fromdense(x, nse=3).data))(stacked)
     )
     assert "bcoo_fromdense" in jaxpr and "n_batch=1" in jaxpr
+    # A batched product stays one sparse product with a batch dimension, as in JAX.
+    jaxpr = str(polyjax.make_jaxpr(polyjax.vmap(lambda b, x: b @ x))(v, np.stack([V, V])))
+    assert "bcoo_dot_general" in jaxpr and "shape=(2, 2, 3)" in jaxpr
 
     @polyjax.jit
     def run(v, m):
@@ -131,9 +134,11 @@ def test_vmap_gives_batched_bcoo():
                 jnp.stack([m.data, 3 * m.data])
             ),
             polyjax.vmap(lambda x: m @ x, in_axes=1)(np.stack([V, V + 1], axis=1)),
+            polyjax.vmap(lambda b, x: x @ b, in_axes=(0, 1))(v, np.ones((2, 2), np.float32)),
         )
 
-    dense, prods, from_data, cols = run(v, sparse.BCOO.fromdense(M))
+    dense, prods, from_data, cols, left = run(v, sparse.BCOO.fromdense(M))
+    np.testing.assert_allclose(np.asarray(left), np.stack([M.sum(0), 2 * M.sum(0)]))
     np.testing.assert_array_equal(np.asarray(dense), stacked)
     np.testing.assert_allclose(np.asarray(prods), np.stack([M @ V, 2 * M @ (V + 1)]))
     np.testing.assert_array_equal(np.asarray(from_data), np.stack([M, 3 * M]))

@@ -342,7 +342,53 @@ def _dot_general_impl(
     return jnp.moveaxis(out, front, positions)
 
 
-bcoo_dot_general_p = sparse_primitive("bcoo_dot_general", _dot_general_impl, linear=(0, 2))
+def _mapped(d: Any) -> bool:
+    return d is not None and d is not batching.not_mapped
+
+
+def _dot_general_batch(
+    args: Sequence[Any],
+    dims: Sequence[Any],
+    *,
+    dimension_numbers: Any,
+    lhs_spinfo: SparseInfo,
+    preferred_element_type: Any,
+) -> Any:
+    """The mapped sparse operand gains a batch dimension; a mapped rhs dimension is batch or free."""
+    data, indices, rhs = args
+    (lc, rc), (lb, rb) = dimension_numbers
+    lhs_mapped = _mapped(dims[0]) or _mapped(dims[1])
+    shape = tuple(lhs_spinfo.shape)
+    if lhs_mapped:
+        size = _batch_size(args[:2], dims[:2])
+        data, indices = _to_front(data, dims[0]), _to_front(indices, dims[1])
+        shape = (size, *shape)
+        lc, lb = tuple(d + 1 for d in lc), tuple(d + 1 for d in lb)
+    r = dims[2] if _mapped(dims[2]) else None
+    if r is not None:
+        rc, rb = (tuple(d + (d >= r) for d in ds) for ds in (rc, rb))
+    if lhs_mapped and r is not None:
+        lb, rb, out_dim = (0, *lb), (r, *rb), 0
+    elif lhs_mapped:
+        out_dim = len(lb)  # the first free dimension of the lhs
+    else:
+        n_lhs_free = len(shape) - len(lc) - len(lb)
+        rhs_free = [d for d in range(rhs.ndim) if d not in rc and d not in rb]
+        out_dim = len(lb) + n_lhs_free + rhs_free.index(r)
+    out = bcoo_dot_general_p.bind(
+        data,
+        indices,
+        rhs,
+        dimension_numbers=((lc, rc), (lb, rb)),
+        lhs_spinfo=lhs_spinfo._replace(shape=shape),
+        preferred_element_type=preferred_element_type,
+    )
+    return out, out_dim
+
+
+bcoo_dot_general_p = sparse_primitive(
+    "bcoo_dot_general", _dot_general_impl, linear=(0, 2), batching_rule=_dot_general_batch
+)
 
 
 def _dot_general_sampled_impl(lhs: Any, rhs: Any, indices: Any, *, dimension_numbers: Any) -> Any:
