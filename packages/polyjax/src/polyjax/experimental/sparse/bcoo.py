@@ -354,7 +354,7 @@ def _dot_general_batch(
     lhs_spinfo: SparseInfo,
     preferred_element_type: Any,
 ) -> Any:
-    """The mapped sparse operand gains a batch dimension; a mapped rhs dimension is batch or free."""
+    """The mapped sparse operand gains a batch dimension; a mapped rhs one is batch or free."""
     data, indices, rhs = args
     (lc, rc), (lb, rb) = dimension_numbers
     lhs_mapped = _mapped(dims[0]) or _mapped(dims[1])
