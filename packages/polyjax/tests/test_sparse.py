@@ -99,6 +99,8 @@ def test_bcoo_fromdense_padding_and_duplicates_as_jax():
     np.testing.assert_array_equal(np.asarray(t.indices), [[0, 1], [1, 0]])
     np.testing.assert_array_equal(np.asarray(t.data), [2.0, 4.0])
     np.testing.assert_array_equal(np.asarray(s.sort_indices().indices), [[0, 1], [1, 0], [1, 0]])
+    # Repeated indices (not known unique): the value goes to the first, as in JAX.
+    np.testing.assert_array_equal(np.asarray(sparse.bcoo_extract(s, 2 * M[:, :2]).data), [4, 2, 0])
     with pytest.raises(ValueError, match="nse"):
         polyjax.jit(lambda a: sparse.BCOO.fromdense(a).data)(M)
     with pytest.raises(ValueError, match="do not describe"):

@@ -7,8 +7,6 @@ from typing import Any
 
 import numpy as np
 
-import polyjax.numpy as jnp
-
 __all__ = ["JAXSparse", "nse_from"]
 
 
@@ -84,6 +82,3 @@ class JAXSparse:
 
     def tree_flatten(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
         raise NotImplementedError
-
-    def _dense_fallback(self) -> Any:
-        return jnp.asarray(self.todense())

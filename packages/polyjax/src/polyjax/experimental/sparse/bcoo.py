@@ -165,11 +165,12 @@ def _extract_impl(indices: Any, mat: Any, *, assume_unique: bool = True) -> Any:
         flat = mat.at[_columns(idx, range(idx.shape[1]))].get(mode="fill", fill_value=0)
     if not assume_unique and idx.shape[1]:
         # Only the first of repeated indices keeps the value (the others hold 0).
-        flat = flat * _first_occurrence(idx, mat.shape).reshape((-1,) + (1,) * len(dense))
+        flat = flat * _first_occurrence(idx).reshape((-1,) + (1,) * len(dense))
     return flat.reshape(batch + (nse,) + dense)
 
 
-def _first_occurrence(idx: Any, shape: Sequence[int]) -> Any:
+def _first_occurrence(idx: Any) -> Any:
+    """Whether each row of `idx` is the first of its value (quadratic: for small nse)."""
     same = jnp.all(idx[:, None, :] == idx[None, :, :], axis=-1)
     earlier = jnp.tril(same, k=-1)
     return ~jnp.any(earlier, axis=1)
@@ -974,7 +975,7 @@ def bcoo_dot_general(
 
 
 def _spdot_general(lhs: BCOO, rhs: BCOO, dims: tuple, preferred: Any) -> BCOO:
-    out_shape = jax_dot_shape(lhs.shape, rhs.shape, dims)
+    out_shape = _dot_shape(lhs.shape, rhs.shape, dims)
     total = lambda m: m.nse * math.prod(m.shape[: m.n_batch])  # noqa: E731
     out_nse = min(total(lhs) * total(rhs), math.prod(out_shape))
     data, indices = bcoo_spdot_general_p.bind(
@@ -992,7 +993,7 @@ def _spdot_general(lhs: BCOO, rhs: BCOO, dims: tuple, preferred: Any) -> BCOO:
     return BCOO((data, indices), shape=out_shape, indices_sorted=True, unique_indices=True)
 
 
-def jax_dot_shape(lhs_shape: tuple, rhs_shape: tuple, dims: tuple) -> tuple[int, ...]:
+def _dot_shape(lhs_shape: tuple, rhs_shape: tuple, dims: tuple) -> tuple[int, ...]:
     """The shape of ``dot_general`` of operands of these shapes."""
     (lc, rc), (lb, rb) = dims
     lf = [d for i, d in enumerate(lhs_shape) if i not in lc and i not in lb]
