@@ -149,8 +149,9 @@ def test_vmap_gives_batched_bcoo():
 
 def test_primitives_gradients():
     m = sparse.BCOO.fromdense(A3, n_batch=1)
+    csr, coo = sparse.CSR.fromdense(M), sparse.COO.fromdense(M)
 
-    def f(data, rhs, dense):
+    def f(data, rhs, dense, values, u):
         a = sparse.BCOO((data, m.indices), shape=m.shape)
         out = jnp.sum(jnp.sin(a.todense()) * dense)
         out += jnp.sum(
@@ -158,9 +159,20 @@ def test_primitives_gradients():
         )
         out += jnp.sum(a.transpose((0, 2, 1)).todense() ** 2)
         out += jnp.sum(sparse.BCOO.fromdense(dense * dense, nse=3, n_batch=1).data)
-        return out + jnp.sum(sparse.bcoo_extract(a, dense).data * data)
+        out += jnp.sum(sparse.bcoo_extract(a, dense).data * data)
+        # The other formats' products and todense, in their values and the dense operand.
+        out += jnp.sum((sparse.CSR((values, csr.indices, csr.indptr), shape=M.shape) @ u) ** 2)
+        out += jnp.sum((sparse.BCSR((values, csr.indices, csr.indptr), shape=M.shape) @ u) ** 3)
+        c = sparse.COO((values, coo.row, coo.col), shape=M.shape)
+        return out + jnp.sum((u @ c.T) * u[:2]) + jnp.sum(jnp.cos(sparse.todense(c)))
 
-    args = (m.data + 0.5, np.array([[1.0, -1.0], [0.5, 2.0]], np.float32), A3 + 1.0)
+    args = (
+        m.data + 0.5,
+        np.array([[1.0, -1.0], [0.5, 2.0]], np.float32),
+        A3 + 1.0,
+        np.array([1.0, -2.0, 0.5], np.float32),
+        V,
+    )
     # Reverse mode runs every jvp rule (linearize) and every transpose rule.
     check_grads(polyjax.jit(f), args, order=1, modes=("rev",), atol=2e-2, rtol=2e-2)
 
