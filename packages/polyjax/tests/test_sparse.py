@@ -342,6 +342,9 @@ def test_constructors_sparsify_linalg():
             "sparsify_cos": sparse.sparsify(jnp.cos)(m),
             "sparsify_csr": sparse.sparsify(jnp.sum)(csr),
             "sparsify_twice": sparse.sparsify(lambda x: x + x)(m),
+            "sparsify_shapes": sparse.sparsify(
+                lambda x: (x[:, 1:] / 2.0, jnp.concatenate([x, x]).reshape(3, 4))
+            )(m),
             "sum": m.sum(),
             "spsolve": sparse.linalg.spsolve(csr.data, csr.indices, csr.indptr, V),
             "theta": theta,
@@ -364,6 +367,15 @@ def test_constructors_sparsify_linalg():
     assert out["sparsify_twice"].nse == 3 and m.nse + m.nse == (m + m).nse  # as JAX
     np.testing.assert_array_equal(np.asarray(out["sparsify_twice"].data), 2 * np.asarray(m.data))
     assert float(out["sum"]) == pytest.approx(M.sum())
+    sliced, joined = out["sparsify_shapes"]
+    assert (repr(sliced), repr(joined)) == (
+        "BCOO(float32[2, 2], nse=3)",
+        "BCOO(float32[3, 4], nse=6)",
+    )
+    np.testing.assert_array_equal(np.asarray(sparse.todense(sliced)), M[:, 1:] / 2)
+    np.testing.assert_array_equal(
+        np.asarray(sparse.todense(joined)), np.concatenate([M, M]).reshape(3, 4)
+    )
     np.testing.assert_allclose(np.asarray(out["spsolve"]), np.linalg.solve(a, V), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(out["theta"]), [10.0, 9.0], rtol=1e-4)
     np.testing.assert_allclose(np.abs(np.asarray(out["U"])[[9, 8], [0, 1]]), [1.0, 1.0], rtol=1e-3)

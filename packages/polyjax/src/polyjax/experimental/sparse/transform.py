@@ -3,8 +3,9 @@
 `sparsify(f)` traces `f` to a jaxpr with the sparse arguments' dense types and
 evaluates it with the sparse values themselves: an equation whose operand is
 sparse uses its sparse rule where one exists (products by dense arrays and
-scalars, `dot_general`, negation, transposition, sums, conversion) and the
-densified operand otherwise, so the result is sparse where every step allows.
+scalars, division by dense values, `dot_general`, negation, transposition,
+sums, conversion, sums of sparse arrays, slicing, reshaping, broadcasting,
+concatenation, `squeeze`, `rev`) and the densified operand otherwise, so the result is sparse where every step allows.
 `BCSR`, `COO`, `CSR` and `CSC` arguments are converted to `BCOO` first.
 Unlike JAX, there is no `SparseTracer`: the jaxpr is interpreted, so `f`'s
 Python control flow sees the dense types only.
@@ -70,6 +71,24 @@ def _sparse_rule(prim: Any, args: list, params: dict) -> Any:
         if lhs.indices is rhs.indices:  # one value's entries (``x + x``): add the stored values
             return _bcoo.BCOO((lhs.data + rhs.data, lhs.indices), shape=lhs.shape)
         return lhs + rhs
+    if name == "div" and sparse[0] and not sparse[1]:
+        return args[0] / args[1]
+    if name == "slice":
+        return _bcoo.bcoo_slice(
+            args[0],
+            start_indices=params["start_indices"],
+            limit_indices=params["limit_indices"],
+            strides=params.get("strides"),
+        )
+    if name == "reshape":
+        dims = params.get("dimensions")
+        return _bcoo.bcoo_reshape(args[0], new_sizes=params["new_sizes"], dimensions=dims)
+    if name == "broadcast_in_dim" and "shape" in params:
+        return _bcoo.bcoo_broadcast_in_dim(
+            args[0], shape=params["shape"], broadcast_dimensions=params["broadcast_dimensions"]
+        )
+    if name == "concatenate" and all(sparse):
+        return _bcoo.bcoo_concatenate(args, dimension=params["dimension"])
     if name == "squeeze":
         return _bcoo.bcoo_squeeze(args[0], dimensions=tuple(params["dimensions"]))
     if name == "rev":
