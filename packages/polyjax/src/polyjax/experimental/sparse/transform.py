@@ -5,7 +5,8 @@ evaluates it with the sparse values themselves: an equation whose operand is
 sparse uses its sparse rule where one exists (products by dense arrays and
 scalars, division by dense values, `dot_general`, negation, transposition,
 sums, conversion, sums of sparse arrays, slicing, reshaping, broadcasting,
-concatenation, `squeeze`, `rev`) and the densified operand otherwise, so the result is sparse where every step allows.
+concatenation, `squeeze`, `rev`) and the densified operand otherwise, so the
+result is sparse where every step allows.
 `BCSR`, `COO`, `CSR` and `CSC` arguments are converted to `BCOO` first.
 Unlike JAX, there is no `SparseTracer`: the jaxpr is interpreted, so `f`'s
 Python control flow sees the dense types only.
