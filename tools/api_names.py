@@ -130,6 +130,10 @@ ON_PURPOSE: dict[str, dict[str, str]] = {
         "(register_hlo_module_transformation); polyjax compiles through PJRT's compile "
         "call and has no pass registry",
     },
+    "jax.experimental.sparse": {
+        "SparseTracer": "the tracer of JAX's sparsify; polyjax's sparsify evaluates the "
+        "function's jaxpr with the sparse values instead of tracing with a sparse tracer",
+    },
 }
 
 # Who owns the names still missing, by module (the longest matching prefix wins).

@@ -2,7 +2,7 @@
 argument names, `maps.xmap`, `multihost_utils` (collectives between processes),
 `io_callback` (a host callback with side effects), `checkify`,
 `compilation_cache`, `ode` (`odeint`), `jet` and `sparse` (`BCOO`, `BCSR`,
-`sparsify`)."""
+`COO`, `CSR`, `CSC`, their primitives, `sparsify`)."""
 
 from typing import Any
 
