@@ -201,7 +201,6 @@ def missing_now(jax_names: dict[str, list[str]]) -> dict[str, list[str]]:
 NAME_OWNERS: dict[str, dict[str, str]] = {
     "jax": {
         **dict.fromkeys("Ref empty_ref free_ref freeze new_ref ref".split(), _REFS),
-        "ad": _REFS + " (jax.ad's markers for differentiating with refs)",
         "memory": _SHARDING + " (memory spaces of arrays: jax.memory.Space)",
         "auto_pcast": _SHARDING + " (varying manual axes)",
         "remove_size_one_mesh_axis_from_type": _SHARDING + " (shardings in types)",

@@ -46,6 +46,7 @@ In a transpose rule, the linear arguments are `UndefinedPrimal(aval)`
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -56,8 +57,10 @@ from polyjax_core import dtypes
 from polyjax_core import source_info as si
 from polyjax_core.abstract_values import AbstractValue, ShapedArray, get_aval, shaped_abstractify
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
+from polyjax_core.state import is_ref_aval
 from polyjax_core.tree_util import (
     Partial,
+    register_pytree_node,
     tree_flatten,
     tree_leaves,
     tree_structure,
@@ -99,6 +102,11 @@ from polyjax_interpreters._ad_core import (  # noqa: F401  (re-exported: _ad_cor
 __all__ = sorted(
     [
         *_ad_core.__all__,
+        "DidntWant",
+        "DontWant",
+        "GradRef",
+        "GradValue",
+        "VJPFunction",
         "grad",
         "hessian",
         "jacfwd",
@@ -376,8 +384,92 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     info = _LinearInfo(lin, tree_structure(tuple(primals)), flat_fun.out_tree, fun)
     # A pytree whose leaves are the residuals (JAX's `Partial`), so it can be
     # passed to jitted functions or returned as residuals of a custom_vjp.
-    vjp_fn = Partial(functools.partial(_vjp_pullback, info), *lin.jaxpr.consts)
+    vjp_fn = VJPFunction(functools.partial(_vjp_pullback, info), *lin.jaxpr.consts)
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+# ---------------------------------------------------------------------------
+# Routing a pullback's cotangents: `vjp_fn.with_refs(...)`, and its markers (`polyjax.ad`)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GradValue:
+    """`with_refs` marker: return this primal's cotangent (what a plain call does)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DontWant:
+    """`with_refs` marker: this primal's cotangent is not wanted (`DidntWant()` comes back)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GradRef:
+    """What `with_refs` returns for a primal whose cotangent went into a Ref (no leaves)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DidntWant:
+    """What `with_refs` returns for a primal marked `DontWant()` (no leaves)."""
+
+
+for _marker in (GradRef, DidntWant):  # pytrees with nothing in them, as in JAX
+    register_pytree_node(_marker, lambda m: ((), None), lambda _, __, cls=_marker: cls())
+
+
+class VJPFunction(Partial):
+    """The pullback `vjp` returns: ``vjp_fn(ct)`` gives one cotangent per primal.
+
+    ``vjp_fn.with_refs(*targets)(ct)`` routes them instead: ``targets`` has the
+    primals' structure, and each leaf is a `Ref` (the cotangent is added into
+    it: ``ref[...] += ct``; `GradRef()` comes back), `DontWant()` (`DidntWant()`
+    comes back) or `GradValue()` (the cotangent comes back), as in JAX.
+
+    Example:
+      >>> import polyjax, polyjax.numpy as jnp
+      >>> _, f_vjp = polyjax.vjp(lambda x, w: jnp.sum(x * w), jnp.ones(2), jnp.ones(2))
+      >>> acc = polyjax.new_ref(jnp.zeros(2))
+      >>> f_vjp.with_refs(acc, polyjax.ad.DontWant())(3.0)
+      (GradRef(), DidntWant())
+      >>> acc[...]
+      Array([3., 3.], dtype=float32)
+    """
+
+    def with_refs(self, *targets: Any) -> Callable[[Any], Any]:
+        """The pullback, routing each primal's cotangent as ``targets`` says."""
+        return functools.partial(_route_cotangents, self, targets)
+
+
+register_pytree_node(
+    VJPFunction,
+    lambda p: ((p.args, p.keywords), p.func),
+    lambda func, children: VJPFunction(func, *children[0], **children[1]),
+)
+
+
+def _route_cotangents(pullback: VJPFunction, targets: tuple[Any, ...], ct: Any) -> Any:
+    cts = pullback(ct)
+    ct_leaves, ct_tree = tree_flatten(cts)
+    target_leaves, target_tree = tree_flatten(targets)
+    if target_tree != ct_tree:
+        raise ValueError(
+            "vjp's with_refs takes one target (a Ref, DontWant() or GradValue()) per "
+            f"primal, in the primals' structure {ct_tree}; got {target_tree}"
+        )
+    routed = []
+    for target, value in zip(target_leaves, ct_leaves):
+        if isinstance(target, DontWant):
+            routed.append(DidntWant())
+        elif isinstance(target, GradValue):
+            routed.append(value)
+        elif is_ref_aval(get_aval(target)):
+            target[...] += value
+            routed.append(GradRef())
+        else:
+            raise TypeError(
+                "vjp's with_refs targets are Refs, DontWant() or GradValue(); got "
+                f"{type(target).__name__}"
+            )
+    return tree_unflatten(ct_tree, routed)
 
 
 def _check_cotangent(primal_aval: AbstractValue, ct: Any) -> Any:

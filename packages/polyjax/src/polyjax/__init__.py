@@ -280,6 +280,7 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
 # an import statement (``import polyjax.lax``).
 _SUBMODULES = frozenset(
     {
+        "ad",
         "ad_checkpoint",
         "core",
         "custom_batching",
