@@ -202,7 +202,6 @@ NAME_OWNERS: dict[str, dict[str, str]] = {
     "jax": {
         **dict.fromkeys("Ref empty_ref free_ref freeze new_ref ref".split(), _REFS),
         "memory": _SHARDING + " (memory spaces of arrays: jax.memory.Space)",
-        "auto_pcast": _SHARDING + " (varying manual axes)",
         "remove_size_one_mesh_axis_from_type": _SHARDING + " (shardings in types)",
     },
     "jax.sharding": {"ManualAxisType": _SHARDING + " (reduced/unreduced axes, issue 19)"},

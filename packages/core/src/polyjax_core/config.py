@@ -951,6 +951,15 @@ debug_nans = define_bool_state(
     include_in_trace_context=True,
 )
 
+auto_pcast = define_bool_state(
+    "jax_auto_pcast",
+    True,
+    "Inside shard_map, cast operands that vary over fewer manual axes than the others "
+    "with pvary, so that simple operations accept them (as JAX). When off, such "
+    "operations raise instead.",
+    include_in_trace_context=True,
+)
+
 debug_key_reuse = define_bool_state(
     "jax_debug_key_reuse",
     False,

@@ -34,6 +34,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from polyjax_core import config
 from polyjax_core.abstract_values import ordered_axes
 from polyjax_core.jaxpr import jaxprs_in_params
 
@@ -147,6 +148,12 @@ def match_operands(prim: Any, args: Sequence[Any], params: dict) -> Sequence[Any
     full = union(vmas)
     if all(m == full for m in vmas) or _has_jaxprs(params):
         return args
+    if not config.auto_pcast.value:
+        raise ValueError(
+            f"Primitive {prim.name} requires varying manual axes to match, but got "
+            f"{[frozenset(m) for m in vmas]}. Cast with `lax.pcast(x, axes, to='varying')`, "
+            "turn `auto_pcast` on, or pass check_vma=False to `shard_map`."
+        )
     return [x if m == full or not _castable(x) else cast_to(x, full) for x, m in zip(args, vmas)]
 
 

@@ -241,6 +241,7 @@ _LAZY_ATTRS: dict[str, tuple[str, str]] = {
     "check_tracer_leaks": (f"{_CORE}.config", "check_tracer_leaks"),
     "debug_infs": (f"{_CORE}.config", "debug_infs"),
     "debug_nans": (f"{_CORE}.config", "debug_nans"),
+    "auto_pcast": (f"{_CORE}.config", "auto_pcast"),
     "default_device": (f"{_CORE}.config", "default_device"),
     "default_matmul_precision": (f"{_CORE}.config", "default_matmul_precision"),
     "default_prng_impl": (f"{_CORE}.config", "default_prng_impl"),
