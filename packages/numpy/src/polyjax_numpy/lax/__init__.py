@@ -61,6 +61,10 @@ Areas (private modules):
   - `_composite`: `composite` (a named operation with its decomposition);
   - `_parallel_extras`: `pbroadcast`, `pswapaxes`;
   - `_schur`: the Schur and Hessenberg decompositions (LAPACK `gees`, `gehrd`);
+  - `_reflectors`: applying Householder reflectors (`ormqr`) and the reduction to
+    tridiagonal form (`tridiagonal`, LAPACK `sytrd`/`hetrd`);
+  - `_rank_updates`: `cholesky_update` (rank-1) and `symmetric_product` (`syrk`);
+  - `_qdwh`: the polar decomposition by QDWH iterations (`linalg.qdwh`);
 
 Public submodule: `linalg` (`lax.linalg`: Cholesky, QR, eigen- and singular
 value decompositions, triangular solves, ...).

@@ -488,6 +488,11 @@ DEFAULT_RULES: dict[str, Any] = {
     "householder_product": _last_dims("householder_product", 2),
     "triangular_solve": _last_dims("triangular_solve", 2),
     "tridiagonal_solve": _last_dims("tridiagonal_solve", 2),
+    "tridiagonal": _last_dims("tridiagonal", 2),
+    "ormqr": _last_dims("ormqr", 2),
+    "cholesky_update": _last_dims("cholesky_update", 2),
+    "symmetric_product": _last_dims("symmetric_product", 2),
+    "lu_pivots_to_permutation": _last_dims("lu_pivots_to_permutation", 1),
     "optimization_barrier": _per_operand,
     "sharding_constraint": _same,  # the central rule applies its `sharding` param first
     # Collectives act on manual axes (inside shard_map), never on explicit ones.
