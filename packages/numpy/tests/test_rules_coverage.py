@@ -2448,6 +2448,130 @@ CASES += [
 ]
 
 
+# --- lax.linalg's reflector, rank-update and permutation primitives
+
+
+def _np_tridiagonal(a, lower=True):
+    """LAPACK's own ``sytrd``/``hetrd`` (through SciPy): the same packed result."""
+    n = a.shape[-1]
+    if n == 0:
+        real = np.finfo(a.dtype).dtype
+        return [a, np.zeros(0, real), np.zeros(0, real), np.zeros(0, a.dtype)]
+    fn = scipy.linalg.lapack.zhetrd if a.dtype.kind == "c" else scipy.linalg.lapack.dsytrd
+    out, d, e, tau, info = fn(a, lower=int(lower))
+    assert info == 0
+    return [out, d, e, tau]
+
+
+def _np_full_q(a, tau):
+    """``Q = H_1 ... H_k`` (``m x m``) from packed reflectors."""
+    m = a.shape[-2]
+    q = np.eye(m, dtype=a.dtype)
+    for i in range(tau.shape[-1]):
+        v = np.zeros(m, a.dtype)
+        v[i] = 1
+        v[i + 1 :] = a[i + 1 :, i]
+        q = q @ (np.eye(m) - tau[i] * np.outer(v, np.conj(v)))
+    return q
+
+
+def _ormqr_make(rng, dtype, shape):
+    a, taus = _householder_make(rng, dtype, shape)
+    return a, taus, draw(rng, shape, dtype, -1, 1)
+
+
+def _np_ormqr_both(a, tau, c):
+    q = _np_full_q(a, tau)
+    return [q @ c, c @ np.conj(q.T)]
+
+
+def _cholesky_update_make(rng, dtype, shape):
+    (a,) = _spd(rng, dtype, shape)
+    r = np.swapaxes(np.linalg.cholesky(a.astype(F64)), -1, -2).astype(dtype)
+    return r, draw(rng, shape[:-1], dtype, -1, 1)
+
+
+def _np_cholesky_update(r, w):
+    a = np.swapaxes(r, -1, -2) @ r + w[..., :, None] * w[..., None, :]
+    return np.swapaxes(np.linalg.cholesky(a), -1, -2) if a.shape[-1] else a
+
+
+def _symmetric_product_make(rng, dtype, shape):
+    c = draw(rng, shape, dtype, -1, 1)
+    return draw(rng, (*shape[:-1], 2), dtype, -1, 1), c + np.swapaxes(c, -1, -2)
+
+
+def _np_symmetric_product(a, c):
+    return 2.0 * a @ np.swapaxes(a, -1, -2) + 0.5 * c
+
+
+def _pivots_make(rng, dtype, shape):
+    k = shape[-1]
+    return ((rng.integers(0, k + 1, shape) % (k + 1 - np.arange(k))) + np.arange(k)).astype(I32),
+
+
+def _np_pivots_to_permutation(pivots):
+    k = pivots.shape[-1]
+    perm = np.broadcast_to(np.arange(k + 1, dtype=I32), (*pivots.shape[:-1], k + 1)).copy()
+    for idx in np.ndindex(pivots.shape[:-1]):
+        for i, j in enumerate(pivots[idx]):
+            perm[idx][[i, j]] = perm[idx][[j, i]]
+    return perm
+
+
+CASES += [
+    Case(
+        "tridiagonal",
+        (linalg.tridiagonal_p,),
+        lambda a: [*linalg.tridiagonal(a), *linalg.tridiagonal(a, lower=False)],
+        _spd,
+        lambda a: [*_np_batched(_np_tridiagonal, 4)(a), *_np_batched(
+            lambda x: _np_tridiagonal(x, lower=False), 4)(a)],
+        (F32, C64),
+        shapes=_MATRICES,
+        tol=10,
+    ),
+    Case(
+        "ormqr",
+        (linalg.ormqr_p,),
+        lambda a, t, c: [linalg.ormqr(a, t, c), linalg.ormqr(a, t, c, left=False, transpose=True)],
+        _ormqr_make,
+        _np_batched(_np_ormqr_both, 2),
+        (F32, C64),
+        shapes=_MATRICES,
+        tol=10,
+    ),
+    Case(
+        "cholesky_update",
+        (linalg.cholesky_update_p,),
+        linalg.cholesky_update,
+        _cholesky_update_make,
+        _np_batched(_np_cholesky_update),
+        (F32,),
+        shapes=_MATRICES,
+        tol=10,
+    ),
+    Case(
+        "symmetric_product",
+        (linalg.symmetric_product_p,),
+        lambda a, c: linalg.symmetric_product(a, c, alpha=2.0, beta=0.5),
+        _symmetric_product_make,
+        _np_symmetric_product,
+        (F32, C64),
+        shapes=_MATRICES,
+    ),
+    Case(
+        "lu_pivots_to_permutation",
+        (linalg.lu_pivots_to_permutation_p,),
+        lambda p: linalg.lu_pivots_to_permutation(p, p.shape[-1] + 1),
+        _pivots_make,
+        _np_pivots_to_permutation,
+        (I32,),
+        shapes=((0,), (3,), (2, 3)),
+    ),
+]
+
+
 # ---------------------------------------------------------------------------
 # The checks
 
@@ -2612,6 +2736,10 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     "composite": "no jvp, as in JAX (ValueError: wrap it in custom_jvp)",
     "schur": "no jvp, as in JAX (the decomposition is not unique)",
     "hessenberg": "no jvp, as in JAX (the decomposition is not unique)",
+    **dict.fromkeys(
+        ["tridiagonal", "ormqr", "cholesky_update", "symmetric_product"], "no jvp, as in JAX"
+    ),
+    "lu_pivots_to_permutation": "integer results",
 }
 NOT_DIFFERENTIABLE.pop("zeta")
 

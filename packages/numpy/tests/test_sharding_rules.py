@@ -65,6 +65,23 @@ def _out_type(f, *args):
         (lambda x: lax.top_k(x, 2)[0], [((8, 4), "a")], "float32[8@a,2]"),
         (lambda x: jnp.fft.fft(x, axis=1), [((8, 4), "a")], "complex64[8@a,4]"),
         (lambda x: lax.dynamic_slice(x, (0, 1), (8, 2)), [((8, 4), "a")], "float32[8@a,2]"),
+        (lambda x: linalg.tridiagonal(x)[1], [((8, 4, 4), "a")], "float32[8@a,4]"),
+        (
+            lambda a, c: linalg.ormqr(a, c[..., 0], c),
+            [((8, 4, 4), "a"), ((8, 4, 4), "a")],
+            "float32[8@a,4,4]",
+        ),
+        (lambda a: linalg.symmetric_product(a, a), [((8, 4, 4), "a")], "float32[8@a,4,4]"),
+        (
+            lambda r: linalg.cholesky_update(r, r[..., 0]),
+            [((8, 4, 4), "a")],
+            "float32[8@a,4,4]",
+        ),
+        (
+            lambda x: linalg.lu_pivots_to_permutation(lax.convert_element_type(x, "int32"), 5),
+            [((8, 4), "a")],
+            "int32[8@a,5]",
+        ),
         (
             lambda lhs, rhs: lax.conv(lhs, rhs, (1, 1), "VALID"),
             [((8, 3, 6, 6), "a"), ((4, 3, 3, 3),)],
@@ -74,6 +91,11 @@ def _out_type(f, *args):
 )
 def test_rules_on_an_abstract_mesh(f, args, expected):
     assert _out_type(f, *[_arg(*a) for a in args]) == expected
+
+
+def test_batched_linalg_needs_unsplit_matrices():
+    with pytest.raises(ShardingTypeError, match="tridiagonal: unsplit matrix dims"):
+        make_jaxpr(linalg.tridiagonal)(_arg((8, 4, 4), None, "b"))
 
 
 def test_errors_name_the_operands():

@@ -73,6 +73,8 @@ def _cholesky_update_abstract_eval(r: ShapedArray, w: ShapedArray) -> ShapedArra
 def _cholesky_update_composed(r: Any, w: Any) -> Any:
     aval = get_aval(r)
     nb, n = aval.ndim - 2, aval.shape[-1]
+    if 0 in tuple(aval.shape):
+        return r
     cols = broadcasted_iota(np.int32, (*aval.shape[:-2], n), nb)
 
     def row_step(k: Any, carry: tuple) -> tuple:

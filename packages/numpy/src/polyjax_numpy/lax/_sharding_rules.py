@@ -160,6 +160,22 @@ def _last_dims(prim: str, count: int):
     return rule
 
 
+def _batched(prim: str, core: int):
+    """Operations on batches, the first operand's core its last `core` dimensions: every
+    operand's dimensions after the batch must be unsplit, and every output keeps the
+    first operand's batch sharding (the vectors among the outputs included)."""
+
+    def rule(outs, avals, **params):
+        nb = avals[0].ndim - core
+        for a in avals:
+            _unsplit_dims(prim, a, range(nb, a.ndim), "unsplit matrix dims")
+        batch = tuple(entries_of(avals[0])[:nb])
+        got = [batch + ((),) * (len(o.shape) - nb) for o in outs]
+        return got if len(outs) > 1 else got[0]
+
+    return rule
+
+
 def _fft(outs, avals, *, fft_lengths, **params):
     """The transformed (trailing) dimensions must be unsplit; the others keep theirs."""
     x = avals[0]
@@ -488,11 +504,11 @@ DEFAULT_RULES: dict[str, Any] = {
     "householder_product": _last_dims("householder_product", 2),
     "triangular_solve": _last_dims("triangular_solve", 2),
     "tridiagonal_solve": _last_dims("tridiagonal_solve", 2),
-    "tridiagonal": _last_dims("tridiagonal", 2),
-    "ormqr": _last_dims("ormqr", 2),
-    "cholesky_update": _last_dims("cholesky_update", 2),
-    "symmetric_product": _last_dims("symmetric_product", 2),
-    "lu_pivots_to_permutation": _last_dims("lu_pivots_to_permutation", 1),
+    "tridiagonal": _batched("tridiagonal", 2),
+    "ormqr": _batched("ormqr", 2),
+    "cholesky_update": _batched("cholesky_update", 2),
+    "symmetric_product": _batched("symmetric_product", 2),
+    "lu_pivots_to_permutation": _batched("lu_pivots_to_permutation", 1),
     "optimization_barrier": _per_operand,
     "sharding_constraint": _same,  # the central rule applies its `sharding` param first
     # Collectives act on manual axes (inside shard_map), never on explicit ones.
