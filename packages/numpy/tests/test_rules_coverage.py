@@ -2448,6 +2448,33 @@ CASES += [
 ]
 
 
+# --- identities with a meaning, and the dimension comparisons
+
+
+def _dce_sunk(x):
+    lax.dce_sink(x, prevent_mlir_dce=True)
+    return x
+
+
+CASES += [
+    unary("copy", lax.copy_p.bind, lambda x: x, ALL, prims=(lax.copy_p,)),
+    unary("dce_sink", _dce_sunk, lambda x: x, (F32, I32), prims=(lax.dce_sink_p,)),
+    unary(
+        "stop_gradient",
+        lax.stop_gradient,
+        lambda x: x,
+        (F32, I32),
+        prims=(lax.stop_gradient_p,),
+        grad=(),
+    ),
+    binary(lax.eq_to_p, lax.eq_to_p.bind, np.equal, (I32, F32), dx=(-1, 1), dy=(-1, 1), grad=()),
+    binary(
+        lax.le_to_p, lax.le_to_p.bind, np.less_equal, (I32, F32), dx=(-1, 1), dy=(-1, 1), grad=()
+    ),
+    binary(lax.lt_to_p, lax.lt_to_p.bind, np.less, (I32, F32), dx=(-1, 1), dy=(-1, 1), grad=()),
+]
+
+
 # --- lax.linalg's reflector, rank-update and permutation primitives
 
 
@@ -2507,7 +2534,7 @@ def _np_symmetric_product(a, c):
 
 def _pivots_make(rng, dtype, shape):
     k = shape[-1]
-    return ((rng.integers(0, k + 1, shape) % (k + 1 - np.arange(k))) + np.arange(k)).astype(I32),
+    return (((rng.integers(0, k + 1, shape) % (k + 1 - np.arange(k))) + np.arange(k)).astype(I32),)
 
 
 def _np_pivots_to_permutation(pivots):
@@ -2525,8 +2552,10 @@ CASES += [
         (linalg.tridiagonal_p,),
         lambda a: [*linalg.tridiagonal(a), *linalg.tridiagonal(a, lower=False)],
         _spd,
-        lambda a: [*_np_batched(_np_tridiagonal, 4)(a), *_np_batched(
-            lambda x: _np_tridiagonal(x, lower=False), 4)(a)],
+        lambda a: [
+            *_np_batched(_np_tridiagonal, 4)(a),
+            *_np_batched(lambda x: _np_tridiagonal(x, lower=False), 4)(a),
+        ],
         (F32, C64),
         shapes=_MATRICES,
         tol=10,
@@ -2740,6 +2769,9 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
         ["tridiagonal", "ormqr", "cholesky_update", "symmetric_product"], "no jvp, as in JAX"
     ),
     "lu_pivots_to_permutation": "integer results",
+    **dict.fromkeys(["eq_to", "le_to", "lt_to"], "boolean results"),
+    "stop_gradient": "a zero derivative by definition, which finite differences contradict "
+    "(packages/interpreters/tests/test_ad.py checks it)",
 }
 NOT_DIFFERENTIABLE.pop("zeta")
 

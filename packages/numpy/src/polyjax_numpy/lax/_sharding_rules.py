@@ -429,7 +429,7 @@ ELEMENTWISE = frozenset(
     random_gamma_grad real reduce_precision regularized_incomplete_beta rem round rsqrt
     shift_left shift_right_arithmetic shift_right_logical sign sin sinh sqrt square sub tan
     tanh xor zeta threefry2x32 bitcast_convert_type copy copy_p add_any mul_add
-    stop_gradient pvary mulhi""".split()
+    stop_gradient pvary mulhi eq_to le_to lt_to""".split()
 )
 
 DEFAULT_RULES: dict[str, Any] = {
@@ -510,6 +510,7 @@ DEFAULT_RULES: dict[str, Any] = {
     "symmetric_product": _batched("symmetric_product", 2),
     "lu_pivots_to_permutation": _batched("lu_pivots_to_permutation", 1),
     "optimization_barrier": _per_operand,
+    "dce_sink": lambda outs, avals, **params: [],  # no outputs
     "sharding_constraint": _same,  # the central rule applies its `sharding` param first
     # Collectives act on manual axes (inside shard_map), never on explicit ones.
     "psum": _per_operand,
