@@ -2448,6 +2448,39 @@ CASES += [
 ]
 
 
+def _ragged_shift(v, name):
+    """Receiver `r` gets row ``(r + j) % 3`` of sender `j` at row `j` (3 positions)."""
+    j = lax.axis_index(name)
+    slots = lax.iota(np.int32, 3)
+    in_off = lax.rem(slots + j, np.int32(3))
+    ones = lax.full((3,), 1, np.int32)
+    out_off = lax.full((3,), 0, np.int32) + j
+    return lax.ragged_all_to_all(
+        v, lax.full_like(v, 0), in_off, ones, out_off, ones, axis_name=name
+    )
+
+
+def _np_ragged_shift(x):
+    out = np.zeros_like(x)
+    for r in range(3):
+        for j in range(3):
+            out[r, j] = x[j, (r + j) % 3]
+    return out
+
+
+CASES += [
+    Case(
+        "ragged_all_to_all",
+        (lax.ragged_all_to_all_p,),
+        _named(_ragged_shift),
+        _collective_make((4,)),
+        _np_ragged_shift,
+        (F32, I32, BOOL, C64),
+        grad_dtypes=LINEAR_GRADS,
+    ),
+]
+
+
 # --- identities with a meaning, and the dimension comparisons
 
 

@@ -61,6 +61,7 @@ Areas (private modules):
   - `_mulhi`: `mulhi`; `_rng_uniform`: `rng_uniform`; `_stage`: `stage`;
   - `_composite`: `composite` (a named operation with its decomposition);
   - `_parallel_extras`: `pbroadcast`, `pswapaxes`;
+  - `_ragged_all_to_all`: `ragged_all_to_all` (emulated by an all-gather on CPU);
   - `_identities`: `copy_p`, `dce_sink` (keeps a value alive), `stop_gradient_p`;
   - `_schur`: the Schur and Hessenberg decompositions (LAPACK `gees`, `gehrd`);
   - `_reflectors`: applying Householder reflectors (`ormqr`) and the reduction to
@@ -319,6 +320,7 @@ from polyjax_numpy.lax._parallel import (
 from polyjax_numpy.lax._parallel_extras import pbroadcast, pswapaxes
 from polyjax_numpy.lax._patches import conv_general_dilated_local, conv_general_dilated_patches
 from polyjax_numpy.lax._platform_dependent import platform_dependent, platform_index_p
+from polyjax_numpy.lax._ragged_all_to_all import ragged_all_to_all, ragged_all_to_all_p
 from polyjax_numpy.lax._ragged_dot import (
     RaggedDotDimensionNumbers,
     ragged_dot,
@@ -707,6 +709,8 @@ __all__ = [
     "psum_scatter",
     "pswapaxes",
     "pvary_p",
+    "ragged_all_to_all",
+    "ragged_all_to_all_p",
     "ragged_dot",
     "ragged_dot_general",
     "random_gamma_grad",

@@ -107,6 +107,9 @@ def dce_sink(val: Any, *, prevent_mlir_dce: bool = False) -> None:
       >>> import numpy as np
       >>> from polyjax_core.make_jaxpr import make_jaxpr
       >>> print(make_jaxpr(lambda x: dce_sink(x * 2))(np.float32(1)))
-      { lambda ; a:f32[]. let b:f32[] = mul a 2.0:f32[]; dce_sink[prevent_mlir_dce=False] b in () }
+      { lambda ; a:f32[]. let
+          b:f32[] = mul a 2.0:f32[]
+          dce_sink[prevent_mlir_dce=False] b
+        in () }
     """
     dce_sink_p.bind(val, prevent_mlir_dce=bool(prevent_mlir_dce))

@@ -518,6 +518,7 @@ DEFAULT_RULES: dict[str, Any] = {
     "pmin": _per_operand,
     "ppermute": _per_operand,
     "all_gather": _unsharded,
+    "ragged_all_to_all": lambda outs, avals, **params: entries_of(avals[1]),  # `output`'s
     "all_to_all": _unsharded,
     "reduce_scatter": _unsharded,
     # Higher-order primitives: their outputs are typed by their bodies' jaxprs.
