@@ -61,6 +61,7 @@ Areas (private modules):
   - `_mulhi`: `mulhi`; `_rng_uniform`: `rng_uniform`; `_stage`: `stage`;
   - `_composite`: `composite` (a named operation with its decomposition);
   - `_parallel_extras`: `pbroadcast`, `pswapaxes`;
+  - `_scaled_dot`: `scaled_dot` (block-scaled operands, composed);
   - `_ragged_all_to_all`: `ragged_all_to_all` (emulated by an all-gather on CPU);
   - `_identities`: `copy_p`, `dce_sink` (keeps a value alive), `stop_gradient_p`;
   - `_schur`: the Schur and Hessenberg decompositions (LAPACK `gees`, `gehrd`);
@@ -348,6 +349,7 @@ from polyjax_numpy.lax._reductions import (
     reduce_sum_p,
 )
 from polyjax_numpy.lax._rng_uniform import rng_uniform, rng_uniform_p
+from polyjax_numpy.lax._scaled_dot import scaled_dot
 from polyjax_numpy.lax._scan import associative_scan, map, scan, scan_p
 from polyjax_numpy.lax._shape_ops import (
     broadcast,
@@ -760,6 +762,7 @@ __all__ = [
     "round_p",
     "rsqrt",
     "rsqrt_p",
+    "scaled_dot",
     "scan",
     "scan_p",
     "scatter",
