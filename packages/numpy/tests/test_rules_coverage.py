@@ -2481,6 +2481,36 @@ CASES += [
 ]
 
 
+def _approx_both(x):
+    return [*lax.approx_max_k(x, 2), *lax.approx_min_k(x, 2, reduction_dimension=0)]
+
+
+def _np_approx_both(x):
+    desc = np.argsort(-x, axis=-1, kind="stable")[..., :2]
+    asc = np.argsort(x, axis=0, kind="stable")[:2]
+    return [
+        np.take_along_axis(x, desc, -1),
+        desc.astype(I32),
+        np.take_along_axis(x, asc, 0),
+        asc.astype(I32),
+    ]
+
+
+CASES += [
+    Case(
+        "approx_top_k",
+        (lax.approx_top_k_p,),
+        _approx_both,
+        operands((-2, 2)),
+        _np_approx_both,
+        (F32, BF16),
+        shapes=((4, 3), (2, 4, 3)),
+        grad_dtypes=(F32,),
+        gfun=lambda x: [v for v in _approx_both(x)[::2]],
+    ),
+]
+
+
 # --- identities with a meaning, and the dimension comparisons
 
 

@@ -57,7 +57,7 @@ Areas (private modules):
   - `_dot_algorithm`: `DotAlgorithm`, `DotAlgorithmPreset`;
   - `_ragged_dot`: `ragged_dot`, `ragged_dot_general`;
   - `_patches`: `conv_general_dilated_patches`, `conv_general_dilated_local`;
-  - `_approx_top_k`: `approx_max_k`, `approx_min_k`;
+  - `_approx_top_k`: `approx_max_k`, `approx_min_k` (primitive `approx_top_k`);
   - `_mulhi`: `mulhi`; `_rng_uniform`: `rng_uniform`; `_stage`: `stage`;
   - `_composite`: `composite` (a named operation with its decomposition);
   - `_parallel_extras`: `pbroadcast`, `pswapaxes`;
@@ -79,7 +79,7 @@ from polyjax_numpy.lax import (
     _transform_hooks,  # noqa: F401  (registers ad/vmap hooks)
     linalg,
 )
-from polyjax_numpy.lax._approx_top_k import approx_max_k, approx_min_k
+from polyjax_numpy.lax._approx_top_k import approx_max_k, approx_min_k, approx_top_k_p
 from polyjax_numpy.lax._array_helpers import (
     broadcast_like,
     dtype,
@@ -497,6 +497,7 @@ __all__ = [
     "and_p",
     "approx_max_k",
     "approx_min_k",
+    "approx_top_k_p",
     "argmax",
     "argmax_p",
     "argmin",

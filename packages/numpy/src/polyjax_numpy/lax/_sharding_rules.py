@@ -491,6 +491,10 @@ DEFAULT_RULES: dict[str, Any] = {
     "scatter-max": _scatter,
     "conv_general_dilated": _conv,
     "top_k": _last_dims("top_k", 1),
+    "approx_top_k": _along_axis(
+        "reduction_dimension",
+        "approx_top_k: the reduction dimension must be unsharded. Got {type} and axis={axis}",
+    ),
     "fft": _fft,
     "cholesky": _last_dims("cholesky", 2),
     "eig": _last_dims("eig", 2),
