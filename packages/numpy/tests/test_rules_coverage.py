@@ -2511,6 +2511,28 @@ CASES += [
 ]
 
 
+def _np_stack_unstack(x):
+    return [np.tile(x, (2, 1, 3)[: x.ndim]), np.stack([x, 2 * x], axis=1), *np.moveaxis(x, 1, 0)]
+
+
+CASES += [
+    Case(
+        "tile_stack_unstack",
+        (lax.tile_p, lax.stack_p, lax.unstack_p),
+        lambda x: [
+            lax.tile(x, (2, 1, 3)[: x.ndim]),
+            lax.stack([x, 2 * x], axis=1),
+            *lax.unstack(x, axis=1),
+        ],  # fmt: skip
+        operands((-2, 2)),
+        _np_stack_unstack,
+        ALL[:-1],
+        shapes=((2, 3), (2, 3, 0), (1, 2, 2)),
+        grad_dtypes=LINEAR_GRADS,
+    ),
+]
+
+
 # --- identities with a meaning, and the dimension comparisons
 
 

@@ -66,6 +66,9 @@ def _out_type(f, *args):
         (lambda x: jnp.fft.fft(x, axis=1), [((8, 4), "a")], "complex64[8@a,4]"),
         (lambda x: lax.dynamic_slice(x, (0, 1), (8, 2)), [((8, 4), "a")], "float32[8@a,2]"),
         (lambda x: linalg.tridiagonal(x)[1], [((8, 4, 4), "a")], "float32[8@a,4]"),
+        (lambda x: lax.tile(x, (1, 2)), [((8, 4), "a")], "float32[8@a,8]"),
+        (lambda x: lax.stack([x, x], 1), [((8, 4), "a", "b")], "float32[8@a,2,4@b]"),
+        (lambda x: lax.unstack(x, 1)[0], [((8, 4), "a")], "float32[8@a]"),
         (
             lambda a, c: linalg.ormqr(a, c[..., 0], c),
             [((8, 4, 4), "a"), ((8, 4, 4), "a")],

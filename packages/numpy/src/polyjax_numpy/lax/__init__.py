@@ -51,8 +51,8 @@ Areas (private modules):
   - `_transform_hooks`: what the transformations need from the array library,
     registered at import.
   - `_sharding_rules`: the sharding rule of every primitive (explicit mode);
-  - `_array_helpers`: `tile`, `stack`, `unstack`, `broadcast_like`, `dtype`,
-    `shape_as_value`, composed from the structural primitives;
+  - `_array_helpers`: `tile`, `stack`, `unstack` (primitives lowered as compositions
+    of the structural ones), `broadcast_like`, `dtype`, `shape_as_value`;
   - `_shape_tuples`: output shapes of convolutions and windowed reductions;
   - `_dot_algorithm`: `DotAlgorithm`, `DotAlgorithmPreset`;
   - `_ragged_dot`: `ragged_dot`, `ragged_dot_general`;
@@ -85,8 +85,11 @@ from polyjax_numpy.lax._array_helpers import (
     dtype,
     shape_as_value,
     stack,
+    stack_p,
     tile,
+    tile_p,
     unstack,
+    unstack_p,
 )
 from polyjax_numpy.lax._bits import (
     bitcast_convert_type,
@@ -814,6 +817,7 @@ __all__ = [
     "squeeze",
     "squeeze_p",
     "stack",
+    "stack_p",
     "stage",
     "stage_p",
     "stop_gradient",
@@ -828,11 +832,13 @@ __all__ = [
     "threefry2x32",
     "threefry2x32_p",
     "tile",
+    "tile_p",
     "top_k",
     "top_k_p",
     "transpose",
     "transpose_p",
     "unstack",
+    "unstack_p",
     "while_loop",
     "while_p",
     "with_sharding_constraint",

@@ -176,6 +176,28 @@ def _batched(prim: str, core: int):
     return rule
 
 
+def _tile(outs, avals, *, reps, **params):
+    """Repeated dimensions must be unsplit; the others keep their sharding."""
+    _unsplit_dims("tile", avals[0], [d for d, r in enumerate(reps) if r != 1], "unsplit tiled dims")
+    return entries_of(avals[0])
+
+
+def _stack(outs, avals, *, axis, **params):
+    """The new axis is unsplit; the operands must agree on the others."""
+    specs = {tuple(entries_of(a)) for a in avals}
+    if len(specs) > 1:
+        raise ShardingTypeError(f"stack got incompatible shardings: {_types(avals)}")
+    spec = list(specs.pop())
+    spec.insert(axis, ())
+    return tuple(spec)
+
+
+def _unstack(outs, avals, *, axis, **params):
+    _unsplit_dims("unstack", avals[0], [axis], "the unstacked dim must be unsplit")
+    spec = [e for d, e in enumerate(entries_of(avals[0])) if d != axis]
+    return [tuple(spec)] * len(outs)
+
+
 def _fft(outs, avals, *, fft_lengths, **params):
     """The transformed (trailing) dimensions must be unsplit; the others keep theirs."""
     x = avals[0]
@@ -474,6 +496,9 @@ DEFAULT_RULES: dict[str, Any] = {
     "select_and_gather_add": _size_kept("select_and_gather_add"),
     "select_and_scatter_add": _size_kept("select_and_scatter_add"),
     "concatenate": _concatenate,
+    "tile": _tile,
+    "stack": _stack,
+    "unstack": _unstack,
     "iota": _iota,
     "empty": _unsharded,
     "platform_index": _unsharded,
