@@ -193,3 +193,14 @@ def test_ragged_all_to_all_documented_example():
     with pytest.raises(NotImplementedError, match="axis_index_groups"):
         lax.ragged_all_to_all(*[np.zeros(2)] * 2, *[np.zeros(2, np.int32)] * 4,
                               axis_name="i", axis_index_groups=[[0]])  # fmt: skip
+
+
+def test_ragged_dot_general_ragged_batch_mode():
+    # A ragged batch axis: each batch element has its own rhs, so the result is the
+    # batched product whatever the groups (JAX 0.10.2 gives the same, rows past the
+    # last group included).
+    dn = lax.RaggedDotDimensionNumbers((((2,), (1,)), ((0,), (0,))), (0,), ())
+    lhs = RNG.normal(size=(4, 5, 3)).astype(np.float32)
+    rhs = RNG.normal(size=(4, 3, 2)).astype(np.float32)
+    got = lax.ragged_dot_general(lhs, rhs, np.array([1, 2], np.int32), dn)
+    np.testing.assert_allclose(got, np.einsum("bmk,bkn->bmn", lhs, rhs), **TOL)
