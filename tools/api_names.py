@@ -48,9 +48,6 @@ ON_PURPOSE: dict[str, dict[str, str]] = {
         "implements them on GPU only",
         "device_put_p": "polyjax's device_put is not a primitive: eagerly a transfer, under "
         "jit the identity or a sharding constraint (packages/sharding)",
-        "select_and_scatter_p": "the general form (select and scatter jaxprs as params); "
-        "polyjax has select_and_scatter_add_p, the form the windowed reductions' derivatives "
-        "bind, and no public function binds the general one",
     },
     "jax": {
         "jax2tf_associative_scan_reductions": "a flag of jax2tf (TensorFlow conversion), "

@@ -2533,6 +2533,26 @@ CASES += [
 ]
 
 
+def _general_select_and_scatter(source, x):
+    from polyjax_numpy.lax._windowed import _select_and_scatter
+
+    pads = ((0, 0), (0, 0))
+    return _select_and_scatter(x, lax.ge, (2, 2), (2, 2), pads, source, 0, lax.add)
+
+
+CASES += [
+    Case(
+        "select_and_scatter",
+        (lax.select_and_scatter_p,),
+        _general_select_and_scatter,
+        _sas_make,
+        _np_select_and_scatter_add,
+        (F32, I32),
+        shapes=((0, 4), (4, 6)),
+    ),
+]
+
+
 # --- identities with a meaning, and the dimension comparisons
 
 
@@ -2855,6 +2875,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     ),
     "lu_pivots_to_permutation": "integer results",
     **dict.fromkeys(["eq_to", "le_to", "lt_to"], "boolean results"),
+    "select_and_scatter": "no jvp for general computations, as in JAX",
     "stop_gradient": "a zero derivative by definition, which finite differences contradict "
     "(packages/interpreters/tests/test_ad.py checks it)",
 }

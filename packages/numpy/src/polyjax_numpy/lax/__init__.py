@@ -466,6 +466,7 @@ from polyjax_numpy.lax._windowed import (
     select_and_gather_add_p,
     select_and_scatter_add,
     select_and_scatter_add_p,
+    select_and_scatter_p,
 )
 
 __all__ = [
@@ -786,6 +787,7 @@ __all__ = [
     "select_and_gather_add_p",
     "select_and_scatter_add",
     "select_and_scatter_add_p",
+    "select_and_scatter_p",
     "select_n",
     "select_n_p",
     "shape_as_value",

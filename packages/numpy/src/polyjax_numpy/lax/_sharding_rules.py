@@ -495,6 +495,7 @@ DEFAULT_RULES: dict[str, Any] = {
     "reduce_window_min": _size_kept("reduce_window_min"),
     "select_and_gather_add": _size_kept("select_and_gather_add"),
     "select_and_scatter_add": _size_kept("select_and_scatter_add"),
+    "select_and_scatter": _size_kept("select_and_scatter"),
     "concatenate": _concatenate,
     "tile": _tile,
     "stack": _stack,
