@@ -48,13 +48,11 @@ def _model(operand, output, in_off, send, out_off):
     return result
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_matches_the_numpy_model(seed):
-    rng = np.random.default_rng(seed)
+def test_matches_the_numpy_model():
+    rng = np.random.default_rng(0)
     mesh = Mesh(np.array(backends.devices()), ("x",))
     operand = rng.normal(size=(N_DEV, ROWS, 2)).astype(np.float32)
     output = np.full((N_DEV, ROWS, 2), -1.0, np.float32)
-    tables = _tables(rng)
 
     def body(x, o, *t):
         t = [v[0] for v in t]
@@ -63,8 +61,11 @@ def test_matches_the_numpy_model(seed):
 
     specs = (P("x"),) * 6
     f = jit(shard_map(body, mesh=mesh, in_specs=specs, out_specs=P("x")))
-    got = f(operand, output, *tables)
-    np.testing.assert_array_equal(np.asarray(got), _model(operand, output, *tables[:3]))
+    # The tables are run-time values: one compilation serves every raggedness.
+    for _ in range(3):
+        tables = _tables(rng)
+        got = f(operand, output, *tables)
+        np.testing.assert_array_equal(np.asarray(got), _model(operand, output, *tables[:3]))
     # Linear in operand and output: the jvp moves the tangents the same way.
     _, t_out = ad.jvp(lambda x: f(x, output, *tables), (operand,), (operand * 2,))
     want = _model(operand * 2, np.zeros_like(output), *tables[:3])
