@@ -100,6 +100,8 @@ def test_symmetric_product_and_symmetrize():
     np.testing.assert_array_equal(np.asarray(got), np.asarray(got).T)
     with pytest.raises(ValueError, match=r"\[\.\.\., n, n\]"):
         linalg.symmetric_product(a, c[:2])
+    with pytest.raises(TypeError, match="floating"):
+        linalg.symmetric_product(a.astype(np.complex64), c.astype(np.complex64))
 
 
 @pytest.mark.parametrize(("shape", "dtype"), [((5, 3), np.float32), ((3, 2), np.complex64)])

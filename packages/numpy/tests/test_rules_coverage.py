@@ -2699,7 +2699,7 @@ CASES += [
         lambda a, c: linalg.symmetric_product(a, c, alpha=2.0, beta=0.5),
         _symmetric_product_make,
         _np_symmetric_product,
-        (F32, C64),
+        (F32, BF16),
         shapes=((0, 0), (2, 3, 3)),
     ),
     Case(

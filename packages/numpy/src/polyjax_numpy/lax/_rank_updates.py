@@ -6,8 +6,8 @@ Givens-like rotation per row, which folds `w` into the row and carries the
 remainder to the next rows (a `fori_loop` over the rows, every batch element
 at once).
 
-`symmetric_product_p` is BLAS's ``syrk``: ``alpha * a @ a^T + beta * c`` (a
-transpose, not a conjugate transpose, also for complex `a`).
+`symmetric_product_p` is BLAS's ``syrk``: ``alpha * a @ a^T + beta * c``, for
+floating dtypes (as JAX).
 
 Both are lowered as compositions of other primitives (their lowering is the
 composition, so the primitive shows in jaxprs as in JAX). Neither has a
@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_interpreters import batching, mlir
 from polyjax_numpy.lax import _elementwise as ew
@@ -45,7 +46,6 @@ __all__ = [
 ]
 
 _REAL = (np.dtype(np.float32), np.dtype(np.float64))
-_INEXACT = (*_REAL, np.dtype(np.complex64), np.dtype(np.complex128))
 
 
 def _mT(x: Any) -> Any:
@@ -147,9 +147,9 @@ def cholesky_update(r_matrix: Any, w_vector: Any) -> Any:
 def _symmetric_product_abstract_eval(
     a: ShapedArray, c: ShapedArray, *, alpha: float, beta: float
 ) -> ShapedArray:
-    if np.dtype(a.dtype) not in _INEXACT or np.dtype(c.dtype) != np.dtype(a.dtype):
+    if not dtypes.issubdtype(a.dtype, np.floating) or np.dtype(c.dtype) != np.dtype(a.dtype):
         raise TypeError(
-            "symmetric_product needs a_matrix and c_matrix of one floating or complex dtype, "
+            "symmetric_product needs a_matrix and c_matrix of one floating dtype (as JAX), "
             f"got {a.dtype} and {c.dtype}"
         )
     n = a.shape[-2] if a.ndim >= 2 else None
@@ -195,7 +195,7 @@ def symmetric_product(
       ``[..., n, n]``.
 
     Raises:
-      TypeError: the dtypes differ or are not floating or complex.
+      TypeError: the dtypes differ or are not floating.
       ValueError: the shapes do not fit.
 
     Example:
