@@ -127,6 +127,8 @@ def test_qdwh_limits_and_errors():
     np.testing.assert_array_equal(h, np.zeros((3, 3)))
     with pytest.raises(ValueError, match="M >= N"):
         linalg.qdwh(np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError, match="not inexact"):
+        linalg.qdwh(np.eye(2, dtype=np.int32))
     with pytest.raises(NotImplementedError, match="dynamic_shape"):
         linalg.qdwh(x, dynamic_shape=(2, 2))
 

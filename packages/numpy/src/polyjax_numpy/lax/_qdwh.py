@@ -127,7 +127,7 @@ def qdwh(
         raise ValueError("The input matrix of shape M x N must have M >= N.")
     dtype = np.dtype(aval.dtype)
     if dtype.kind not in "fc":
-        raise TypeError(f"qdwh needs a floating or complex matrix, got {dtype}")
+        raise ValueError(f"qdwh: data type {dtype} not inexact (a floating or complex matrix)")
     real_dtype = np.finfo(dtype).dtype
     eps = float(np.finfo(dtype).eps) if eps is None else float(eps)
     max_iterations = 10 if max_iterations is None else int(max_iterations)

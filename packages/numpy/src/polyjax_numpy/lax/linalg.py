@@ -1480,8 +1480,7 @@ def qdwh(
       (int32) and whether the stopping test passed (bool).
 
     Raises:
-      ValueError: ``m < n`` or `x` is not a matrix.
-      TypeError: for a non-inexact dtype.
+      ValueError: ``m < n``, `x` is not a matrix, or its dtype is not inexact (as JAX).
       NotImplementedError: for `dynamic_shape`.
 
     Example:
