@@ -20,6 +20,13 @@ loop over (so `vmap` just moves the mapped axis to the front).
   them with the flag set internally.
 - `EigImplementation`, `EighImplementation`, `SvdAlgorithm`: JAX's enums; only the
   CPU LAPACK choice (``LAPACK``, ``QR``, ``DEFAULT``) is accepted.
+- `tridiagonal` (``sytrd``/``hetrd``) and `ormqr` (``ormqr``/``unmqr``): the
+  reduction to tridiagonal form and the product with a packed `Q` (module
+  `_reflectors`); `cholesky_update` and `symmetric_product` (``syrk``), primitives
+  lowered as compositions (`_rank_updates`); none has a jvp, as in JAX.
+- `qdwh`: the polar decomposition by QDWH iterations, a composition of `qr`,
+  `cholesky` and `triangular_solve` (`_qdwh`).
+- `lu_pivots_to_permutation` binds its own primitive, as in JAX.
 
     >>> from polyjax_numpy.lax import linalg
     >>> linalg.cholesky(np.array([[4.0, 2.0], [2.0, 5.0]], np.float32))
