@@ -170,6 +170,12 @@ def test_dce_sink_survives_dead_code_elimination():
 def test_copy_p_is_linear():
     grad_jaxpr = str(make_jaxpr(ad.grad(lambda x: lax.copy_p.bind(x).sum()))(np.ones(3)))
     assert grad_jaxpr.count("copy") == 2  # the copy and its transpose, as in JAX
+    # jnp.copy, jnp.array(copy=True) and x.copy() of a tracer stage it (JAX prints the same).
+    from polyjax_numpy import numpy as jnp
+
+    for f in (jnp.copy, lambda x: jnp.array(x, copy=True), lambda x: x.copy()):
+        assert "= copy a" in str(make_jaxpr(f)(np.ones(2, np.float32)))
+    assert "copy" not in str(make_jaxpr(jnp.asarray)(np.ones(2, np.float32)))
     assert lax.linear_solve_p is lax.custom_linear_solve_p
     assert lax.stop_gradient_p.name == "stop_gradient"
 
