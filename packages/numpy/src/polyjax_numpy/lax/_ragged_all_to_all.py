@@ -200,10 +200,10 @@ def _batcher(axis_data: Any, vals: list, dims: list, *, axis_name: tuple, axis_i
         mine = squeeze(_slice(output, (me, *(0,) * (get_aval(output).ndim - 1)),
                               (me + 1, *get_aval(output).shape[1:])), (0,))  # fmt: skip
         rows.append(_assemble(operand, mine, in_off, sizes, out_off, np.int32(me), per=per))
-    return stack_rows(rows), 0
+    return _stack_rows(rows), 0
 
 
-def stack_rows(rows: list) -> Any:
+def _stack_rows(rows: list) -> Any:
     shape = tuple(get_aval(rows[0]).shape)
     dims = tuple(range(1, len(shape) + 1))
     return concatenate([broadcast_in_dim(r, (1, *shape), dims) for r in rows], 0)

@@ -32,6 +32,7 @@ from polyjax_numpy.lax._shape_ops import (
     broadcast_in_dim,
     broadcasted_iota,
     expand_dims,
+    full_like,
     squeeze,
     transpose,
 )
@@ -99,8 +100,7 @@ def _cholesky_update_composed(r: Any, w: Any) -> Any:
 
 def _take(x: Any, pick: Any, nb: int) -> Any:
     """The element `pick` marks in each vector of `x` ([..., n] -> [..., 1])."""
-    zero = ew.sub(x, x)
-    return expand_dims(reduce_sum(ew.select_n(pick, zero, x), (nb,)), (nb,))
+    return expand_dims(reduce_sum(ew.select_n(pick, full_like(x, 0), x), (nb,)), (nb,))
 
 
 def _spread(x: Any, n: int, nb: int) -> Any:
