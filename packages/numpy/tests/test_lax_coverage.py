@@ -104,6 +104,9 @@ IMPLEMENTED: frozenset[str] = frozenset(
     approx_max_k approx_min_k conv_general_dilated_local conv_general_dilated_patches
     platform_dependent ragged_dot ragged_dot_general RaggedDotDimensionNumbers DotAlgorithm
     DotAlgorithmPreset pswapaxes rng_uniform composite
+    ragged_all_to_all
+    linalg.cholesky_update linalg.qdwh linalg.symmetric_product linalg.tridiagonal
+    linalg.schur linalg.hessenberg
     """.split()
 )
 
@@ -130,18 +133,35 @@ COVERAGE = dict(
         "",
         "Left out on purpose, with the reason:",
         "",
-        "- `after_all`, `create_token` (and their `_p`): they need a token type, which",
-        "  the effects work (ordered effects, tokens) introduces.",
+        "- `after_all`, `create_token` (and their `_p`): a token as a value needs a",
+        "  non-array abstract value (`Tok`), and every polyjax abstract value is an",
+        "  array's; ordered effects thread tokens inside the lowering only",
+        "  (docs/debugging.md).",
         "- `psend`, `precv`: point-to-point transfers that take and return tokens (as",
-        "  above).",
-        "- `ragged_all_to_all`: not done yet (its multi-device lowering and an",
-        "  emulation for the CPU's host devices are still to be written).",
-        "- `approx_max_k`/`approx_min_k` are exact on CPU and composed from `top_k` and",
-        "  `sort`; `tile`, `stack`, `unstack` from structural primitives;",
-        "  `ragged_dot(_general)` from masked `dot_general`s; so `approx_top_k_p`,",
-        "  `tile_p`, `stack_p`, `unstack_p` and `ragged_dot_general_p` do not exist.",
-        "  `ragged_dot_general` supports a ragged free or contracting dimension with",
-        "  1-D `group_sizes`, not a ragged batch dimension or `group_offset`.",
+        "  above); JAX 0.10.2 implements them on GPU only.",
+        "- `ragged_all_to_all`: XLA:CPU has no such instruction; polyjax emulates it",
+        "  with all-gathers inside `shard_map` (and over a vmapped axis).",
+        "- `approx_max_k`/`approx_min_k` are exact on CPU (their `approx_top_k` primitive",
+        "  is lowered as `top_k` or a sort); `tile`, `stack`, `unstack` bind primitives",
+        "  lowered as structural ones; `ragged_dot(_general)` is composed from masked",
+        "  `dot_general`s, so `ragged_dot_general_p` does not exist. It supports",
+        "  JAX's three modes (ragged free, contracting or batch dimension) with 1-D",
+        "  `group_sizes`, not `group_offset`.",
+        "- `scaled_dot` is composed (bfloat16 dequantization, then `dot_general`, as",
+        "  JAX computes it on CPU); `qdwh` is a function, as in JAX.",
+        "- `device_put_p`: polyjax's `device_put` is not a primitive (eagerly a transfer,",
+        "  under `jit` the identity or a sharding constraint: packages/sharding).",
+        "",
+        "Primitive objects of issue 20, each with every rule (abstract evaluation,",
+        "lowering, jvp/transpose where JAX has them, batching, a sharding rule, a",
+        "case in test_rules_coverage.py): `approx_top_k_p`, `tile_p`, `stack_p`,",
+        "`unstack_p`, `copy_p`, `dce_sink_p`, `eq_to_p`, `le_to_p`, `lt_to_p`,",
+        "`ragged_all_to_all_p`, `select_and_scatter_p` (the general form, select and",
+        "scatter jaxprs as params; no jvp, as in JAX), `stop_gradient_p` (the AD",
+        "layer's), `linear_solve_p`",
+        "(`custom_linear_solve`'s, as in JAX), and in `linalg` `cholesky_update_p`,",
+        "`ormqr_p`, `symmetric_product_p`, `tridiagonal_p`, `lu_pivots_to_permutation_p`",
+        "(the linalg ones have no jvp, as in JAX).",
         "- `DotAlgorithm`/`DotAlgorithmPreset`: XLA:CPU runs the presets `DEFAULT`,",
         "  `F16_F16_F16`, `BF16_BF16_F32(_X3, _X6)`, `F32_F32_F32`, `F64_F64_F64`; the",
         "  others, and explicit `DotAlgorithm`s, raise `ValueError` as in JAX on CPU.",

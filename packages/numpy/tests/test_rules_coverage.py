@@ -2470,6 +2470,272 @@ CASES += [
 ]
 
 
+def _ragged_shift(v, name):
+    """Receiver `r` gets row ``(r + j) % 3`` of sender `j` at row `j` (3 positions)."""
+    j = lax.axis_index(name)
+    slots = lax.iota(np.int32, 3)
+    in_off = lax.rem(slots + j, np.int32(3))
+    ones = lax.full((3,), 1, np.int32)
+    out_off = lax.full((3,), 0, np.int32) + j
+    return lax.ragged_all_to_all(
+        v, lax.full_like(v, 0), in_off, ones, out_off, ones, axis_name=name
+    )
+
+
+def _np_ragged_shift(x):
+    out = np.zeros_like(x)
+    for r in range(3):
+        for j in range(3):
+            out[r, j] = x[j, (r + j) % 3]
+    return out
+
+
+CASES += [
+    Case(
+        "ragged_all_to_all",
+        (lax.ragged_all_to_all_p,),
+        _named(_ragged_shift),
+        _collective_make((4,)),
+        _np_ragged_shift,
+        (F32,),
+        shapes=((),),
+        grad_dtypes=(F32,),
+        order=1,
+    ),
+]
+
+
+def _approx_both(x):
+    return [*lax.approx_max_k(x, 2), *lax.approx_min_k(x, 2, reduction_dimension=0)]
+
+
+def _np_approx_both(x):
+    desc = np.argsort(-x, axis=-1, kind="stable")[..., :2]
+    asc = np.argsort(x, axis=0, kind="stable")[:2]
+    return [
+        np.take_along_axis(x, desc, -1),
+        desc.astype(I32),
+        np.take_along_axis(x, asc, 0),
+        asc.astype(I32),
+    ]
+
+
+CASES += [
+    Case(
+        "approx_top_k",
+        (lax.approx_top_k_p,),
+        _approx_both,
+        operands((-2, 2)),
+        _np_approx_both,
+        (F32,),
+        shapes=((4, 3),),
+        grad_dtypes=(F32,),
+        order=1,
+        gfun=lambda x: lax.approx_max_k(x, 2)[0],
+    ),
+]
+
+
+def _np_stack_unstack(x):
+    return [np.tile(x, (2, 1, 3)[: x.ndim]), np.stack([x, x], axis=1), *np.moveaxis(x, 1, 0)]
+
+
+CASES += [
+    Case(
+        "tile_stack_unstack",
+        (lax.tile_p, lax.stack_p, lax.unstack_p),
+        lambda x: [
+            lax.tile(x, (2, 1, 3)[: x.ndim]),
+            lax.stack([x, x], axis=1),
+            *lax.unstack(x, axis=1),
+        ],  # fmt: skip
+        operands((-2, 2)),
+        _np_stack_unstack,
+        (F32, BOOL),
+        shapes=((2, 3, 0), (1, 2, 2)),
+        grad_dtypes=(F32,),
+        order=1,
+    ),
+]
+
+
+def _general_select_and_scatter(source, x):
+    from polyjax_numpy.lax._windowed import _select_and_scatter
+
+    pads = ((0, 0), (0, 0))
+    return _select_and_scatter(x, lax.ge, (2, 2), (2, 2), pads, source, 0, lax.add)
+
+
+CASES += [
+    Case(
+        "select_and_scatter",
+        (lax.select_and_scatter_p,),
+        _general_select_and_scatter,
+        _sas_make,
+        _np_select_and_scatter_add,
+        (F32,),
+        shapes=((4, 6),),
+    ),
+]
+
+
+# --- identities with a meaning, and the dimension comparisons
+
+
+def _dce_sunk(x):
+    lax.dce_sink(x, prevent_mlir_dce=True)
+    return x
+
+
+CASES += [
+    unary("copy", lax.copy_p.bind, lambda x: x, (F32, I32), prims=(lax.copy_p,)),
+    unary("dce_sink", _dce_sunk, lambda x: x, (F32, I32), prims=(lax.dce_sink_p,)),
+    unary(
+        "stop_gradient",
+        lax.stop_gradient,
+        lambda x: x,
+        (F32, I32),
+        prims=(lax.stop_gradient_p,),
+        grad=(),
+    ),
+    Case(
+        "dimension_comparisons",
+        (lax.eq_to_p, lax.le_to_p, lax.lt_to_p),
+        lambda x, y: [lax.eq_to_p.bind(x, y), lax.le_to_p.bind(x, y), lax.lt_to_p.bind(x, y)],
+        operands((-1, 1), (-1, 1)),
+        lambda x, y: [np.equal(x, y), np.less_equal(x, y), np.less(x, y)],
+        (I32,),
+        shapes=((), (2, 3)),
+    ),
+]
+
+
+# --- lax.linalg's reflector, rank-update and permutation primitives
+
+
+def _np_tridiagonal(a, lower=True):
+    """LAPACK's own ``sytrd``/``hetrd`` (through SciPy): the same packed result."""
+    n = a.shape[-1]
+    if n == 0:
+        real = np.finfo(a.dtype).dtype
+        return [a, np.zeros(0, real), np.zeros(0, real), np.zeros(0, a.dtype)]
+    fn = scipy.linalg.lapack.zhetrd if a.dtype.kind == "c" else scipy.linalg.lapack.dsytrd
+    out, d, e, tau, info = fn(a, lower=int(lower))
+    assert info == 0
+    return [out, d, e, tau]
+
+
+def _np_full_q(a, tau):
+    """``Q = H_1 ... H_k`` (``m x m``) from packed reflectors."""
+    m = a.shape[-2]
+    q = np.eye(m, dtype=a.dtype)
+    for i in range(tau.shape[-1]):
+        v = np.zeros(m, a.dtype)
+        v[i] = 1
+        v[i + 1 :] = a[i + 1 :, i]
+        q = q @ (np.eye(m) - tau[i] * np.outer(v, np.conj(v)))
+    return q
+
+
+def _ormqr_make(rng, dtype, shape):
+    a, taus = _householder_make(rng, dtype, shape)
+    return a, taus, draw(rng, shape, dtype, -1, 1)
+
+
+def _np_ormqr_both(a, tau, c):
+    q = _np_full_q(a, tau)
+    return [q @ c, c @ np.conj(q.T)]
+
+
+def _cholesky_update_make(rng, dtype, shape):
+    (a,) = _spd(rng, dtype, shape)
+    r = np.swapaxes(np.linalg.cholesky(a.astype(F64)), -1, -2).astype(dtype)
+    return r, draw(rng, shape[:-1], dtype, -1, 1)
+
+
+def _np_cholesky_update(r, w):
+    a = np.swapaxes(r, -1, -2) @ r + w[..., :, None] * w[..., None, :]
+    return np.swapaxes(np.linalg.cholesky(a), -1, -2) if a.shape[-1] else a
+
+
+def _symmetric_product_make(rng, dtype, shape):
+    c = draw(rng, shape, dtype, -1, 1)
+    return draw(rng, (*shape[:-1], 2), dtype, -1, 1), c + np.swapaxes(c, -1, -2)
+
+
+def _np_symmetric_product(a, c):
+    return 2.0 * a @ np.swapaxes(a, -1, -2) + 0.5 * c
+
+
+def _pivots_make(rng, dtype, shape):
+    k = shape[-1]
+    return (((rng.integers(0, k + 1, shape) % (k + 1 - np.arange(k))) + np.arange(k)).astype(I32),)
+
+
+def _np_pivots_to_permutation(pivots):
+    k = pivots.shape[-1]
+    perm = np.broadcast_to(np.arange(k + 1, dtype=I32), (*pivots.shape[:-1], k + 1)).copy()
+    for idx in np.ndindex(pivots.shape[:-1]):
+        for i, j in enumerate(pivots[idx]):
+            perm[idx][[i, j]] = perm[idx][[j, i]]
+    return perm
+
+
+CASES += [
+    Case(
+        "tridiagonal",
+        (linalg.tridiagonal_p,),
+        lambda a: [*linalg.tridiagonal(a), *linalg.tridiagonal(a, lower=False)],
+        _spd,
+        lambda a: [
+            *_np_batched(_np_tridiagonal, 4)(a),
+            *_np_batched(lambda x: _np_tridiagonal(x, lower=False), 4)(a),
+        ],
+        (F32, C64),
+        shapes=((0, 0), (2, 3, 3)),
+        tol=10,
+    ),
+    Case(
+        "ormqr",
+        (linalg.ormqr_p,),
+        lambda a, t, c: [linalg.ormqr(a, t, c), linalg.ormqr(a, t, c, left=False, transpose=True)],
+        _ormqr_make,
+        _np_batched(_np_ormqr_both, 2),
+        (F32, C64),
+        shapes=((0, 0), (2, 3, 3)),
+        tol=10,
+    ),
+    Case(
+        "cholesky_update",
+        (linalg.cholesky_update_p,),
+        linalg.cholesky_update,
+        _cholesky_update_make,
+        _np_batched(_np_cholesky_update),
+        (F32,),
+        shapes=((0, 0), (2, 3, 3)),
+        tol=10,
+    ),
+    Case(
+        "symmetric_product",
+        (linalg.symmetric_product_p,),
+        lambda a, c: linalg.symmetric_product(a, c, alpha=2.0, beta=0.5),
+        _symmetric_product_make,
+        _np_symmetric_product,
+        (F32, BF16),
+        shapes=((0, 0), (2, 3, 3)),
+    ),
+    Case(
+        "lu_pivots_to_permutation",
+        (linalg.lu_pivots_to_permutation_p,),
+        lambda p: linalg.lu_pivots_to_permutation(p, p.shape[-1] + 1),
+        _pivots_make,
+        _np_pivots_to_permutation,
+        (I32,),
+        shapes=((0,), (2, 2)),
+    ),
+]
+
+
 # ---------------------------------------------------------------------------
 # The checks
 
@@ -2634,6 +2900,14 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     "composite": "no jvp, as in JAX (ValueError: wrap it in custom_jvp)",
     "schur": "no jvp, as in JAX (the decomposition is not unique)",
     "hessenberg": "no jvp, as in JAX (the decomposition is not unique)",
+    **dict.fromkeys(
+        ["tridiagonal", "ormqr", "cholesky_update", "symmetric_product"], "no jvp, as in JAX"
+    ),
+    "lu_pivots_to_permutation": "integer results",
+    **dict.fromkeys(["eq_to", "le_to", "lt_to"], "boolean results"),
+    "select_and_scatter": "no jvp for general computations, as in JAX",
+    "stop_gradient": "a zero derivative by definition, which finite differences contradict "
+    "(packages/interpreters/tests/test_ad.py checks it)",
 }
 NOT_DIFFERENTIABLE.pop("zeta")
 

@@ -69,6 +69,26 @@ def _out_type(f, *args):
         (lambda x: lax.dynamic_slice(x, (0, 1), (8, 2)), [((8, 4), "a")], "float32[8@a,2]"),
         (lambda x: ref.freeze(ref.new_ref(x)), [((8, 4), "a")], "float32[8@a,4]"),
         (lambda x: ref.new_ref(x)[...], [((8, 4), "a")], "float32[8@a,4]"),
+        (lambda x: linalg.tridiagonal(x)[1], [((8, 4, 4), "a")], "float32[8@a,4]"),
+        (lambda x: lax.tile(x, (1, 2)), [((8, 4), "a")], "float32[8@a,8]"),
+        (lambda x: lax.stack([x, x], 1), [((8, 4), "a", "b")], "float32[8@a,2,4@b]"),
+        (lambda x: lax.unstack(x, 1)[0], [((8, 4), "a")], "float32[8@a]"),
+        (
+            lambda a, c: linalg.ormqr(a, c[..., 0], c),
+            [((8, 4, 4), "a"), ((8, 4, 4), "a")],
+            "float32[8@a,4,4]",
+        ),
+        (lambda a: linalg.symmetric_product(a, a), [((8, 4, 4), "a")], "float32[8@a,4,4]"),
+        (
+            lambda r: linalg.cholesky_update(r, r[..., 0]),
+            [((8, 4, 4), "a")],
+            "float32[8@a,4,4]",
+        ),
+        (
+            lambda x: linalg.lu_pivots_to_permutation(lax.convert_element_type(x, "int32"), 5),
+            [((8, 4), "a")],
+            "int32[8@a,5]",
+        ),
         (
             lambda lhs, rhs: lax.conv(lhs, rhs, (1, 1), "VALID"),
             [((8, 3, 6, 6), "a"), ((4, 3, 3, 3),)],
@@ -111,6 +131,9 @@ def test_out_sharding_parameters_on_an_abstract_mesh(f, args, expected):
     operands = [ShapeDtypeStruct(a[0], np.uint32) if a[0] == (4,) else _arg(*a) for a in args]
     with use_abstract_mesh(MESH):
         assert _out_type(f, *operands) == expected
+def test_batched_linalg_needs_unsplit_matrices():
+    with pytest.raises(ShardingTypeError, match="tridiagonal: unsplit matrix dims"):
+        make_jaxpr(linalg.tridiagonal)(_arg((8, 4, 4), None, "b"))
 
 
 def test_errors_name_the_operands():

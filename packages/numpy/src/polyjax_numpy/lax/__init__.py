@@ -16,7 +16,8 @@ Areas (private modules):
   - `_declare`: `standard_primitive` / `define_rules`, through which every
     primitive gets its impl, lowering and rules in one call;
   - `_shape_rules`: the dtype and shape checks the primitives share;
-  - `_elementwise`: arithmetic, math functions, comparisons, bitwise ops,
+  - `_elementwise`: arithmetic, math functions, comparisons (and `eq_to_p`,
+    `le_to_p`, `lt_to_p`, those of dimension values), bitwise ops,
     `select_n`, `clamp`, `convert_element_type`;
   - `_bits`: `population_count`, `clz`, `nextafter`, `bitcast_convert_type`,
     `reduce_precision`, the general `reduce` and `reduce_and/or/xor`;
@@ -53,20 +54,27 @@ Areas (private modules):
   - `_transform_hooks`: what the transformations need from the array library,
     registered at import.
   - `_sharding_rules`: the sharding rule of every primitive (explicit mode);
-  - `_array_helpers`: `tile`, `stack`, `unstack`, `broadcast_like`, `dtype`,
-    `shape_as_value`, composed from the structural primitives;
+  - `_array_helpers`: `tile`, `stack`, `unstack` (primitives lowered as compositions
+    of the structural ones), `broadcast_like`, `dtype`, `shape_as_value`;
   - `_shape_tuples`: output shapes of convolutions and windowed reductions;
   - `_dot_algorithm`: `DotAlgorithm`, `DotAlgorithmPreset`;
   - `_ragged_dot`: `ragged_dot`, `ragged_dot_general`;
   - `_patches`: `conv_general_dilated_patches`, `conv_general_dilated_local`;
-  - `_approx_top_k`: `approx_max_k`, `approx_min_k`;
+  - `_approx_top_k`: `approx_max_k`, `approx_min_k` (primitive `approx_top_k`);
   - `_mulhi`: `mulhi`; `_rng_uniform`: `rng_uniform`; `_stage`: `stage`;
   - `_composite`: `composite` (a named operation with its decomposition);
   - `_parallel_extras`: `pbroadcast`, `pswapaxes`;
+  - `_scaled_dot`: `scaled_dot` (block-scaled operands, composed);
+  - `_ragged_all_to_all`: `ragged_all_to_all` (emulated by an all-gather on CPU);
+  - `_identities`: `copy_p`, `dce_sink` (keeps a value alive), `stop_gradient_p`;
   - `_schur`: the Schur and Hessenberg decompositions (LAPACK `gees`, `gehrd`);
   - `_state`: mutable array references (`new_ref`, `get`, `swap`, `addupdate`,
     `freeze`), public as `polyjax_numpy.ref`; `_state_loops`: discharging
     references through `scan`, `while` and `cond`;
+  - `_reflectors`: applying Householder reflectors (`ormqr`) and the reduction to
+    tridiagonal form (`tridiagonal`, LAPACK `sytrd`/`hetrd`);
+  - `_rank_updates`: `cholesky_update` (rank-1) and `symmetric_product` (`syrk`);
+  - `_qdwh`: the polar decomposition by QDWH iterations (`linalg.qdwh`);
 
 Public submodule: `linalg` (`lax.linalg`: Cholesky, QR, eigen- and singular
 value decompositions, triangular solves, ...).
@@ -79,14 +87,17 @@ from polyjax_numpy.lax import (  # noqa: F401  (reference primitives, rules)
     _transform_hooks,  # noqa: F401  (registers ad/vmap hooks)
     linalg,
 )
-from polyjax_numpy.lax._approx_top_k import approx_max_k, approx_min_k
+from polyjax_numpy.lax._approx_top_k import approx_max_k, approx_min_k, approx_top_k_p
 from polyjax_numpy.lax._array_helpers import (
     broadcast_like,
     dtype,
     shape_as_value,
     stack,
+    stack_p,
     tile,
+    tile_p,
     unstack,
+    unstack_p,
 )
 from polyjax_numpy.lax._bits import (
     bitcast_convert_type,
@@ -148,6 +159,7 @@ from polyjax_numpy.lax._custom_solvers import (
     custom_linear_solve_p,
     custom_root,
 )
+from polyjax_numpy.lax._custom_solvers import custom_linear_solve_p as linear_solve_p
 from polyjax_numpy.lax._dot import (
     DotDimensionNumbers,
     Precision,
@@ -203,6 +215,7 @@ from polyjax_numpy.lax._elementwise import (
     div_p,
     eq,
     eq_p,
+    eq_to_p,
     erf,
     erf_inv,
     erf_inv_p,
@@ -227,6 +240,7 @@ from polyjax_numpy.lax._elementwise import (
     is_finite_p,
     le,
     le_p,
+    le_to_p,
     lgamma,
     lgamma_p,
     log,
@@ -237,6 +251,7 @@ from polyjax_numpy.lax._elementwise import (
     logistic_p,
     lt,
     lt_p,
+    lt_to_p,
     max,
     max_p,
     min,
@@ -288,6 +303,7 @@ from polyjax_numpy.lax._elementwise import (
     xor_p,
 )
 from polyjax_numpy.lax._fft import FftType, fft, fft_p
+from polyjax_numpy.lax._identities import copy_p, dce_sink, dce_sink_p, stop_gradient_p
 from polyjax_numpy.lax._mulhi import mulhi, mulhi_p
 from polyjax_numpy.lax._optimization_barrier import optimization_barrier, optimization_barrier_p
 from polyjax_numpy.lax._parallel import (
@@ -316,6 +332,7 @@ from polyjax_numpy.lax._parallel import (
 from polyjax_numpy.lax._parallel_extras import pbroadcast, pswapaxes
 from polyjax_numpy.lax._patches import conv_general_dilated_local, conv_general_dilated_patches
 from polyjax_numpy.lax._platform_dependent import platform_dependent, platform_index_p
+from polyjax_numpy.lax._ragged_all_to_all import ragged_all_to_all, ragged_all_to_all_p
 from polyjax_numpy.lax._ragged_dot import (
     RaggedDotDimensionNumbers,
     ragged_dot,
@@ -343,6 +360,7 @@ from polyjax_numpy.lax._reductions import (
     reduce_sum_p,
 )
 from polyjax_numpy.lax._rng_uniform import rng_uniform, rng_uniform_p
+from polyjax_numpy.lax._scaled_dot import scaled_dot
 from polyjax_numpy.lax._scan import associative_scan, map, scan, scan_p
 from polyjax_numpy.lax._shape_ops import (
     broadcast,
@@ -456,6 +474,7 @@ from polyjax_numpy.lax._windowed import (
     select_and_gather_add_p,
     select_and_scatter_add,
     select_and_scatter_add_p,
+    select_and_scatter_p,
 )
 
 __all__ = [
@@ -490,6 +509,7 @@ __all__ = [
     "and_p",
     "approx_max_k",
     "approx_min_k",
+    "approx_top_k_p",
     "argmax",
     "argmax_p",
     "argmin",
@@ -560,6 +580,7 @@ __all__ = [
     "conv_with_general_padding",
     "convert_element_type",
     "convert_element_type_p",
+    "copy_p",
     "cos",
     "cos_p",
     "cosh",
@@ -577,6 +598,8 @@ __all__ = [
     "custom_linear_solve",
     "custom_linear_solve_p",
     "custom_root",
+    "dce_sink",
+    "dce_sink_p",
     "digamma",
     "digamma_p",
     "div",
@@ -597,6 +620,7 @@ __all__ = [
     "empty_p",
     "eq",
     "eq_p",
+    "eq_to_p",
     "erf",
     "erf_inv",
     "erf_inv_p",
@@ -641,9 +665,11 @@ __all__ = [
     "is_finite_p",
     "le",
     "le_p",
+    "le_to_p",
     "lgamma",
     "lgamma_p",
     "linalg",
+    "linear_solve_p",
     "log",
     "log1p",
     "log1p_p",
@@ -652,6 +678,7 @@ __all__ = [
     "logistic_p",
     "lt",
     "lt_p",
+    "lt_to_p",
     "map",
     "max",
     "max_p",
@@ -670,28 +697,14 @@ __all__ = [
     "not_p",
     "optimization_barrier",
     "optimization_barrier_p",
-    "pbroadcast",
-    "platform_dependent",
-    "platform_index_p",
-    "pswapaxes",
-    "ragged_dot",
-    "ragged_dot_general",
-    "reduce_window_shape_tuple",
-    "reshard",
-    "rng_uniform",
-    "rng_uniform_p",
-    "shape_as_value",
-    "sharding_constraint_p",
-    "stack",
-    "stage",
-    "stage_p",
-    "tile",
-    "unstack",
-    "with_sharding_constraint",
     "or_p",
     "pad",
     "pad_p",
     "padtype_to_pads",
+    "pbroadcast",
+    "pcast",
+    "platform_dependent",
+    "platform_index_p",
     "pmax",
     "pmax_p",
     "pmean",
@@ -705,12 +718,16 @@ __all__ = [
     "pow_p",
     "ppermute",
     "ppermute_p",
-    "pcast",
     "pshuffle",
     "psum",
     "psum_p",
     "psum_scatter",
+    "pswapaxes",
     "pvary_p",
+    "ragged_all_to_all",
+    "ragged_all_to_all_p",
+    "ragged_dot",
+    "ragged_dot_general",
     "random_gamma_grad",
     "random_gamma_grad_p",
     "real",
@@ -737,6 +754,7 @@ __all__ = [
     "reduce_window_max_p",
     "reduce_window_min_p",
     "reduce_window_p",
+    "reduce_window_shape_tuple",
     "reduce_window_sum_p",
     "reduce_xor",
     "reduce_xor_p",
@@ -746,14 +764,18 @@ __all__ = [
     "rem_p",
     "reshape",
     "reshape_p",
+    "reshard",
     "rev",
     "rev_p",
     "rng_bit_generator",
     "rng_bit_generator_p",
+    "rng_uniform",
+    "rng_uniform_p",
     "round",
     "round_p",
     "rsqrt",
     "rsqrt_p",
+    "scaled_dot",
     "scan",
     "scan_p",
     "scatter",
@@ -773,8 +795,11 @@ __all__ = [
     "select_and_gather_add_p",
     "select_and_scatter_add",
     "select_and_scatter_add_p",
+    "select_and_scatter_p",
     "select_n",
     "select_n_p",
+    "shape_as_value",
+    "sharding_constraint_p",
     "shift_left",
     "shift_left_p",
     "shift_right_arithmetic",
@@ -801,7 +826,12 @@ __all__ = [
     "square_p",
     "squeeze",
     "squeeze_p",
+    "stack",
+    "stack_p",
+    "stage",
+    "stage_p",
     "stop_gradient",
+    "stop_gradient_p",
     "sub",
     "sub_p",
     "switch",
@@ -811,12 +841,17 @@ __all__ = [
     "tanh_p",
     "threefry2x32",
     "threefry2x32_p",
+    "tile",
+    "tile_p",
     "top_k",
     "top_k_p",
     "transpose",
     "transpose_p",
+    "unstack",
+    "unstack_p",
     "while_loop",
     "while_p",
+    "with_sharding_constraint",
     "xor_p",
     "zeta",
     "zeta_p",

@@ -24,11 +24,20 @@ from typing import Any
 
 import numpy as np
 
-from polyjax_core.abstract_values import get_aval
-from polyjax_numpy.lax._shape_ops import broadcasted_iota, slice_in_dim, transpose
+from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_interpreters import ad, batching, mlir
+from polyjax_numpy.lax import _elementwise as ew
+from polyjax_numpy.lax._declare import standard_primitive
+from polyjax_numpy.lax._reductions import reduce_sum
+from polyjax_numpy.lax._shape_ops import (
+    broadcast_in_dim,
+    broadcasted_iota,
+    slice_in_dim,
+    transpose,
+)
 from polyjax_numpy.lax._sorting import sort, top_k
 
-__all__ = ["approx_max_k", "approx_min_k"]
+__all__ = ["approx_max_k", "approx_min_k", "approx_top_k_p"]
 
 
 def _check(operand: Any, k: int, reduction_dimension: int) -> tuple[Any, int, int]:
@@ -90,8 +99,8 @@ def approx_max_k(
       ...              reduction_dimension=0)[1]
       Array([[1, 0]], dtype=int32)
     """
-    _, dim, k = _check(operand, k, reduction_dimension)
-    return _along_last(lambda x: top_k(x, k), operand, dim)
+    return _bind(operand, k, reduction_dimension, recall_target, True,
+                 reduction_input_size_override, aggregate_to_topk)  # fmt: skip
 
 
 def _smallest(x: Any, k: int) -> tuple[Any, Any]:
@@ -134,5 +143,78 @@ def approx_min_k(
       >>> approx_min_k(np.array([3.0, 1.0, 2.0], np.float32), 2)
       (Array([1., 2.], dtype=float32), Array([1, 2], dtype=int32))
     """
+    return _bind(operand, k, reduction_dimension, recall_target, False,
+                 reduction_input_size_override, aggregate_to_topk)  # fmt: skip
+
+
+# --- the primitive
+
+
+def _bind(operand, k, reduction_dimension, recall_target, is_max_k, size_override, aggregate):
     _, dim, k = _check(operand, k, reduction_dimension)
-    return _along_last(lambda x: _smallest(x, k), operand, dim)
+    values, indices = approx_top_k_p.bind(
+        operand,
+        k=k,
+        reduction_dimension=dim,
+        recall_target=float(recall_target),
+        is_max_k=bool(is_max_k),
+        reduction_input_size_override=int(size_override),
+        aggregate_to_topk=bool(aggregate),
+    )
+    return values, indices
+
+
+def _abstract_eval(operand: ShapedArray, *, k: int, reduction_dimension: int, **params) -> list:
+    shape = list(operand.shape)
+    shape[reduction_dimension] = k
+    return [ShapedArray(shape, operand.dtype), ShapedArray(shape, np.dtype(np.int32))]
+
+
+def _composed(operand: Any, *, k: int, reduction_dimension: int, is_max_k: bool, **params):
+    pick = (lambda x: top_k(x, k)) if is_max_k else (lambda x: _smallest(x, k))
+    return list(_along_last(pick, operand, reduction_dimension))
+
+
+def _jvp(primals: list, tangents: list, **params: Any) -> tuple:
+    (x,), (t,) = primals, tangents
+    values, indices = approx_top_k_p.bind(x, **params)
+    if type(t) is ad.Zero:
+        return [values, indices], [ad.Zero.from_primal_value(values)] + [
+            ad.Zero.from_primal_value(indices)
+        ]
+
+    def chosen(pair: tuple) -> tuple:
+        # The tangent at the chosen indices, along the last axis: a one-hot product.
+        t_last, idx_last = pair
+        shape = get_aval(t_last).shape
+        nd, kk = len(shape), get_aval(idx_last).shape[-1]
+        mask_shape = (*shape, kk)
+        positions = broadcasted_iota(np.int32, mask_shape, nd - 1)
+        picked = broadcast_in_dim(idx_last, mask_shape, (*range(nd - 1), nd))
+        onehot = ew.convert_element_type(ew.eq(positions, picked), get_aval(t_last).dtype)
+        t_b = broadcast_in_dim(t_last, mask_shape, tuple(range(nd)))
+        return reduce_sum(ew.mul(t_b, onehot), (nd - 1,)), idx_last
+
+    dim = params["reduction_dimension"]
+    ndim = get_aval(x).ndim
+    perm = (*(a for a in range(ndim) if a != dim), dim)
+    back = tuple(int(i) for i in np.argsort(perm))
+    t_out, _ = chosen((transpose(t, perm), transpose(indices, perm)))
+    return [values, indices], [transpose(t_out, back), ad.Zero.from_primal_value(indices)]
+
+
+def _batch(args: list, dims: list, *, reduction_dimension: int, **params: Any) -> tuple:
+    (x,), (d,) = args, dims
+    x = batching.moveaxis(x, d, 0)
+    out = approx_top_k_p.bind(x, reduction_dimension=reduction_dimension + 1, **params)
+    return out, [0, 0]
+
+
+approx_top_k_p = standard_primitive(
+    "approx_top_k",
+    _abstract_eval,
+    mlir.lower_fun(_composed, multiple_results=True),
+    multiple_results=True,
+    jvp=_jvp,
+    batching=_batch,
+)

@@ -1,10 +1,11 @@
-"""Small array helpers of `jax.lax` composed from the structural primitives.
+"""Small array helpers of `jax.lax`: `tile`, `stack`, `unstack`, `broadcast_like`, ...
 
-`tile`, `stack`, `unstack` and `broadcast_like` need no primitive of their own:
-they are `broadcast_in_dim`, `reshape`, `concatenate` and `index_in_dim`
-applied with the right dimension numbers, so every transformation already
-handles them. (JAX binds its own `tile`/`stack`/`unstack` primitives; polyjax
-leaves those three primitive objects out, as docs/lax.md records.)
+`tile`, `stack` and `unstack` bind primitives of their own (`tile_p`,
+`stack_p`, `unstack_p`, as JAX), each lowered as its composition of
+`broadcast_in_dim`, `reshape`, `concatenate` and slicing. All three are
+linear: the transpose of `tile` sums the tiles, `stack` and `unstack`
+transpose to each other. Under `vmap` the batch moves to the front and the
+axis parameters shift by one.
 
 Example:
   >>> import numpy as np
@@ -21,13 +22,26 @@ from typing import Any
 import numpy as np
 
 from polyjax_core import dtypes
-from polyjax_core.abstract_values import get_aval
+from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_interpreters import ad, batching, mlir
+from polyjax_numpy.lax._declare import standard_primitive
 from polyjax_numpy.lax._dim_value import dim_as_value
 from polyjax_numpy.lax._elementwise import convert_element_type
+from polyjax_numpy.lax._reductions import reduce_sum
 from polyjax_numpy.lax._shape_ops import broadcast_in_dim, concatenate, expand_dims, reshape
 from polyjax_numpy.lax._slicing import index_in_dim
 
-__all__ = ["broadcast_like", "dtype", "shape_as_value", "stack", "tile", "unstack"]
+__all__ = [
+    "broadcast_like",
+    "dtype",
+    "shape_as_value",
+    "stack",
+    "stack_p",
+    "tile",
+    "tile_p",
+    "unstack",
+    "unstack_p",
+]
 
 
 def _canonical_axis(axis: int, ndim: int, what: str) -> int:
@@ -66,10 +80,7 @@ def tile(operand: Any, reps: Sequence[int]) -> Any:
         )
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: reps must be non-negative, got {reps}.")
-    # Each axis d becomes a pair (r, d) of a new broadcast axis and the old one.
-    wide = tuple(s for r, d in zip(reps, aval.shape) for s in (r, d))
-    out = broadcast_in_dim(operand, wide, tuple(range(1, 2 * aval.ndim, 2)))
-    return reshape(out, tuple(r * d for r, d in zip(reps, aval.shape)))
+    return tile_p.bind(operand, reps=reps)
 
 
 def stack(operands: Sequence[Any], axis: int = 0) -> Any:
@@ -101,8 +112,11 @@ def stack(operands: Sequence[Any], axis: int = 0) -> Any:
     if len({np.dtype(a.dtype) for a in avals}) != 1:
         names = ", ".join(str(a.dtype) for a in avals)
         raise TypeError(f"lax.stack requires arguments to have the same dtypes, got {names}.")
+    if len({tuple(a.shape) for a in avals}) != 1:
+        shapes = ", ".join(str(a.shape) for a in avals)
+        raise ValueError(f"lax.stack requires arrays of one shape, got {shapes}.")
     axis = _canonical_axis(axis, avals[0].ndim + 1, "lax.stack")
-    return concatenate([expand_dims(x, (axis,)) for x in operands], axis)
+    return stack_p.bind(*operands, axis=axis)
 
 
 def unstack(x: Any, axis: int = 0) -> tuple[Any, ...]:
@@ -125,7 +139,98 @@ def unstack(x: Any, axis: int = 0) -> tuple[Any, ...]:
     """
     aval = get_aval(x)
     axis = _canonical_axis(axis, aval.ndim, "lax.unstack")
-    return tuple(index_in_dim(x, i, axis, keepdims=False) for i in range(aval.shape[axis]))
+    return tuple(unstack_p.bind(x, axis=axis))
+
+
+# --- the primitives of tile, stack and unstack
+
+
+def _tile_composed(operand: Any, *, reps: tuple) -> Any:
+    # Each axis d becomes a pair (r, d) of a new broadcast axis and the old one.
+    shape = get_aval(operand).shape
+    wide = tuple(s for r, d in zip(reps, shape) for s in (r, d))
+    out = broadcast_in_dim(operand, wide, tuple(range(1, 2 * len(shape), 2)))
+    return reshape(out, tuple(r * d for r, d in zip(reps, shape)))
+
+
+def _tile_transpose(ct: Any, operand: Any, *, reps: tuple) -> list:
+    shape = operand.aval.shape
+    pairs = reshape(ad.instantiate_zeros(ct), tuple(s for r, d in zip(reps, shape) for s in (r, d)))
+    return [reduce_sum(pairs, tuple(range(0, 2 * len(shape), 2)))]
+
+
+def _tile_batch(args: list, dims: list, *, reps: tuple) -> tuple:
+    x = batching.moveaxis(args[0], dims[0], 0)
+    return tile_p.bind(x, reps=(1, *reps)), 0
+
+
+tile_p = standard_primitive(
+    "tile",
+    lambda x, *, reps: ShapedArray(
+        tuple(r * d for r, d in zip(reps, x.shape)), x.dtype, x.weak_type
+    ),  # fmt: skip
+    mlir.lower_fun(_tile_composed, multiple_results=False),
+    linear_transpose=_tile_transpose,
+    batching=_tile_batch,
+)
+
+
+def _stack_abstract_eval(*avals: ShapedArray, axis: int) -> ShapedArray:
+    shape = list(avals[0].shape)
+    shape.insert(axis, len(avals))
+    return ShapedArray(tuple(shape), avals[0].dtype, all(a.weak_type for a in avals))
+
+
+def _stack_transpose(ct: Any, *operands: Any, axis: int) -> list:
+    parts = unstack_p.bind(ad.instantiate_zeros(ct), axis=axis)
+    return [p if type(x) is ad.UndefinedPrimal else None for p, x in zip(parts, operands)]
+
+
+def _stack_batch(args: list, dims: list, *, axis: int) -> tuple:
+    size = next(get_aval(x).shape[d] for x, d in zip(args, dims) if d is not batching.not_mapped)
+    xs = [batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)]
+    return stack_p.bind(*xs, axis=axis + 1), 0
+
+
+stack_p = standard_primitive(
+    "stack",
+    _stack_abstract_eval,
+    mlir.lower_fun(
+        lambda *xs, axis: concatenate([expand_dims(x, (axis,)) for x in xs], axis),
+        multiple_results=False,
+    ),
+    linear_transpose=_stack_transpose,
+    batching=_stack_batch,
+)
+
+
+def _unstack_abstract_eval(x: ShapedArray, *, axis: int) -> list:
+    shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
+    return [ShapedArray(shape, x.dtype, x.weak_type)] * x.shape[axis]
+
+
+def _unstack_transpose(cts: list, x: Any, *, axis: int) -> list:
+    return [stack_p.bind(*map(ad.instantiate_zeros, cts), axis=axis)]
+
+
+def _unstack_batch(args: list, dims: list, *, axis: int) -> tuple:
+    x = batching.moveaxis(args[0], dims[0], 0)
+    outs = unstack_p.bind(x, axis=axis + 1)
+    return outs, [0] * len(outs)
+
+
+unstack_p = standard_primitive(
+    "unstack",
+    _unstack_abstract_eval,
+    mlir.lower_fun(
+        lambda x, axis: [
+            index_in_dim(x, i, axis, keepdims=False) for i in range(get_aval(x).shape[axis])
+        ]
+    ),
+    multiple_results=True,
+    linear_transpose=_unstack_transpose,
+    batching=_unstack_batch,
+)
 
 
 def broadcast_like(arr: Any, like_arr: Any) -> Any:

@@ -943,6 +943,11 @@ lt_p = _cmp("lt", sr.ORDERED, "LT")
 le_p = _cmp("le", sr.ORDERED, "LE")
 gt_p = _cmp("gt", sr.ORDERED, "GT")
 ge_p = _cmp("ge", sr.ORDERED, "GE")
+# The comparisons JAX's shape-polymorphism checks bind on dimension values: the same
+# operations, kept apart from the program's own comparisons (no public function).
+eq_to_p = _cmp("eq_to", sr.ANY, "EQ")
+le_to_p = _cmp("le_to", sr.ORDERED, "LE")
+lt_to_p = _cmp("lt_to", sr.ORDERED, "LT")
 
 
 # ---------------------------------------------------------------------------

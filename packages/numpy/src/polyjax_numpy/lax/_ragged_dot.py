@@ -8,13 +8,16 @@ computes it as `g` masked `dot_general`s summed (or stacked), so every rule of
 one `ragged_dot_general` primitive instead (polyjax has no such primitive
 object, as docs/lax.md records).
 
-Two of JAX's three modes are supported:
+JAX's three modes:
   - the ragged axis of `lhs` is a free (non-contracting) axis and `rhs` has a
     group axis: the rows of group `i` are multiplied by `rhs`'s slice `i`;
     rows after the last group give zeros;
   - the ragged axis is a contracting axis and `rhs` has no group axis: the
-    result gets a leading group axis, slice `i` contracting only group `i`.
-A ragged batch axis raises `NotImplementedError`.
+    result gets a leading group axis, slice `i` contracting only group `i`;
+  - the ragged axis is a batch axis (and `rhs` has no group axis): each batch
+    element is multiplied by its own `rhs` element whatever its group, so the
+    result is the plain batched `dot_general` (JAX 0.10.2 gives the same on
+    CPU, rows past the last group included).
 
 Example:
   >>> import numpy as np
@@ -116,12 +119,13 @@ def ragged_dot_general(
       With a group axis in `rhs`: the `dot_general` of `lhs` with `rhs` less
       its group axis, each row of the ragged axis multiplied by its group's
       slice (zeros past the last group). With a ragged contracting axis: a
-      leading axis of one `dot_general` per group.
+      leading axis of one `dot_general` per group. With a ragged batch axis: the
+      batched `dot_general`.
 
     Raises:
       TypeError: `group_sizes` is not integer, or its length is not the number
         of groups.
-      NotImplementedError: a ragged batch axis, N-D `group_sizes`, `group_offset`.
+      NotImplementedError: N-D `group_sizes`, `group_offset`.
 
     Example:
       >>> import numpy as np
@@ -179,14 +183,14 @@ def ragged_dot_general(
         for t in terms[1:]:
             out = ew.add(out, t)
         return out
+    dims = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))
     if r in lhs_batch:
-        raise NotImplementedError("ragged_dot_general: a ragged batch dimension is not supported.")
+        return dot(lhs, rhs, dims)  # each batch element has its own rhs: groups change nothing
     if r not in lhs_contract:
         raise TypeError(
             "ragged_dot_general: without an rhs group dimension the lhs ragged dimension "
-            "must be a contracting dimension."
+            "must be a contracting or batch dimension."
         )
-    dims = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))
     parts = [expand_dims(dot(_masked(lhs, m, r), rhs, dims), (0,)) for m in masks]
     return concatenate(parts, 0)
 

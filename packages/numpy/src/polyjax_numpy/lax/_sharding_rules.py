@@ -181,6 +181,44 @@ def _last_dims(prim: str, count: int):
     return rule
 
 
+def _batched(prim: str, core: int):
+    """Operations on batches, the first operand's core its last `core` dimensions: every
+    operand's dimensions after the batch must be unsplit, and every output keeps the
+    first operand's batch sharding (the vectors among the outputs included)."""
+
+    def rule(outs, avals, **params):
+        nb = avals[0].ndim - core
+        for a in avals:
+            _unsplit_dims(prim, a, range(nb, a.ndim), "unsplit matrix dims")
+        batch = tuple(entries_of(avals[0])[:nb])
+        got = [batch + ((),) * (len(o.shape) - nb) for o in outs]
+        return got if len(outs) > 1 else got[0]
+
+    return rule
+
+
+def _tile(outs, avals, *, reps, **params):
+    """Repeated dimensions must be unsplit; the others keep their sharding."""
+    _unsplit_dims("tile", avals[0], [d for d, r in enumerate(reps) if r != 1], "unsplit tiled dims")
+    return entries_of(avals[0])
+
+
+def _stack(outs, avals, *, axis, **params):
+    """The new axis is unsplit; the operands must agree on the others."""
+    specs = {tuple(entries_of(a)) for a in avals}
+    if len(specs) > 1:
+        raise ShardingTypeError(f"stack got incompatible shardings: {_types(avals)}")
+    spec = list(specs.pop())
+    spec.insert(axis, ())
+    return tuple(spec)
+
+
+def _unstack(outs, avals, *, axis, **params):
+    _unsplit_dims("unstack", avals[0], [axis], "the unstacked dim must be unsplit")
+    spec = [e for d, e in enumerate(entries_of(avals[0])) if d != axis]
+    return [tuple(spec)] * len(outs)
+
+
 def _fft(outs, avals, *, fft_lengths, **params):
     """The transformed (trailing) dimensions must be unsplit; the others keep theirs."""
     x = avals[0]
@@ -439,7 +477,7 @@ ELEMENTWISE = frozenset(
     random_gamma_grad real reduce_precision regularized_incomplete_beta rem round rsqrt
     shift_left shift_right_arithmetic shift_right_logical sign sin sinh sqrt square sub tan
     tanh xor zeta threefry2x32 bitcast_convert_type copy copy_p add_any mul_add
-    stop_gradient pvary mulhi""".split()
+    stop_gradient pvary mulhi eq_to le_to lt_to""".split()
 )
 
 DEFAULT_RULES: dict[str, Any] = {
@@ -483,7 +521,11 @@ DEFAULT_RULES: dict[str, Any] = {
     "reduce_window_min": _size_kept("reduce_window_min"),
     "select_and_gather_add": _size_kept("select_and_gather_add"),
     "select_and_scatter_add": _size_kept("select_and_scatter_add"),
+    "select_and_scatter": _size_kept("select_and_scatter"),
     "concatenate": _concatenate,
+    "tile": _tile,
+    "stack": _stack,
+    "unstack": _unstack,
     "iota": _iota,
     "empty": _unsharded,
     "platform_index": _unsharded,
@@ -501,6 +543,10 @@ DEFAULT_RULES: dict[str, Any] = {
     "scatter-max": _scatter,
     "conv_general_dilated": _conv,
     "top_k": _last_dims("top_k", 1),
+    "approx_top_k": _along_axis(
+        "reduction_dimension",
+        "approx_top_k: the reduction dimension must be unsharded. Got {type} and axis={axis}",
+    ),
     "fft": _fft,
     "cholesky": _last_dims("cholesky", 2),
     "eig": _last_dims("eig", 2),
@@ -514,7 +560,13 @@ DEFAULT_RULES: dict[str, Any] = {
     "householder_product": _last_dims("householder_product", 2),
     "triangular_solve": _last_dims("triangular_solve", 2),
     "tridiagonal_solve": _last_dims("tridiagonal_solve", 2),
+    "tridiagonal": _batched("tridiagonal", 2),
+    "ormqr": _batched("ormqr", 2),
+    "cholesky_update": _batched("cholesky_update", 2),
+    "symmetric_product": _batched("symmetric_product", 2),
+    "lu_pivots_to_permutation": _batched("lu_pivots_to_permutation", 1),
     "optimization_barrier": _per_operand,
+    "dce_sink": lambda outs, avals, **params: [],  # no outputs
     "sharding_constraint": _same,  # the central rule applies its `sharding` param first
     # Collectives act on manual axes (inside shard_map), never on explicit ones.
     "psum": _per_operand,
@@ -522,6 +574,7 @@ DEFAULT_RULES: dict[str, Any] = {
     "pmin": _per_operand,
     "ppermute": _per_operand,
     "all_gather": _unsharded,
+    "ragged_all_to_all": lambda outs, avals, **params: entries_of(avals[1]),  # `output`'s
     "all_to_all": _unsharded,
     "reduce_scatter": _unsharded,
     # Higher-order primitives: their outputs are typed by their bodies' jaxprs.

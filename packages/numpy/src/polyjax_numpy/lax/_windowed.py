@@ -16,7 +16,8 @@ window, the tangent at the position of the chosen element
 where the window's maximum was (`select_and_scatter_add`, the max-pooling
 gradient, lowered to `stablehlo.select_and_scatter`). A general
 `reduce_window` with a user computation lowers the computation's jaxpr as the
-region (no derivative rule).
+region (no derivative rule); so does the general `select_and_scatter` (select
+and scatter jaxprs, as JAX's params; no derivative rule, as in JAX).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core.abstract_values import ShapedArray, get_aval
+from polyjax_core.jaxpr_tracing import trace_to_jaxpr
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, mlir
 from polyjax_numpy.lax import _elementwise as _ew
@@ -52,6 +54,7 @@ __all__ = [
     "select_and_gather_add_p",
     "select_and_scatter_add",
     "select_and_scatter_add_p",
+    "select_and_scatter_p",
 ]
 
 
@@ -588,3 +591,123 @@ def reduce_window(
     init_vals, closed = _trace_computation(computation, operands, inits, single)
     out = reduce_window_p.bind(*operands, *init_vals, jaxpr=closed, **params)
     return out[0] if single else tuple(out)
+
+
+# ---------------------------------------------------------------------------
+# General select_and_scatter, with select and scatter computations
+
+select_and_scatter_p = Primitive("select_and_scatter")
+
+
+def _sas_abstract_eval(operand, source, init_value, **params):
+    nd = operand.ndim
+    window = {k: params[k] for k in ("window_dimensions", "window_strides", "padding")}
+    full = dict(window, base_dilation=_ones(nd), window_dilation=_ones(nd))
+    _check_params("select_and_scatter", operand, full)
+    expected = _window_out_shape(operand.shape, **full)
+    if tuple(source.shape) != expected:
+        raise TypeError(
+            f"select_and_scatter: source shape {source.shape} does not match the windowed "
+            f"shape {expected}"
+        )
+    if init_value.shape != () or np.dtype(init_value.dtype) != np.dtype(source.dtype):
+        raise TypeError(
+            "select_and_scatter: init_value must be a scalar of source's dtype, got "
+            f"{init_value.str_short()} for {source.str_short()}"
+        )
+    return ShapedArray(operand.shape, source.dtype)
+
+
+def _region(ctx, block, jaxpr, consts):
+    with ir.InsertionPoint(block):
+        outs = mlir.jaxpr_subcomp(
+            ctx.module_context, jaxpr, consts, list(block.arguments), ctx.dim_var_values
+        )
+        hlo.ReturnOp(list(outs))
+
+
+def _sas_lowering(
+    ctx, operand, source, init_value, *, select_jaxpr, select_consts, scatter_jaxpr,
+    scatter_consts, window_dimensions, window_strides, padding,
+):  # fmt: skip
+    x_aval, s_aval, _ = ctx.avals_in
+    op = hlo.SelectAndScatterOp(
+        mlir.aval_to_ir_type(ctx.avals_out[0]),
+        operand,
+        source,
+        init_value,
+        window_dimensions=_i64_attr(window_dimensions),
+        window_strides=_i64_attr(window_strides),
+        padding=_padding_attr(padding),
+    )
+    xs, ss = _scalar_type(x_aval.dtype), _scalar_type(s_aval.dtype)
+    _region(ctx, op.select.blocks.append(xs, xs), select_jaxpr, select_consts)
+    _region(ctx, op.scatter.blocks.append(ss, ss), scatter_jaxpr, scatter_consts)
+    return [op.result]
+
+
+def _sas_batch(args, dims, **params):
+    (x, s, init), (xb, sb, ib) = args, dims
+    if ib is not batching.not_mapped:
+        raise NotImplementedError("select_and_scatter under vmap with a batched init_value")
+    size = get_aval(x).shape[xb] if xb is not batching.not_mapped else get_aval(s).shape[sb]
+    x, s = batching.bdim_at_front(x, xb, size), batching.bdim_at_front(s, sb, size)
+    nd = get_aval(x).ndim - 1
+    full = _insert_unit_window(
+        {
+            "window_dimensions": params["window_dimensions"],
+            "window_strides": params["window_strides"],
+            "padding": params["padding"],
+            "base_dilation": _ones(nd),
+            "window_dilation": _ones(nd),
+        },
+        0,
+    )
+    del full["base_dilation"], full["window_dilation"]
+    return select_and_scatter_p.bind(x, s, init, **dict(params, **full)), 0
+
+
+define_rules(select_and_scatter_p, _sas_abstract_eval, _sas_lowering, batching=_sas_batch)
+
+
+def _select_and_scatter(
+    operand: Any,
+    select: Callable[[Any, Any], Any],
+    window_dimensions: Sequence[int],
+    window_strides: Sequence[int],
+    padding: Sequence[tuple[int, int]],
+    source: Any,
+    init_value: Any,
+    scatter: Callable[[Any, Any], Any],
+) -> Any:
+    """Binds `select_and_scatter_p` (JAX's internal helper of the same name and order).
+
+    In each window of `operand`, `select` (a strict order, ``select(a, b)`` meaning
+    "keep `a`") picks one element; the window's `source` value is combined with
+    `scatter` into the result at that position, which starts as `init_value`.
+    No public function of JAX binds the general primitive; `select_and_scatter_add`
+    (the windowed reductions' derivative) is the common form. No jvp, as in JAX.
+
+    Example:
+      >>> import numpy as np
+      >>> from polyjax_numpy import lax
+      >>> _select_and_scatter(np.array([1.0, 3.0, 2.0], np.float32), lax.ge, (2,), (1,),
+      ...                     ((0, 0),), np.ones(2, np.float32), np.float32(0), lax.add)
+      Array([0., 2., 0.], dtype=float32)
+    """
+    x_aval, s_aval = get_aval(operand), get_aval(source)
+    sel = trace_to_jaxpr(lambda a, b: [select(a, b)], [ShapedArray((), x_aval.dtype)] * 2)
+    sca = trace_to_jaxpr(lambda a, b: [scatter(a, b)], [ShapedArray((), s_aval.dtype)] * 2)
+    init = _ew.convert_element_type(init_value, s_aval.dtype)
+    return select_and_scatter_p.bind(
+        operand,
+        source,
+        init,
+        select_jaxpr=sel.jaxpr,
+        select_consts=tuple(sel.consts),
+        scatter_jaxpr=sca.jaxpr,
+        scatter_consts=tuple(sca.consts),
+        window_dimensions=tuple(window_dimensions),
+        window_strides=tuple(window_strides),
+        padding=tuple(tuple(p) for p in padding),
+    )

@@ -20,6 +20,13 @@ loop over (so `vmap` just moves the mapped axis to the front).
   them with the flag set internally.
 - `EigImplementation`, `EighImplementation`, `SvdAlgorithm`: JAX's enums; only the
   CPU LAPACK choice (``LAPACK``, ``QR``, ``DEFAULT``) is accepted.
+- `tridiagonal` (``sytrd``/``hetrd``) and `ormqr` (``ormqr``/``unmqr``): the
+  reduction to tridiagonal form and the product with a packed `Q` (module
+  `_reflectors`); `cholesky_update` and `symmetric_product` (``syrk``), primitives
+  lowered as compositions (`_rank_updates`); none has a jvp, as in JAX.
+- `qdwh`: the polar decomposition by QDWH iterations, a composition of `qr`,
+  `cholesky` and `triangular_solve` (`_qdwh`).
+- `lu_pivots_to_permutation` binds its own primitive, as in JAX.
 
     >>> from polyjax_numpy.lax import linalg
     >>> linalg.cholesky(np.array([[4.0, 2.0], [2.0, 5.0]], np.float32))
@@ -41,7 +48,7 @@ from polyjax_core import dtypes
 from polyjax_core.abstract_values import ShapedArray, get_aval
 from polyjax_core.primitive import Primitive
 from polyjax_interpreters import ad, batching, mlir
-from polyjax_numpy.lax import _lapack
+from polyjax_numpy.lax import _lapack, _qdwh
 from polyjax_numpy.lax._complex import complex as _complex
 from polyjax_numpy.lax._complex import conj, imag, real
 from polyjax_numpy.lax._declare import standard_primitive
@@ -56,7 +63,14 @@ from polyjax_numpy.lax._elementwise import (
     select_n,
     sub,
 )
+from polyjax_numpy.lax._rank_updates import (
+    cholesky_update,
+    cholesky_update_p,
+    symmetric_product,
+    symmetric_product_p,
+)
 from polyjax_numpy.lax._reductions import argmax, reduce_sum
+from polyjax_numpy.lax._reflectors import ormqr, ormqr_p, tridiagonal, tridiagonal_p
 from polyjax_numpy.lax._schur import hessenberg, hessenberg_p, schur, schur_p
 from polyjax_numpy.lax._shape_ops import (
     broadcast_in_dim,
@@ -73,6 +87,8 @@ __all__ = [
     "SvdAlgorithm",
     "cholesky",
     "cholesky_p",
+    "cholesky_update",
+    "cholesky_update_p",
     "eig",
     "eig_p",
     "eigh",
@@ -84,12 +100,20 @@ __all__ = [
     "lu",
     "lu_p",
     "lu_pivots_to_permutation",
+    "lu_pivots_to_permutation_p",
+    "ormqr",
+    "ormqr_p",
+    "qdwh",
     "qr",
     "qr_p",
     "schur",
     "schur_p",
     "svd",
     "svd_p",
+    "symmetric_product",
+    "symmetric_product_p",
+    "tridiagonal",
+    "tridiagonal_p",
     "tridiagonal_solve",
     "tridiagonal_solve_p",
     "triangular_solve",
@@ -429,12 +453,22 @@ def _diag_mask(aval: ShapedArray) -> np.ndarray:
     return np.eye(m, n).astype(aval.dtype).reshape((1,) * (aval.ndim - 2) + (m, n))
 
 
-def lu_pivots_to_permutation(pivots: Any, permutation_size: int) -> Any:
-    """The permutation that LAPACK-style row swaps `pivots` (0-based) describe.
+def _lu_pivots_abstract_eval(pivots: ShapedArray, *, permutation_size: int) -> ShapedArray:
+    if np.dtype(pivots.dtype) != np.dtype(np.int32) or pivots.ndim < 1:
+        raise TypeError(
+            "lu_pivots_to_permutation needs int32 pivots of shape [..., k], got "
+            f"{pivots.str_short()}"
+        )
+    if permutation_size < pivots.shape[-1]:
+        raise ValueError(
+            f"lu_pivots_to_permutation: permutation_size={permutation_size} is less than the "
+            f"number of pivots, {pivots.shape[-1]}"
+        )
+    return ShapedArray((*pivots.shape[:-1], permutation_size), np.dtype(np.int32))
 
-    Row ``i`` was swapped with row ``pivots[..., i]``, in order; the result `perm`
-    satisfies ``a[..., perm, :] == l @ u``. The swaps are unrolled (one step per pivot).
-    """
+
+def _lu_pivots_composed(pivots: Any, *, permutation_size: int) -> Any:
+    """The swaps applied to ``iota``, unrolled (one step per pivot)."""
     aval = get_aval(pivots)
     batch, k = tuple(aval.shape[:-1]), aval.shape[-1]
     shape = (*batch, permutation_size)
@@ -449,6 +483,39 @@ def lu_pivots_to_permutation(pivots: Any, permutation_size: int) -> Any:
         delta = expand_dims(sub(p_j, p_i), (len(batch),))
         perm = add(perm, mul(sub(onehot_i, onehot_j), delta))
     return perm
+
+
+def _lu_pivots_batch(args: list, dims: list, **params: Any) -> tuple:
+    return lu_pivots_to_permutation_p.bind(batching.moveaxis(args[0], dims[0], 0), **params), 0
+
+
+lu_pivots_to_permutation_p = standard_primitive(
+    "lu_pivots_to_permutation",
+    _lu_pivots_abstract_eval,
+    mlir.lower_fun(_lu_pivots_composed, multiple_results=False),
+    batching=_lu_pivots_batch,
+    jvp="zero",
+)
+
+
+def lu_pivots_to_permutation(pivots: Any, permutation_size: int) -> Any:
+    """The permutation that LAPACK-style row swaps `pivots` (0-based) describe.
+
+    Row ``i`` was swapped with row ``pivots[..., i]``, in order; the result `perm`
+    satisfies ``a[..., perm, :] == l @ u``.
+
+    Args:
+      pivots: ``[..., k]`` int32.
+      permutation_size: the permutation's length, at least `k`.
+
+    Returns:
+      ``[..., permutation_size]`` int32.
+
+    Example:
+      >>> lu_pivots_to_permutation(np.array([2, 2, 3], np.int32), 4)
+      Array([2, 0, 3, 1], dtype=int32)
+    """
+    return lu_pivots_to_permutation_p.bind(pivots, permutation_size=int(permutation_size))
 
 
 def _lu_abstract_eval(x: ShapedArray) -> list:
@@ -487,7 +554,7 @@ def _lu_lowering(ctx: Any, x: ir.Value) -> list:
     )
     factor = hlo.select(ok, factor, _nans(ctx, aval))
     perm_rule = mlir.lower_fun(
-        lambda p: lu_pivots_to_permutation(p, aval.shape[-2]), multiple_results=False
+        lambda p: _lu_pivots_composed(p, permutation_size=aval.shape[-2]), multiple_results=False
     )
     (perm,) = perm_rule(ctx.replace(avals_in=[piv_aval], avals_out=[perm_aval]), pivots)
     return [factor, pivots, perm]
@@ -1391,3 +1458,50 @@ def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any) -> Any:
       `x`, of `b`'s shape (NaN where `A` is singular).
     """
     return tridiagonal_solve_p.bind(dl, d, du, b)
+
+
+_FACTORIZATIONS = _qdwh.Factorizations(qr, cholesky, triangular_solve)
+
+
+def qdwh(
+    x: Any,
+    *,
+    is_hermitian: bool = False,
+    max_iterations: int | None = None,
+    eps: float | None = None,
+    dynamic_shape: tuple[int, int] | None = None,
+) -> tuple[Any, Any, Any, Any]:
+    """The polar decomposition ``x = u @ h`` by QDWH iterations (QR-based dynamically
+    weighted Halley; the iteration is described in `_qdwh`).
+
+    Args:
+      x: ``[m, n]`` with ``m >= n``, float32/64 or complex64/128.
+      is_hermitian: whether `x` is Hermitian (accepted; the iteration is the same).
+      max_iterations: the most iterations to run (default 10).
+      eps: the precision the iteration aims at (default: the dtype's machine epsilon).
+      dynamic_shape: not supported (a padded sub-matrix).
+
+    Returns:
+      ``(u, h, num_iters, is_converged)``: `u` ``[m, n]`` with orthonormal columns,
+      `h` ``[n, n]`` Hermitian positive semidefinite, the number of iterations run
+      (int32) and whether the stopping test passed (bool).
+
+    Raises:
+      ValueError: ``m < n``, `x` is not a matrix, or its dtype is not inexact (as JAX).
+      NotImplementedError: for `dynamic_shape`.
+
+    Example:
+      >>> u, h, _, ok = qdwh(np.array([[2.0, 0.0], [0.0, -3.0]], np.float32))
+      >>> np.round(np.asarray(u), 4), np.round(np.asarray(h), 4), bool(ok)
+      (array([[ 1.,  0.],
+             [ 0., -1.]], dtype=float32), array([[2., 0.],
+             [0., 3.]], dtype=float32), True)
+    """
+    return _qdwh.qdwh(
+        x,
+        _FACTORIZATIONS,
+        is_hermitian=is_hermitian,
+        max_iterations=max_iterations,
+        eps=eps,
+        dynamic_shape=dynamic_shape,
+    )

@@ -37,7 +37,7 @@ from polyjax_core.tracing import Tracer, concrete_or_error
 from polyjax_interpreters.array import Array, device_put, put_implicit
 from polyjax_interpreters.batching import vmap
 from polyjax_numpy.lax import _elementwise as lax
-from polyjax_numpy.lax import _shape_ops
+from polyjax_numpy.lax import _identities, _shape_ops
 from polyjax_numpy.numpy import _out_sharding as _os
 from polyjax_numpy.numpy import _util as _u
 
@@ -211,6 +211,8 @@ def array(
             out = _u.convert(object, dtype)  # an explicit dtype is a strong type
         elif copy and isinstance(object, Array) and device is None:
             out = device_put(object, may_alias=False)  # a new buffer (e.g. before donation)
+        elif copy and isinstance(object, Tracer) and device is None:
+            out = _identities.copy_p.bind(object)  # staged as JAX stages it: `copy`
         else:
             out = object
     elif isinstance(object, list | tuple) and any(
