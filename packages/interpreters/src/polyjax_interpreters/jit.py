@@ -820,7 +820,9 @@ class JitWrapped:
             self._name,
             ins,
             outs,
-            [len(a.shape) for a in traced.jaxpr.out_avals],
+            [
+                len(getattr(a, "shape", ())) for a in traced.jaxpr.out_avals
+            ],  # (a token has no shape)
             body_shardings(traced.jaxpr),
         )
 
@@ -1019,11 +1021,13 @@ class JitWrapped:
 
 def _fast_path_allowed(exe: Executable, traced: TracedCall) -> bool:
     """Whether C++ may run ``exe`` on its own: no effects (tokens, ordering, checks
-    run by Python), no host callbacks (their errors surface at the call in Python),
-    no pruned inputs, no donation, and no debug_nans/debug_infs."""
+    run by Python), no token inputs or outputs, no host callbacks (their errors
+    surface at the call in Python), no pruned inputs, no donation, and no
+    debug_nans/debug_infs."""
     return (
         not traced.jaxpr.effects
         and not getattr(exe, "has_host_callbacks", False)
+        and not getattr(exe, "token_boundary", False)
         and exe.kept_var_idx == tuple(range(len(exe.in_avals)))
         and not any(traced.donated)
         and not config.debug_nans.value
