@@ -103,7 +103,7 @@ def _jit_impl(
             name,
             in_shardings or None,
             out_shardings if any(s is not None for s in out_shardings) else None,
-            [len(a.shape) for a in jaxpr.out_avals],
+            _ranks(jaxpr.out_avals),
             body_shardings(jaxpr),
         )
     if placement is None:
@@ -820,9 +820,7 @@ class JitWrapped:
             self._name,
             ins,
             outs,
-            [
-                len(getattr(a, "shape", ())) for a in traced.jaxpr.out_avals
-            ],  # (a token has no shape)
+            _ranks(traced.jaxpr.out_avals),
             body_shardings(traced.jaxpr),
         )
 
@@ -1017,6 +1015,11 @@ class JitWrapped:
 
     def _cache_size(self) -> int:
         return len(self._cache)
+
+
+def _ranks(avals: Sequence[Any]) -> list[int]:
+    """The rank of each output for the placement rules (a token's: 0, it has no shape)."""
+    return [len(getattr(a, "shape", ())) for a in avals]
 
 
 def _fast_path_allowed(exe: Executable, traced: TracedCall) -> bool:

@@ -272,7 +272,7 @@ for _prim, _eval, _gpu in (
         _prim,
         _eval,
         _gpu_only(_prim.name),
-        impl=lambda *a, _n=_prim.name, **p: _gpu_only(_n)(None),
+        impl=lambda *a, _n=_prim.name, **p: (_size(p["axis_name"]), _gpu_only(_n)(None)),
         batching=lambda args, dims, _p=_prim, **p: _unmapped_batch(_p, args, dims, **p),
     )
     mlir.register_lowering(_prim, _gpu, platform="cuda")
