@@ -85,3 +85,22 @@ def test_psend_precv_jaxpr_and_cpu_error():
     with axis_env.extend_axis_env([("i", 1)]):
         with pytest.raises(NotImplementedError, match="psend is currently only implemented"):
             jit(_send_then_receive)(np.ones(1, np.float32))
+
+
+def test_tokens_through_control_flow_eval_shape_and_vmap_outputs():
+    from polyjax_interpreters.array import device_put
+    from polyjax_interpreters.jit import eval_shape
+
+    def f(p, t, xs):
+        t = lax.cond(p, lambda t: lax.after_all(t), lambda t: t, t)
+        (t, s), _ = lax.scan(lambda c, x: ((lax.after_all(c[0]), c[1] + x), None), (t, 0.0), xs)
+        return lax.while_loop(lambda c: c[1] < 5, lambda c: (lax.after_all(c[0]), c[1] + 1), (t, s))
+
+    t, s = jit(f)(True, lax.create_token(), np.ones(3, np.float32))
+    assert type(t) is Token and float(s) == 5.0
+    assert eval_shape(lambda x: (lax.create_token(), x), 1.0)[0] == AbstractToken()
+    assert type(device_put(lax.create_token())) is Token
+    g = lambda x: (lax.create_token(x), x * 2)  # noqa: E731
+    assert type(vmap(g, out_axes=(None, 0))(np.ones(2, np.float32))[0]) is Token
+    with pytest.raises(TypeError, match="tokens are never batched"):
+        vmap(g)(np.ones(2, np.float32))

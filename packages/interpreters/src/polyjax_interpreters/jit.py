@@ -35,7 +35,7 @@ from typing import Any, cast
 from polyjax_core import config, tracing
 from polyjax_core import source_info as si
 from polyjax_core import symbolic_dims as sd
-from polyjax_core.abstract_values import ShapeDtypeStruct, shaped_abstractify
+from polyjax_core.abstract_values import AbstractToken, ShapeDtypeStruct, shaped_abstractify
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.jaxpr import CalleeJaxpr, ClosedJaxpr, Var
 from polyjax_core.jaxpr_eval import jaxpr_as_fun
@@ -1221,6 +1221,9 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """
     traced = jitted_object(jit(fun))._trace_call(args, kwargs)  # type: ignore[union-attr]  # jit's own result
     outs = [
-        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.jaxpr.out_avals
+        a  # (a token's type stands for itself, as in JAX)
+        if type(a) is AbstractToken
+        else ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+        for a in traced.jaxpr.out_avals
     ]
     return tree_unflatten(traced.out_tree, outs)
