@@ -23,7 +23,8 @@ no dimensions to shard.
 `shard_map` body: `perm` pairs `(source, destination)` positions along
 `axis_name`. As in JAX 0.10.2, they compile on GPU only (CPU lowering raises
 `NotImplementedError`); the GPU lowering (`stablehlo.send`/`recv` with the
-pairs) is untested here, for want of a GPU.
+pairs, as JAX emits them) is checked as text only, never run: the tests have
+no GPU.
 """
 
 from __future__ import annotations
