@@ -231,10 +231,22 @@ def _precv_abstract_eval(token: Any, *, out_shape: ShapedArray, axis_name: tuple
 
 
 def _gpu_only(name: str):
+    """The lowering for platforms other than cuda/rocm: JAX 0.10.2's error."""
+
     def rule(ctx: Any, *args: Any, **params: Any) -> list:
         raise NotImplementedError(f"{name} is currently only implemented on GPU")
 
     return rule
+
+
+def _eager(name: str):
+    """Outside any map the axis is unbound (NameError); inside one, a CPU compile fails."""
+
+    def impl(*args: Any, axis_name: tuple, **params: Any) -> Any:
+        _size(axis_name)
+        return _gpu_only(name)(None)
+
+    return impl
 
 
 def _pairs_attr(ctx: Any, name: str, axis_name: tuple, perm: tuple) -> ir.Attribute:
@@ -273,7 +285,7 @@ for _prim, _eval, _gpu in (
         _prim,
         _eval,
         _gpu_only(_prim.name),
-        impl=lambda *a, _n=_prim.name, **p: (_size(p["axis_name"]), _gpu_only(_n)(None)),
+        impl=_eager(_prim.name),
         batching=lambda args, dims, _p=_prim, **p: _unmapped_batch(_p, args, dims, **p),
     )
     mlir.register_lowering(_prim, _gpu, platform="cuda")
