@@ -249,3 +249,18 @@ def test_vjp_exported_and_serialized():
     dw[1] = eps
     fd = (f(x, w + dw) - f(x, w - dw)) @ ct / (2 * eps)
     np.testing.assert_allclose(ct_w[1], fd, rtol=1e-2)
+
+
+def test_psend_precv_lower_for_gpu_as_jax_does():
+    # No GPU runs here: exporting for cuda only lowers. JAX 0.10.2 emits the same ops.
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("i",))
+
+    def body(x):
+        t = jax.lax.psend(x, "i", [(0, 0)])
+        return jax.lax.precv(t, jax.ShapeDtypeStruct((1,), jnp.float32), "i", [(0, 0)])
+
+    f = jax.shard_map(body, mesh=mesh, in_specs=jax.P("i"), out_specs=jax.P("i"))
+    text = export(jax.jit(f), platforms=["cuda"])(jnp.ones(1)).mlir_module()
+    pairs = "source_target_pairs = dense<0> : tensor<1x2xi64>"
+    assert re.search(r'"stablehlo\.send"\(%arg0, %0\) <\{channel_handle = .*' + pairs, text)
+    assert re.search(r'"stablehlo\.recv"\(%1\) <\{channel_handle = .*' + pairs, text)

@@ -57,20 +57,8 @@ _MULTIHOST_PRIMITIVE = (
     "polyjax converts with make_array_from_process_local_data and "
     "make_array_from_single_device_arrays, no primitive"
 )
-_TOKENS = (
-    "a token as a value needs a non-array abstract value (`Tok`); every polyjax abstract "
-    "value is an array's, and ordered effects thread tokens inside the lowering only"
-)
 ON_PURPOSE: dict[str, dict[str, str]] = {
     "jax.lax": {
-        "create_token": _TOKENS,
-        "create_token_p": _TOKENS,
-        "after_all": _TOKENS,
-        "after_all_p": _TOKENS,
-        "psend": "point-to-point transfers through tokens (see create_token); JAX 0.10.2 "
-        "implements them on GPU only",
-        "precv": "point-to-point transfers through tokens (see create_token); JAX 0.10.2 "
-        "implements them on GPU only",
         "device_put_p": "polyjax's device_put is not a primitive: eagerly a transfer, under "
         "jit the identity or a sharding constraint (packages/sharding)",
     },

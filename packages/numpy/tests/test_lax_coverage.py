@@ -107,6 +107,7 @@ IMPLEMENTED: frozenset[str] = frozenset(
     ragged_all_to_all
     linalg.cholesky_update linalg.qdwh linalg.symmetric_product linalg.tridiagonal
     linalg.schur linalg.hessenberg
+    after_all psend precv
     """.split()
 )
 
@@ -133,12 +134,23 @@ COVERAGE = dict(
         "",
         "Left out on purpose, with the reason:",
         "",
-        "- `after_all`, `create_token` (and their `_p`): a token as a value needs a",
-        "  non-array abstract value (`Tok`), and every polyjax abstract value is an",
-        "  array's; ordered effects thread tokens inside the lowering only",
-        "  (docs/debugging.md).",
-        "- `psend`, `precv`: point-to-point transfers that take and return tokens (as",
-        "  above); JAX 0.10.2 implements them on GPU only.",
+        "- Tokens (`create_token`, `after_all`, type `Tok`): a token carries no data.",
+        "  Eagerly these return a `Token` without computing; under `jit` they lower to",
+        "  `stablehlo.create_token`/`after_all`. A jitted function takes and returns",
+        "  tokens, but its executable sees each as an empty `bool[0]` placeholder:",
+        "  `main` makes a fresh token of a token argument and returns `bool[0]` for a",
+        "  token result (JAX passes `!stablehlo.token` itself; `lower(...).as_text()`",
+        "  differs there). Ordering thus holds inside one executable, and across",
+        "  calls by their order, as polyjax's ordered effects (docs/debugging.md).",
+        "  Tokens have no tangent (their tangents stay symbolic zeros) and are never",
+        "  batched; they need no sharding rule (nothing to shard).",
+        "- `psend`, `precv` (with `psend_p`/`precv_p`, which JAX does not export):",
+        "  single-sided transfers inside `shard_map`. As in JAX 0.10.2, compiling them",
+        "  for CPU raises `NotImplementedError: psend is currently only implemented on",
+        "  GPU`. For `cuda`/`rocm` they lower to `stablehlo.send`/`recv` with the",
+        "  permutation's source-target pairs, the ops JAX emits (an export for",
+        "  `cuda` is compared in tests_integration); never run: no GPU in the tests.",
+        "  They carry no effect, so an unused receive is removed with its send.",
         "- `ragged_all_to_all`: XLA:CPU has no such instruction; polyjax emulates it",
         "  with all-gathers inside `shard_map` (and over a vmapped axis).",
         "- `approx_max_k`/`approx_min_k` are exact on CPU (their `approx_top_k` primitive",

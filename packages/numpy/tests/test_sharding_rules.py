@@ -33,15 +33,32 @@ def _exported_primitives() -> dict[str, Primitive]:
     }
 
 
+# Primitives whose outputs are all tokens: a token has no dimensions to shard, so
+# these need no rule (`apply_rule` leaves a token's type as it is).
+TOKEN_RESULTS = {"create_token", "after_all", "psend"}
+
+
 def test_every_primitive_has_a_sharding_rule():
     missing = sorted(
-        n for n, p in _exported_primitives().items() if p not in aval_sharding.sharding_rules
+        n
+        for n, p in _exported_primitives().items()
+        if p not in aval_sharding.sharding_rules and n not in TOKEN_RESULTS
     )
     assert not missing, (
         f"lax primitives without a sharding rule: {missing}. Add each name to DEFAULT_RULES "
         "(or ELEMENTWISE) in polyjax_numpy/lax/_sharding_rules.py, or pass sharding=rule "
         "to its define_rules call (docs/explicit-sharding.md)."
     )
+
+
+def test_tokens_need_no_sharding_rule():
+    # Tokens made and joined next to a sharded array: the array keeps its type.
+    def f(x):
+        return lax.after_all(lax.create_token(), lax.create_token(x)), x * 2
+
+    with use_abstract_mesh(MESH):
+        out = make_jaxpr(f)(_arg((8, 4), "a")).out_avals
+    assert [a.str_short() for a in out] == ["Tok", "float32[8@a,4]"]
 
 
 def _arg(shape, *spec):
@@ -131,6 +148,8 @@ def test_out_sharding_parameters_on_an_abstract_mesh(f, args, expected):
     operands = [ShapeDtypeStruct(a[0], np.uint32) if a[0] == (4,) else _arg(*a) for a in args]
     with use_abstract_mesh(MESH):
         assert _out_type(f, *operands) == expected
+
+
 def test_batched_linalg_needs_unsplit_matrices():
     with pytest.raises(ShardingTypeError, match="tridiagonal: unsplit matrix dims"):
         make_jaxpr(linalg.tridiagonal)(_arg((8, 4, 4), None, "b"))

@@ -66,3 +66,21 @@ def test_errors_before_running(mesh):
         pj.pmap(lambda v: v, in_axes=None)(x)
     with pytest.raises(ValueError, match=r"pmap in_axes specification must be a tree prefix"):
         pj.pmap(lambda v: v, in_axes=(0, 0))(x)
+
+
+def test_psend_precv_in_a_body_print_as_jax_and_need_a_gpu(mesh):
+    def body(a):
+        t = lax.psend(a, "x", [(0, 0)])
+        return lax.precv(t, np.ones(1, np.float32), "x", [(0, 0)])
+
+    f = shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    lines = [line.strip() for line in str(pj.make_jaxpr(f)(np.ones(1, np.float32))).splitlines()]
+    # JAX 0.10.2's lines (precv's result varies over no axis; shard_map casts it).
+    want = [
+        "d:Tok = psend[axis_name=('x',) perm=((0, 0),)] c",
+        "e:f32[1] = precv[axis_name=('x',) out_shape=float32[1] perm=((0, 0),)] d",
+        "f:f32[1]{V:x} = pvary[axes=('x',)] e",
+    ]
+    assert lines[5:8] == want
+    with pytest.raises(NotImplementedError, match="psend is currently only implemented on GPU"):
+        pj.jit(f)(np.ones(1, np.float32))

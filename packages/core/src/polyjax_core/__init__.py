@@ -7,7 +7,8 @@ to declare primitives and trace Python functions into jaxprs:
   array-like nodes such as typed PRNG keys are leaves), dtypes and type
   promotion (`dtypes`), configuration (`config`), symbolic dimensions
   (`symbolic_dims`);
-- abstract values (`ShapedArray`, `ShapeDtypeStruct`, `get_aval`);
+- abstract values (`ShapedArray`, `ShapeDtypeStruct`, `get_aval`), and the
+  type of tokens (`AbstractToken`) with their concrete `Token`;
 - `Primitive` and `bind`; `Trace` / `Tracer` and the current-trace context;
 - the jaxpr IR (`Var`, `Literal`, `JaxprEqn`, `Jaxpr`, `ClosedJaxpr`), its
   printer, `check_jaxpr`, `eval_jaxpr`, `jaxpr_as_fun`, `dce_jaxpr`, and
@@ -52,9 +53,11 @@ from polyjax_core import (
     vma,
 )
 from polyjax_core.abstract_values import (
+    AbstractToken,
     AbstractValue,
     ShapedArray,
     ShapeDtypeStruct,
+    Token,
     get_aval,
     register_aval_handler,
     shaped_abstractify,
@@ -127,6 +130,7 @@ __all__ = [
     "AbstractDevice",
     "AbstractRef",
     "AbstractMesh",
+    "AbstractToken",
     "AbstractValue",
     "AxisType",
     "ClosedJaxpr",
@@ -152,6 +156,7 @@ __all__ = [
     "RuleTable",
     "ShapeDtypeStruct",
     "ShapedArray",
+    "Token",
     "SymbolicScope",
     "Trace",
     "Tracer",

@@ -37,9 +37,12 @@ from polyjax_core import symbolic_dims as sd
 from polyjax_core.aval_sharding import AvalSharding
 
 __all__ = [
+    "AbstractToken",
     "AbstractValue",
     "ShapeDtypeStruct",
     "ShapedArray",
+    "Token",
+    "abstract_token",
     "get_aval",
     "jax_array_error",
     "note_axis_order",
@@ -244,6 +247,49 @@ class ShapedArray(AbstractValue):
         return ("~" if self.weak_type else "") + self.str_short(short_dtypes=False)
 
 
+class AbstractToken(AbstractValue):
+    """The type of a token (`lax.create_token`): a value that only orders effects.
+
+    A token has no shape, no dtype and no data; it prints `Tok` in a jaxpr and
+    lowers to `!stablehlo.token`. It varies over no manual axis, has no
+    sharding, and is never weak (the attributes below say so for the code that
+    reads them from any abstract value).
+
+    Example:
+      >>> t = AbstractToken()
+      >>> t, t.str_short(), t == abstract_token
+      (AbstractToken(), 'Tok', True)
+    """
+
+    __slots__ = ()
+    vma: frozenset = frozenset()
+    weak_type = False
+    aval_sharding = None
+
+    def str_short(self, short_dtypes: bool = False) -> str:
+        return "Tok"
+
+    def strip_weak_type(self) -> AbstractToken:  # type: ignore[override]  # a token's type
+        return self
+
+    def update(self, *args: Any, **kwargs: Any) -> AbstractToken:  # type: ignore[override]  # any update is a token
+        return self  # (only vma/weak_type updates reach a token: it has neither)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is AbstractToken
+
+    def __hash__(self) -> int:
+        return hash(AbstractToken)
+
+    def __repr__(self) -> str:
+        return "AbstractToken()"
+
+    __str__ = __repr__
+
+
+abstract_token = AbstractToken()
+
+
 _axis_rank: dict[Any, int] = {}
 
 
@@ -407,6 +453,28 @@ def get_aval(x: Any) -> AbstractValue:
     if hasattr(x, "__jax_array__"):
         raise jax_array_error()
     raise TypeError(f"Value {x!r} of type {typ} is not a valid JAX type")
+
+
+class Token:
+    """A concrete token, as `lax.create_token` returns outside tracing.
+
+    A token carries no data: it only orders effects inside a compiled program,
+    so the value itself is an empty marker (a pytree leaf, of type
+    `AbstractToken`). Compiled programs take and return tokens through a
+    placeholder (see docs/lax.md).
+
+    Example:
+      >>> get_aval(Token())
+      AbstractToken()
+    """
+
+    __slots__ = ()
+
+    def block_until_ready(self) -> Token:
+        return self
+
+
+register_aval_handler(Token, lambda t: abstract_token)
 
 
 def jax_array_error() -> ValueError:

@@ -24,7 +24,13 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from polyjax_core import dtypes, tracing
 from polyjax_core import source_info as si
-from polyjax_core.abstract_values import AbstractValue, ShapedArray, get_aval
+from polyjax_core.abstract_values import (
+    AbstractToken,
+    AbstractValue,
+    ShapedArray,
+    Token,
+    get_aval,
+)
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.dce import dce_jaxpr
 from polyjax_core.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
@@ -83,8 +89,12 @@ def tangent_aval(aval: AbstractValue) -> AbstractValue:
     """The type of a tangent (or cotangent) of a value of type `aval`.
 
     Floating and complex values have tangents of their own type; integer and
-    boolean values have `float0` tangents of the same shape.
+    boolean values have `float0` tangents of the same shape. A token is not
+    differentiable: its tangent type is its own, and its tangents stay symbolic
+    zeros.
     """
+    if type(aval) is AbstractToken:
+        return aval
     if _is_inexact(aval.dtype) or aval.dtype == dtypes.float0:
         return aval
     return ShapedArray(aval.shape, dtypes.float0)
@@ -149,7 +159,10 @@ def register_zeros_maker(fn: Callable[[AbstractValue], Any]) -> None:
 
 
 def zeros_like_aval(aval: AbstractValue) -> Any:
-    """An array of zeros of type `aval` (a NumPy array for `float0`)."""
+    """An array of zeros of type `aval` (a NumPy array for `float0`; a token for
+    a token's type)."""
+    if type(aval) is AbstractToken:
+        return Token()
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
     if _zeros_maker is not None:

@@ -40,7 +40,7 @@ import numpy as np
 from jaxlib import _jax, xla_client
 
 from polyjax_core import basearray, config, dtypes, tracing
-from polyjax_core.abstract_values import ShapedArray, get_aval, register_aval_handler
+from polyjax_core.abstract_values import ShapedArray, Token, get_aval, register_aval_handler
 from polyjax_core.aval_sharding import AvalSharding, note_concrete_mesh
 from polyjax_core.mesh_context import get_concrete_mesh, spec_to_sharding
 from polyjax_core.partition_spec import PartitionSpec
@@ -890,6 +890,8 @@ def _put_leaf(x: Any, device: Any, donate: bool, may_alias: bool | None) -> Any:
         if _traced_put is not None and device is not None and not isinstance(device, _jax.Device):
             return _traced_put(x, _as_sharding(device))
         return x
+    if type(x) is Token:
+        return x  # (a token has no data to place)
     aval = get_aval(x)
     assert isinstance(aval, ShapedArray)  # the type of a concrete value
     if device is None:

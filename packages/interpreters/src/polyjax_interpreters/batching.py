@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 
 from polyjax_core import axis_env, tracing
 from polyjax_core import source_info as si
-from polyjax_core.abstract_values import get_aval
+from polyjax_core.abstract_values import AbstractToken, get_aval
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.jax_tree_util import trailing_ndims
 from polyjax_core.jaxpr import ClosedJaxpr
@@ -714,6 +714,11 @@ def vmap(
         out_axes_flat = _from_array_ends(out_axes_flat, out_tree)
         outs = []
         for x, d, want in zip(out_flat, out_dims, out_axes_flat):
+            if want is not None and type(get_aval(x)) is AbstractToken:
+                raise TypeError(
+                    "vmap: a token cannot be an output mapped over the batch axis (tokens "
+                    "are never batched); give it out_axes None"
+                )
             if want is not None:
                 rank = len(_shape(x)) + (d is None)
                 if not -rank <= want < rank:

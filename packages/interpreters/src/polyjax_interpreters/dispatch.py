@@ -39,7 +39,13 @@ import numpy as np
 from jaxlib import _jax, xla_client
 
 from polyjax_core import config, monitoring
-from polyjax_core.abstract_values import ShapedArray, ShapeDtypeStruct, get_aval
+from polyjax_core.abstract_values import (
+    AbstractToken,
+    ShapedArray,
+    ShapeDtypeStruct,
+    Token,
+    get_aval,
+)
 from polyjax_core.aval_sharding import concrete_mesh_for
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.dce import dce_jaxpr
@@ -573,9 +579,40 @@ def compile_lowered(lowered: LoweredModule) -> Executable:
             seconds,
             extra={"compiled": (lowered.name, tuple(lowered.in_avals), seconds)},
         )
-    if placement is not None:
-        return SPMDExecutable(xla_exe, lowered)
-    return Executable(xla_exe, lowered)
+    exe = (SPMDExecutable if placement is not None else Executable)(xla_exe, lowered)
+    if any(type(a) is AbstractToken for a in (*lowered.in_avals, *lowered.out_avals)):
+        return _TokenBoundary(exe, lowered)  # type: ignore[return-value]  # an Executable's face
+    return exe
+
+
+class _TokenBoundary:
+    """An executable whose inputs or outputs include tokens.
+
+    The compiled program takes and returns each token as an empty `bool[0]`
+    placeholder (`mlir.lower_jaxpr_to_module`): a `Token` argument becomes the
+    placeholder, a placeholder result a `Token`. Everything else is the
+    wrapped executable's.
+    """
+
+    __slots__ = ("_exe", "_in_tokens", "_out_tokens", "__weakref__")
+    token_boundary = True  # (jit's C++ fast path never runs it: it takes no Tokens)
+
+    def __init__(self, exe: Executable, lowered: LoweredModule):
+        self._exe = exe
+        self._in_tokens = {i for i, a in enumerate(lowered.in_avals) if type(a) is AbstractToken}
+        self._out_tokens = {i for i, a in enumerate(lowered.out_avals) if type(a) is AbstractToken}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._exe, name)
+
+    def call(self, args: Sequence[Any]) -> list[Any]:
+        placeholder = np.zeros((0,), bool)
+        args = [placeholder if i in self._in_tokens else x for i, x in enumerate(args)]
+        outs = self._exe.call(args)
+        return [Token() if i in self._out_tokens else x for i, x in enumerate(outs)]
+
+    def __call__(self, *args: Any) -> list[Any]:
+        return self.call(args)
 
 
 # ---------------------------------------------------------------------------
@@ -651,8 +688,8 @@ class Executable:
         self.lowered = lowered
         _set_effect_flags(self, lowered)
         self.name = lowered.name
-        self.in_avals = lowered.in_avals
-        self.out_avals = lowered.out_avals
+        self.in_avals = [*map(mlir.boundary_aval, lowered.in_avals)]
+        self.out_avals = [*map(mlir.boundary_aval, lowered.out_avals)]
         self.kept_var_idx = lowered.kept_var_idx
         self.device = lowered.device
         self.sharding: SingleDeviceSharding | None = SingleDeviceSharding(lowered.device)
@@ -794,8 +831,8 @@ class SPMDExecutable(Executable):
         self.lowered = lowered
         _set_effect_flags(self, lowered)
         self.name = lowered.name
-        self.in_avals = lowered.in_avals
-        self.out_avals = lowered.out_avals
+        self.in_avals = [*map(mlir.boundary_aval, lowered.in_avals)]
+        self.out_avals = [*map(mlir.boundary_aval, lowered.out_avals)]
         self.kept_var_idx = lowered.kept_var_idx
         self.device = placement.devices[0]
         self.sharding = None

@@ -35,7 +35,7 @@ from typing import Any, cast
 from polyjax_core import config, tracing
 from polyjax_core import source_info as si
 from polyjax_core import symbolic_dims as sd
-from polyjax_core.abstract_values import ShapeDtypeStruct, shaped_abstractify
+from polyjax_core.abstract_values import AbstractToken, ShapeDtypeStruct, shaped_abstractify
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.jaxpr import CalleeJaxpr, ClosedJaxpr, Var
 from polyjax_core.jaxpr_eval import jaxpr_as_fun
@@ -103,7 +103,7 @@ def _jit_impl(
             name,
             in_shardings or None,
             out_shardings if any(s is not None for s in out_shardings) else None,
-            [len(a.shape) for a in jaxpr.out_avals],
+            _ranks(jaxpr.out_avals),
             body_shardings(jaxpr),
         )
     if placement is None:
@@ -820,7 +820,7 @@ class JitWrapped:
             self._name,
             ins,
             outs,
-            [len(a.shape) for a in traced.jaxpr.out_avals],
+            _ranks(traced.jaxpr.out_avals),
             body_shardings(traced.jaxpr),
         )
 
@@ -1017,13 +1017,20 @@ class JitWrapped:
         return len(self._cache)
 
 
+def _ranks(avals: Sequence[Any]) -> list[int]:
+    """The rank of each output for the placement rules (a token's: 0, it has no shape)."""
+    return [len(getattr(a, "shape", ())) for a in avals]
+
+
 def _fast_path_allowed(exe: Executable, traced: TracedCall) -> bool:
     """Whether C++ may run ``exe`` on its own: no effects (tokens, ordering, checks
-    run by Python), no host callbacks (their errors surface at the call in Python),
-    no pruned inputs, no donation, and no debug_nans/debug_infs."""
+    run by Python), no token inputs or outputs, no host callbacks (their errors
+    surface at the call in Python), no pruned inputs, no donation, and no
+    debug_nans/debug_infs."""
     return (
         not traced.jaxpr.effects
         and not getattr(exe, "has_host_callbacks", False)
+        and not getattr(exe, "token_boundary", False)
         and exe.kept_var_idx == tuple(range(len(exe.in_avals)))
         and not any(traced.donated)
         and not config.debug_nans.value
@@ -1214,6 +1221,9 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """
     traced = jitted_object(jit(fun))._trace_call(args, kwargs)  # type: ignore[union-attr]  # jit's own result
     outs = [
-        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.jaxpr.out_avals
+        a  # (a token's type stands for itself, as in JAX)
+        if type(a) is AbstractToken
+        else ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+        for a in traced.jaxpr.out_avals
     ]
     return tree_unflatten(traced.out_tree, outs)

@@ -51,7 +51,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from polyjax_core import dtypes, symbolic_dims
 from polyjax_core import effects as core_effects
 from polyjax_core import source_info as si
-from polyjax_core.abstract_values import AbstractValue, ShapedArray
+from polyjax_core.abstract_values import AbstractToken, AbstractValue, ShapedArray
 from polyjax_core.aval_sharding import concrete_mesh_for
 from polyjax_core.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal
 from polyjax_core.jaxpr_tracing import trace_to_jaxpr
@@ -65,6 +65,7 @@ __all__ = [
     "LoweringRuleContext",
     "ModuleContext",
     "aval_to_ir_type",
+    "boundary_aval",
     "broadcast_in_dim",
     "call_jaxpr",
     "compare_hlo",
@@ -613,9 +614,13 @@ def _dims_to_ir(shape: Sequence[Any]) -> list[int]:
 def aval_to_ir_type(aval: AbstractValue) -> ir.Type:
     """The MLIR tensor type of an abstract value; symbolic dimensions become `?`.
 
+    A token's type (`AbstractToken`) is `!stablehlo.token`.
+
     Example:
       `ShapedArray((b, 3), float32)` -> `tensor<?x3xf32>`.
     """
+    if type(aval) is AbstractToken:
+        return token_type()
     cache = _type_cache()
     key = ("aval", aval.shape, aval.dtype)
     t = cache.get(key)
@@ -1519,6 +1524,28 @@ def _donation_attrs(
     return result
 
 
+# A token crosses an executable's boundary as an empty `bool[0]` array (a
+# `Token` holds no data): `main` takes and returns the placeholder, and makes a
+# fresh token of each token input (docs/lax.md, "Tokens").
+_TOKEN_PLACEHOLDER = ShapedArray((0,), np.dtype(bool))
+
+
+def boundary_aval(aval: AbstractValue) -> Any:
+    """The type a value of type `aval` has at an executable's boundary: its own,
+    or for a token the `bool[0]` placeholder."""
+    return _TOKEN_PLACEHOLDER if type(aval) is AbstractToken else aval
+
+
+def _from_boundary(aval: AbstractValue, value: ir.Value) -> ir.Value:
+    return hlo.create_token() if type(aval) is AbstractToken else value
+
+
+def _to_boundary(aval: AbstractValue, value: ir.Value) -> ir.Value:
+    if type(aval) is AbstractToken:
+        return ir_constant(np.zeros((0,), bool))
+    return value
+
+
 def lower_jaxpr_to_module(
     closed_jaxpr: ClosedJaxpr,
     *,
@@ -1579,7 +1606,7 @@ def lower_jaxpr_to_module(
     if not platforms:
         raise ValueError("lower_jaxpr_to_module: at least one platform is needed")
     if dim_vars is None:
-        dim_vars = symbolic_dims.shape_vars(a.shape for a in in_avals)
+        dim_vars = symbolic_dims.shape_vars(boundary_aval(a).shape for a in in_avals)
     dim_vars = tuple(dim_vars)
     assignment = tuple(device_assignment or ())
     if assignment:
@@ -1608,8 +1635,10 @@ def lower_jaxpr_to_module(
             name_stack=tuple(name_stack),
         )
         n_dims = len(dim_vars)
-        in_types = [_scalar_i32_type()] * n_dims + [aval_to_ir_type(a) for a in in_avals]
-        out_types = [aval_to_ir_type(a) for a in out_avals]
+        # (attributes and types at main's boundary see tokens' placeholders)
+        b_ins, b_outs = [*map(boundary_aval, in_avals)], [*map(boundary_aval, out_avals)]
+        in_types = [_scalar_i32_type()] * n_dims + [aval_to_ir_type(a) for a in b_ins]
+        out_types = [aval_to_ir_type(a) for a in b_outs]
         with ir.InsertionPoint(module.body):
             main = func.FuncOp("main", ir.FunctionType.get(in_types, out_types))
         main.attributes["sym_visibility"] = ir.StringAttr.get("public")
@@ -1621,11 +1650,11 @@ def lower_jaxpr_to_module(
         ]
         arg_attrs += [{} for _ in in_avals]
         if donated_args is not None:
-            for i, a in enumerate(_donation_attrs(donated_args, in_avals, out_avals)):
+            for i, a in enumerate(_donation_attrs(donated_args, b_ins, b_outs)):
                 if a is not None:
                     arg_attrs[n_dims + i][a[0]] = a[1]
         if arg_shardings is not None:
-            for i, (s, aval) in enumerate(zip(arg_shardings, in_avals)):
+            for i, (s, aval) in enumerate(zip(arg_shardings, b_ins)):
                 named = _placement_attr(mctx, s, aval.ndim)
                 if named is not None:
                     arg_attrs[n_dims + i][named[0]] = named[1]
@@ -1644,7 +1673,7 @@ def lower_jaxpr_to_module(
                 name = "result" if len(out_avals) == 1 else f"result[{i}]"
             res_attrs[i]["jax.result_info"] = ir.StringAttr.get(name)
         if result_shardings is not None:
-            for i, (s, aval) in enumerate(zip(result_shardings, out_avals)):
+            for i, (s, aval) in enumerate(zip(result_shardings, b_outs)):
                 named = _placement_attr(mctx, s, aval.ndim)
                 if named is not None:
                     res_attrs[i][named[0]] = named[1]
@@ -1659,8 +1688,9 @@ def lower_jaxpr_to_module(
             # One token per call orders the effects inside it; the executable
             # runs calls one after another, which orders them across calls.
             mctx.token = hlo.create_token() if ordered else None
-            outs = jaxpr_subcomp(mctx, jaxpr, closed_jaxpr.consts, block_args[n_dims:], dim_values)
-            func.ReturnOp(outs)
+            ins = [_from_boundary(a, v) for a, v in zip(in_avals, block_args[n_dims:])]
+            outs = jaxpr_subcomp(mctx, jaxpr, closed_jaxpr.consts, ins, dim_values)
+            func.ReturnOp([_to_boundary(a, v) for a, v in zip(out_avals, outs)])
 
         try:
             module.operation.verify()

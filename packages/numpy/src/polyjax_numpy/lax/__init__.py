@@ -66,6 +66,8 @@ Areas (private modules):
   - `_parallel_extras`: `pbroadcast`, `pswapaxes`;
   - `_scaled_dot`: `scaled_dot` (block-scaled operands, composed);
   - `_ragged_all_to_all`: `ragged_all_to_all` (emulated by an all-gather on CPU);
+  - `_tokens`: `create_token`, `after_all` (tokens, type `Tok`), `psend`/`precv`
+    (GPU-only point-to-point transfers);
   - `_identities`: `copy_p`, `dce_sink` (keeps a value alive), `stop_gradient_p`;
   - `_schur`: the Schur and Hessenberg decompositions (LAPACK `gees`, `gehrd`);
   - `_state`: mutable array references (`new_ref`, `get`, `swap`, `addupdate`,
@@ -464,6 +466,16 @@ from polyjax_numpy.lax._special import (
     zeta_p,
 )
 from polyjax_numpy.lax._stage import stage, stage_p
+from polyjax_numpy.lax._tokens import (
+    after_all,
+    after_all_p,
+    create_token,
+    create_token_p,
+    precv,
+    precv_p,
+    psend,
+    psend_p,
+)
 from polyjax_numpy.lax._while import fori_loop, while_loop, while_p
 from polyjax_numpy.lax._windowed import (
     reduce_window,
@@ -502,6 +514,8 @@ __all__ = [
     "acosh_p",
     "add",
     "add_p",
+    "after_all",
+    "after_all_p",
     "all_gather",
     "all_gather_p",
     "all_to_all",
@@ -585,6 +599,8 @@ __all__ = [
     "cos_p",
     "cosh",
     "cosh_p",
+    "create_token",
+    "create_token_p",
     "cumlogsumexp",
     "cumlogsumexp_p",
     "cummax",
@@ -718,6 +734,10 @@ __all__ = [
     "pow_p",
     "ppermute",
     "ppermute_p",
+    "precv",
+    "precv_p",
+    "psend",
+    "psend_p",
     "pshuffle",
     "psum",
     "psum_p",

@@ -27,7 +27,7 @@ from jaxlib.mlir import ir
 
 from polyjax_core import dtypes, tracing
 from polyjax_core import source_info as si
-from polyjax_core.abstract_values import ShapedArray, get_aval, ordered_axes
+from polyjax_core.abstract_values import AbstractToken, ShapedArray, get_aval, ordered_axes
 from polyjax_core.caching import weakref_lru_cache
 from polyjax_core.dce import dce_jaxpr
 from polyjax_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
@@ -135,6 +135,8 @@ def _aval_of(x: Any) -> ShapedArray:
 
 
 def _same_type(a: Any, b: Any) -> bool:
+    if type(a) is AbstractToken or type(b) is AbstractToken:
+        return a == b
     return (
         a.shape == b.shape
         and a.dtype == b.dtype

@@ -532,6 +532,7 @@ DEFAULT_RULES: dict[str, Any] = {
     "axis_index": _unsharded,
     "rng_bit_generator": _rng_bit_generator,
     "rng_uniform": _unsharded,
+    "precv": _unsharded,  # (received from another position: no sharding of its own)
     "stage": _same,
     "dot_general": _dot_general,
     "gather": _gather,
