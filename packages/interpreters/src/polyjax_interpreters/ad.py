@@ -412,8 +412,13 @@ class DidntWant:
     """What `with_refs` returns for a primal marked `DontWant()` (no leaves)."""
 
 
-for _marker in (GradRef, DidntWant):  # pytrees with nothing in them, as in JAX
-    register_pytree_node(_marker, lambda m: ((), None), lambda _, __, cls=_marker: cls())
+def _register_empty_node(cls: type) -> None:
+    register_pytree_node(cls, lambda _: ((), None), lambda _, __: cls())
+
+
+# Pytrees with nothing in them, as in JAX.
+_register_empty_node(GradRef)
+_register_empty_node(DidntWant)
 
 
 class VJPFunction(Partial):
@@ -455,7 +460,7 @@ def _route_cotangents(pullback: VJPFunction, targets: tuple[Any, ...], ct: Any) 
             "vjp's with_refs takes one target (a Ref, DontWant() or GradValue()) per "
             f"primal, in the primals' structure {ct_tree}; got {target_tree}"
         )
-    routed = []
+    routed: list[Any] = []
     for target, value in zip(target_leaves, ct_leaves):
         if isinstance(target, DontWant):
             routed.append(DidntWant())
