@@ -37,7 +37,7 @@ from typing import Any
 from jaxlib._jax import Device
 
 from polyjax_core import config
-from polyjax_interpreters import _absent_jax, _plugins
+from polyjax_interpreters import _plugins
 
 __all__ = [
     "Device",
@@ -147,8 +147,6 @@ def _make_cpu_client() -> Any:
 
 
 def _create_backends() -> _Backends:
-    # From now on host copies happen, and each makes jaxlib look for JAX's modules.
-    _absent_jax.install()
     requested = _requested_platforms()
     # Discovery reads the file system and entry points; skip it for a CPU-only request.
     if requested is not None and all(p == "cpu" for p in requested):

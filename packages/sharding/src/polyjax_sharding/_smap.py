@@ -106,8 +106,8 @@ def smap(
     Example:
       >>> import numpy as np
       >>> from polyjax_numpy import lax
-      >>> from polyjax_sharding import make_mesh, set_mesh
-      >>> with set_mesh(make_mesh((1,), ("x",))):
+      >>> from polyjax_sharding import AxisType, make_mesh, set_mesh
+      >>> with set_mesh(make_mesh((1,), ("x",), axis_types=(AxisType.Auto,))):
       ...     smap(lambda a: lax.psum(a, "x"), in_axes=0, out_axes=None, axis_name="x")(
       ...         np.ones(2, np.float32))
       Array([1., 1.], dtype=float32)
