@@ -208,7 +208,10 @@ NAME_OWNERS: dict[str, dict[str, str]] = {
         "memory": _SHARDING + " (memory spaces of arrays: jax.memory.Space)",
         "remove_size_one_mesh_axis_from_type": _SHARDING + " (shardings in types)",
     },
-    "jax.sharding": {"ManualAxisType": _SHARDING + " (reduced/unreduced axes, issue 19)"},
+    "jax.sharding": {
+        "ManualAxisType": _SHARDING
+        + " (manual axis types of abstract inputs: ShapeDtypeStruct(manual_axis_type=))"
+    },
 }
 
 
