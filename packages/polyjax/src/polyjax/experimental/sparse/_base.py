@@ -7,7 +7,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["JAXSparse", "nse_from"]
+import polyjax.numpy as jnp
+
+__all__ = ["JAXSparse", "check_product_operand", "nse_from"]
 
 
 def nse_from(count: Any, nse: Any, what: str) -> int:
@@ -23,6 +25,18 @@ def nse_from(count: Any, nse: Any, what: str) -> int:
         raise ValueError(
             f"{what}: nse must be given when the matrix is traced (under jit or vmap)."
         ) from e
+
+
+def check_product_operand(shape: Any, other: Any, transpose: bool, ndim: int, what: str) -> Any:
+    """`other` as an array, checked to be a `ndim`-D right operand of a matrix of `shape`."""
+    other = jnp.asarray(other)
+    k = shape[0] if transpose else shape[1]
+    if other.ndim != ndim or other.shape[0] != k:
+        raise ValueError(
+            f"{what}: operand of shape {other.shape} does not fit a matrix of shape "
+            f"{shape} (transpose={transpose})."
+        )
+    return other
 
 
 class JAXSparse:

@@ -13,7 +13,7 @@ import numpy as np
 import polyjax.numpy as jnp
 from polyjax import tree_util
 from polyjax.experimental.sparse import bcoo as _bcoo
-from polyjax.experimental.sparse._base import JAXSparse, nse_from
+from polyjax.experimental.sparse._base import JAXSparse, check_product_operand, nse_from
 from polyjax.experimental.sparse._primitive import sparse_primitive
 from polyjax.experimental.sparse.util import SparseInfo
 from polyjax_interpreters import ad
@@ -187,20 +187,9 @@ def coo_todense(mat: COO) -> Any:
     return coo_todense_p.bind(mat.data, mat.row, mat.col, spinfo=mat._info)
 
 
-def _check_product(mat: COO, other: Any, transpose: bool, ndim: int, what: str) -> Any:
-    other = jnp.asarray(other)
-    k = mat.shape[0] if transpose else mat.shape[1]
-    if other.ndim != ndim or other.shape[0] != k:
-        raise ValueError(
-            f"{what}: operand of shape {other.shape} does not fit a matrix of shape "
-            f"{mat.shape} (transpose={transpose})."
-        )
-    return other
-
-
 def coo_matvec(mat: COO, v: Any, transpose: bool = False) -> Any:
     """``mat @ v`` (``mat.T @ v`` with `transpose`) for a vector `v`."""
-    v = _check_product(mat, v, transpose, 1, "coo_matvec")
+    v = check_product_operand(mat.shape, v, transpose, 1, "coo_matvec")
     return coo_matvec_p.bind(
         mat.data, mat.row, mat.col, v, spinfo=mat._info, transpose=bool(transpose)
     )
@@ -208,7 +197,7 @@ def coo_matvec(mat: COO, v: Any, transpose: bool = False) -> Any:
 
 def coo_matmat(mat: COO, B: Any, *, transpose: bool = False) -> Any:
     """``mat @ B`` (``mat.T @ B`` with `transpose`) for a matrix `B`."""
-    B = _check_product(mat, B, transpose, 2, "coo_matmat")
+    B = check_product_operand(mat.shape, B, transpose, 2, "coo_matmat")
     return coo_matmat_p.bind(
         mat.data, mat.row, mat.col, B, spinfo=mat._info, transpose=bool(transpose)
     )

@@ -15,7 +15,7 @@ import polyjax.numpy as jnp
 from polyjax import tree_util
 from polyjax.experimental.sparse import bcsr as _bcsr
 from polyjax.experimental.sparse import coo as _coo
-from polyjax.experimental.sparse._base import JAXSparse, nse_from
+from polyjax.experimental.sparse._base import JAXSparse, check_product_operand, nse_from
 from polyjax.experimental.sparse._primitive import sparse_primitive
 from polyjax.experimental.sparse.util import SparseInfo
 from polyjax_interpreters import ad
@@ -183,20 +183,9 @@ def csr_todense(mat: CSR) -> Any:
     return csr_todense_p.bind(mat.data, mat.indices, mat.indptr, shape=mat.shape)
 
 
-def _check(mat: CSR, other: Any, transpose: bool, ndim: int, what: str) -> Any:
-    other = jnp.asarray(other)
-    k = mat.shape[0] if transpose else mat.shape[1]
-    if other.ndim != ndim or other.shape[0] != k:
-        raise ValueError(
-            f"{what}: operand of shape {other.shape} does not fit a matrix of shape "
-            f"{mat.shape} (transpose={transpose})."
-        )
-    return other
-
-
 def csr_matvec(mat: CSR, v: Any, transpose: bool = False) -> Any:
     """``mat @ v`` (``mat.T @ v`` with `transpose`) for a vector `v`."""
-    v = _check(mat, v, transpose, 1, "csr_matvec")
+    v = check_product_operand(mat.shape, v, transpose, 1, "csr_matvec")
     return csr_matvec_p.bind(
         mat.data, mat.indices, mat.indptr, v, shape=mat.shape, transpose=bool(transpose)
     )
@@ -204,7 +193,7 @@ def csr_matvec(mat: CSR, v: Any, transpose: bool = False) -> Any:
 
 def csr_matmat(mat: CSR, B: Any, *, transpose: bool = False) -> Any:
     """``mat @ B`` (``mat.T @ B`` with `transpose`) for a matrix `B`."""
-    B = _check(mat, B, transpose, 2, "csr_matmat")
+    B = check_product_operand(mat.shape, B, transpose, 2, "csr_matmat")
     return csr_matmat_p.bind(
         mat.data, mat.indices, mat.indptr, B, shape=mat.shape, transpose=bool(transpose)
     )
