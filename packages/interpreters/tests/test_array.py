@@ -109,9 +109,19 @@ def test_metadata():
 
 def test_make_wraps_without_copying():
     a = f32(1, 2)
+    same = Array._make(a._impl, a.aval, a._committed)
+    assert same._impl is a._impl and same.aval is a.aval
+    assert weakref.ref(same)() is same
+
+
+def test_make_keeps_commitment_on_the_buffer():
+    # jit's C++ fast path sees only buffers: an Array is committed exactly when its
+    # buffer is, re-wrapping (not copying) when they differ.
+    a = f32(1, 2)
     b = Array._make(a._impl, a.aval, True)
-    assert b._impl is a._impl and b.aval is a.aval and b.committed
-    assert weakref.ref(b)() is b
+    assert b.committed and b._impl._committed and not a._impl._committed
+    assert b.unsafe_buffer_pointer() == a.unsafe_buffer_pointer()
+    np.testing.assert_array_equal(np.asarray(b), [1, 2])
 
 
 def test_make_is_cheap():

@@ -57,11 +57,11 @@ class FastpathData(NamedTuple):
 
 
 def _in_registry() -> Any:
-    # A dataclass-style node: C++ reads ``_impl`` (the child) and ``_committed``
-    # (part of the key: a computation may re-wrap a committed buffer as
-    # uncommitted) without calling Python.
+    # A dataclass-style node: C++ reads ``_impl`` (the child) without calling
+    # Python. Commitment is part of the key through the buffer's own flag, which
+    # always equals the Array's (`Array._make`).
     cpp = cpp_registry_mirror()
-    cpp.register_dataclass_node(Array, ["_impl"], ["_committed"])
+    cpp.register_dataclass_node(Array, ["_impl"], [])
     return cpp
 
 
@@ -179,8 +179,8 @@ def new_cache(capacity: int) -> Any:
 
 
 def is_plain(leaves: Any) -> bool:
-    """Whether C++ can take these flat inputs as they are: Arrays committed as their buffers."""
-    return all(type(x) is Array and x._committed == x._impl._committed for x in leaves)
+    """Whether C++ can take these flat inputs as they are: all Arrays."""
+    return all(type(x) is Array for x in leaves)
 
 
 def fastpath_data(exe: Any, n_args: int, outputs: Any) -> FastpathData:

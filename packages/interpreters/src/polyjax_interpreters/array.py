@@ -84,6 +84,12 @@ def _deleted_error(x: Array) -> RuntimeError:
     )
 
 
+def _recommitted(impl: Any, committed: bool) -> Any:
+    """``impl``'s buffers as a new ArrayImpl whose commitment is ``committed``."""
+    parts = [impl] if type(impl._sharding) is SingleDeviceSharding else impl._arrays
+    return _jax.ArrayImpl(impl.aval, impl._sharding, parts, bool(committed), _skip_checks=True)
+
+
 def _typed_aval(aval: ShapedArray, impl: Any) -> ShapedArray:
     """``aval`` with the explicit-mode sharding its placement gives its type.
 
@@ -125,7 +131,14 @@ class Array:
 
     @staticmethod
     def _make(impl: Any, aval: ShapedArray, committed: bool) -> Array:
-        """Wraps jaxlib ArrayImpl ``impl`` (whose type is ``aval``) without any check."""
+        """Wraps jaxlib ArrayImpl ``impl`` (whose type is ``aval``) without any check.
+
+        An Array is committed exactly when its buffer is (``impl`` is re-wrapped,
+        sharing its memory, when they differ): jit's C++ fast path sees only the
+        buffer, so the buffer's flag is the one its cache key holds.
+        """
+        if impl._committed != committed:
+            impl = _recommitted(impl, committed)
         self = _new(Array)
         self._impl = impl
         self.aval = _typed_aval(aval, impl)

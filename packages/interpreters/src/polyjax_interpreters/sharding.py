@@ -160,12 +160,25 @@ class SingleDeviceSharding(_jax.SingleDeviceSharding):
       True
     """
 
-    # `_hash` caches the hash: shardings are hashed on every dispatch-cache lookup.
-    __slots__ = ("_hash",)
+    # One object per (device, memory kind): equal shardings are the same object, so
+    # equality and hashing are object identity, in C. jaxlib's C++ jit hashes every
+    # argument's sharding on every call, and a Python ``__hash__`` there cost about
+    # a tenth of a small jitted call. (The number of distinct values is bounded by
+    # the devices times their memory kinds, so the table is never pruned.)
+    __slots__ = ()
+
+    def __new__(cls, device: Device, *, memory_kind: str | None = None) -> SingleDeviceSharding:
+        found = _CANONICAL.get((device, memory_kind))
+        if found is None:
+            fresh = _jax.SingleDeviceSharding.__new__(cls)
+            _jax.SingleDeviceSharding.__init__(fresh, device, memory_kind=memory_kind)
+            # ``None`` means the default memory kind: both spellings share one object.
+            found = _CANONICAL.setdefault((device, fresh._memory_kind), fresh)
+            _CANONICAL.setdefault((device, memory_kind), found)
+        return found
 
     def __init__(self, device: Device, *, memory_kind: str | None = None):
-        super().__init__(device, memory_kind=memory_kind)
-        self._hash = hash((device, self._memory_kind))
+        pass  # (initialised once, in __new__)
 
     # `_device` and `_memory_kind` (canonicalized) come from the C++ base.
 
@@ -215,25 +228,16 @@ class SingleDeviceSharding(_jax.SingleDeviceSharding):
     addressable_devices_indices_map = Sharding.addressable_devices_indices_map
     is_equivalent_to = Sharding.is_equivalent_to
 
-    def __eq__(self, other: object) -> bool:
-        if self is other:
-            return True
-        if not isinstance(other, SingleDeviceSharding):
-            return NotImplemented
-        return self._device == other._device and self._memory_kind == other._memory_kind
-
-    def __ne__(self, other: object) -> bool:
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
-
-    def __hash__(self) -> int:
-        return self._hash
+    # (``__eq__`` and ``__hash__`` are object identity: see ``__new__``.)
 
     def __repr__(self) -> str:
         return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self._memory_kind})"
 
     def __reduce__(self) -> Any:
         return (_single_device_sharding, (self._device, self._memory_kind))
+
+
+_CANONICAL: dict[tuple[Device, str | None], SingleDeviceSharding] = {}
 
 
 def _single_device_sharding(device: Device, memory_kind: str | None) -> SingleDeviceSharding:
