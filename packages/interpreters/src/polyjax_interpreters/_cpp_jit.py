@@ -65,14 +65,14 @@ def _in_registry() -> Any:
     return cpp
 
 
-def _rebuild(committed: bool, children: Any, _new: Any = _new, Array: type = Array) -> Array:
-    # The buffer carries the aval it was made with (weak type included). This
-    # runs once per output of every fast-path call: the defaults make `_new` and
-    # `Array` local lookups (about a fifth of its cost).
+def _rebuild(aux: tuple[Any, bool], children: Any, _new: Any = _new, Array: type = Array) -> Array:
+    # Runs once per output of every fast-path call, so it is as short as it can
+    # be: the type and commitment are the ones the first (Python) call's output
+    # had, kept in the node (a cache entry's outputs never change type); the
+    # defaults make `_new` and `Array` local lookups.
     self = _new(Array)
-    impl = self._impl = children[0]
-    self.aval = impl.aval
-    self._committed = committed
+    (self._impl,) = children
+    self.aval, self._committed = aux
     return self
 
 
@@ -81,7 +81,7 @@ def _out_registry() -> Any:
     # about half the cost of a dataclass node's keyword construction. (Only the
     # output tree definitions come from it; inputs flatten with `REGISTRY`.)
     cpp = cpp_registry_mirror()
-    cpp.register_node(Array, lambda x: ((x._impl,), x._committed), _rebuild)
+    cpp.register_node(Array, lambda x: ((x._impl,), (x.aval, x._committed)), _rebuild)
     return cpp
 
 

@@ -270,8 +270,11 @@ class Array:
 
     def block_until_ready(self) -> Array:
         """Waits until the array's value is computed; returns the array."""
-        self._check_alive()
-        self._impl.block_until_ready()
+        try:
+            self._impl.block_until_ready()
+        except _jax.JaxRuntimeError:
+            self._check_alive()  # a deleted array's error says how it happened
+            raise
         return self
 
     def copy_to_host_async(self) -> None:
@@ -1016,15 +1019,21 @@ def block_until_ready(x: Any) -> Any:
     Raises:
       RuntimeError: an array was deleted (or donated).
     """
-    impls = []
+    if type(x) is Array:  # (the common case, without flattening)
+        return x.block_until_ready()
+    arrays = []
     for leaf in tree_leaves(x):
         if isinstance(leaf, Array):
-            leaf._check_alive()
-            impls.append(leaf._impl)
+            arrays.append(leaf)
         elif hasattr(leaf, "block_until_ready"):
             leaf.block_until_ready()
-    if impls:
-        _jax.batched_block_until_ready(impls)
+    if arrays:
+        try:
+            _jax.batched_block_until_ready([a._impl for a in arrays])
+        except _jax.JaxRuntimeError:
+            for a in arrays:
+                a._check_alive()  # a deleted array's error says how it happened
+            raise
     return x
 
 
