@@ -143,6 +143,23 @@ def test_outputs_keep_weak_types_and_commitment(toy):
     assert b.committed and not b.weak_type
 
 
+def test_fast_path_outputs_equal_the_first_calls(toy):
+    # The C++ path rebuilds outputs from what the first (Python) call produced:
+    # same type, commitment and sharding object, and commitment on the buffer too.
+    f = jit(lambda x: (toy.mul(x, x), x))
+    dev = backends.local_devices()[0]
+    for x in (device_put(np.ones(2, f32)), device_put(np.ones(2, f32), dev)):
+        first = f(x)
+        misses = counted(f)
+        for again in (f(x), f(x)):
+            for a, b in zip(first, again):
+                assert a.aval == b.aval and a.committed is b.committed
+                assert b._impl._committed is b.committed
+                assert a.sharding is b.sharding
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        assert not misses
+
+
 def test_donation_keeps_to_the_python_object(toy):
     f = jit(lambda x: toy.add(x, x), donate_argnums=0)
     assert type(f) is JitWrapped

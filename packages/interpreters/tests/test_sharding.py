@@ -85,6 +85,21 @@ def test_equality_and_hash(devs):
     assert a != "cpu" and a != None  # noqa: E711
 
 
+def test_one_object_per_value(devs):
+    # Equal single-device shardings are the same object, so jaxlib's C++ hashes
+    # and compares them without calling Python; copies and pickles keep that.
+    import copy
+    import pickle
+
+    a = SingleDeviceSharding(devs[0])
+    assert SingleDeviceSharding(devs[0], memory_kind="device") is a
+    assert copy.copy(a) is a
+    assert a.with_memory_kind("device") is a
+    pinned = SingleDeviceSharding(devs[0], memory_kind="pinned_host")
+    assert pinned is not a and pinned.memory_kind == "pinned_host"
+    assert SingleDeviceSharding(devs[0], memory_kind="pinned_host") is pinned
+
+
 def test_not_equal_to_jaxlibs_own_class(devs):
     plain = _jax.SingleDeviceSharding(devs[0])
     ours = SingleDeviceSharding(devs[0])
