@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import types
 
 import numpy as np
@@ -87,10 +88,7 @@ def test_equality_and_hash(devs):
 
 def test_one_object_per_value(devs):
     # Equal single-device shardings are the same object, so jaxlib's C++ hashes
-    # and compares them without calling Python; copies and pickles keep that.
-    import copy
-    import pickle
-
+    # and compares them without calling Python; a copy is the same object too.
     a = SingleDeviceSharding(devs[0])
     assert SingleDeviceSharding(devs[0], memory_kind="device") is a
     assert copy.copy(a) is a
