@@ -86,8 +86,9 @@ def _deleted_error(x: Array) -> RuntimeError:
 
 def _recommitted(impl: Any, committed: bool) -> Any:
     """``impl``'s buffers as a new ArrayImpl whose commitment is ``committed``."""
-    parts = [impl] if type(impl._sharding) is SingleDeviceSharding else impl._arrays
-    return _jax.ArrayImpl(impl.aval, impl._sharding, parts, bool(committed), _skip_checks=True)
+    return _jax.ArrayImpl(
+        impl.aval, impl._sharding, impl._arrays, bool(committed), _skip_checks=True
+    )
 
 
 def _typed_aval(aval: ShapedArray, impl: Any) -> ShapedArray:
@@ -880,7 +881,11 @@ def _is_target(d: Any) -> bool:
 
 
 def default_sharding() -> SingleDeviceSharding:
-    """The sharding of an uncommitted array: the default device, one sharding object per device."""
+    """The sharding of an uncommitted array: the default device's.
+
+    (`SingleDeviceSharding` already gives one object per device; this memo only
+    skips its constructor, on the path of every host-to-device transfer.)
+    """
     device = backends.default_device()
     cached = _default_sharding_cache.get(device)
     if cached is None:
